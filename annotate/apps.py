@@ -1,0 +1,8 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class AnnotateConfig(AppConfig):
+    name = "annotate"
+    verbose_name = "Annotation"

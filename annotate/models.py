@@ -1,0 +1,226 @@
+"""Rows of the annotation workflow and the logic that belongs to one row."""
+
+from __future__ import annotations
+
+import numpy as np
+from django.conf import settings
+from django.db import models
+
+from annotate.taxonomy import default_taxonomy
+
+
+class Project(models.Model):
+    class Kind(models.TextChoices):
+        SPANS = "spans", "Span annotation"
+        PAIRS = "pairs", "Perturbed pairs"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SPANS)
+    taxonomy = models.JSONField(default=default_taxonomy)
+    annotators_per_batch = models.PositiveSmallIntegerField(default=2)
+    guidelines = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        ADMIN = "admin", "Admin"
+        ANNOTATOR = "annotator", "Annotator"
+        AUDITOR = "auditor", "Auditor"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=12, choices=Role.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="one_membership_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} of {self.project}"
+
+
+def _vectors(blob: bytes | None, count: int) -> np.ndarray | None:
+    if not blob or count == 0:
+        return None
+    return np.frombuffer(blob, dtype=np.float32).reshape(count, -1)
+
+
+class Passage(models.Model):
+    """A source text; many samples (summaries by different generators) share one."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="passages")
+    external_id = models.CharField(max_length=200)
+    text = models.TextField()
+    sentences = models.JSONField(null=True, blank=True)  # [[start, end], ...] code points
+    embeddings = models.BinaryField(null=True, blank=True)  # float32, unit length, one row a sentence
+    embedding_model = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "external_id"], name="passage_id_in_project")]
+
+    def __str__(self) -> str:
+        return f"passage {self.external_id}"
+
+    def sentence_vectors(self) -> np.ndarray | None:
+        return _vectors(self.embeddings, len(self.sentences or []))
+
+
+class Batch(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="batches")
+    name = models.CharField(max_length=200)
+    is_pilot = models.BooleanField(default=False)
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="batch_name_in_project")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Sample(models.Model):
+    """One generated text (the summary) of a passage, annotated within a batch."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="samples")
+    passage = models.ForeignKey(Passage, on_delete=models.CASCADE, related_name="samples")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="samples")
+    position = models.PositiveIntegerField(default=0)
+    external_id = models.CharField(max_length=200, blank=True)
+    summary = models.TextField()
+    generator = models.CharField(max_length=300, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    sentences = models.JSONField(null=True, blank=True)
+    embeddings = models.BinaryField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=300, blank=True)
+    # Values kept verbatim from an import (sample_id's type, extra keys) for a lossless export.
+    imported_fields = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["batch_id", "position", "id"]
+        indexes = [models.Index(fields=["batch", "position"])]
+
+    def __str__(self) -> str:
+        return f"sample {self.external_id or self.pk}"
+
+    def sentence_vectors(self) -> np.ndarray | None:
+        return _vectors(self.embeddings, len(self.sentences or []))
+
+
+class Assignment(models.Model):
+    """An annotator's duty on a batch in one round; submitted means they finished it."""
+
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned"
+        SUBMITTED = "submitted", "Submitted"
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    round = models.PositiveSmallIntegerField(default=1)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASSIGNED)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    # Left out of this batch's agreement by an admin (e.g. labeled only a few samples).
+    excluded_from_agreement = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["batch_id", "round", "annotator_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "annotator", "round"], name="one_assignment_per_round")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} on {self.batch} round {self.round}"
+
+
+class SpanAnnotation(models.Model):
+    """A marked span of a summary, with labels, a note and an optional source link."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="spans")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="spans")
+    round = models.PositiveSmallIntegerField(default=1)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()
+    labels = models.JSONField(default=list)
+    note = models.TextField(blank=True)
+    source_start = models.PositiveIntegerField(null=True, blank=True)
+    source_end = models.PositiveIntegerField(null=True, blank=True)
+    source_text = models.TextField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    external_id = models.CharField(max_length=100, blank=True)  # FaithBench annot_id
+    # Values kept verbatim from an import so an export gives the file back.
+    imported_fields = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["start", "end", "id"]
+        indexes = [models.Index(fields=["sample", "round", "annotator"])]
+
+    def __str__(self) -> str:
+        return f"{self.labels} on {self.text!r}"
+
+
+class SampleReview(models.Model):
+    """An annotator's verdict that a sample is finished; done with no span = consistent."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="reviews")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews")
+    round = models.PositiveSmallIntegerField(default=1)
+    done = models.BooleanField(default=False)
+    seconds_spent = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "annotator", "round"], name="one_review_per_round")
+        ]
+
+
+class Job(models.Model):
+    """Progress of a long background job, polled by the pages."""
+
+    class Kind(models.TextChoices):
+        EMBED = "embed", "Sentence splitting and embedding"
+        EXPORT = "export", "Export"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="jobs")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    options = models.JSONField(default=dict, blank=True)
+    result_path = models.CharField(max_length=500, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    @property
+    def percent(self) -> int:
+        if self.total == 0:
+            return 100 if self.status == self.Status.DONE else 0
+        return min(100, round(100 * self.done / self.total))
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in {self.Status.QUEUED, self.Status.RUNNING}

@@ -1,0 +1,129 @@
+"""What the pages show, gathered in one place so views stay thin. Reads only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count
+from django.urls import reverse
+
+from annotate import access, embedder
+from annotate.models import Assignment, Job, Membership, Project, Sample, SampleReview
+from annotate.taxonomy import hotkey_labels
+
+
+def _span_json(span: Any, *, mine: bool) -> dict[str, Any]:
+    return {
+        "id": span.pk,
+        "annotator": span.annotator.username,
+        "mine": mine,
+        "round": span.round,
+        "start": span.start,
+        "end": span.end,
+        "text": span.text,
+        "labels": span.labels,
+        "note": span.note,
+        "source_start": span.source_start,
+        "source_end": span.source_end,
+        "source_text": span.source_text,
+        "version": span.version,
+    }
+
+
+def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, round: int | None) -> dict[str, Any]:
+    """Everything the annotation page's script needs, as one JSON-ready dict."""
+    my_rounds = list(
+        Assignment.objects.filter(batch_id=sample.batch_id, annotator=user).order_by("round").values_list("round", flat=True)
+    )
+    if round is None:
+        round = my_rounds[-1] if my_rounds else 1
+    can_edit = role == Membership.Role.ANNOTATOR and round in my_rounds
+    order = list(Sample.objects.filter(batch_id=sample.batch_id).order_by("position", "id").values_list("id", flat=True))
+    index = order.index(sample.pk)
+    done_ids = set(
+        SampleReview.objects.filter(sample__batch_id=sample.batch_id, annotator=user, round=round, done=True)
+        .values_list("sample_id", flat=True)
+    )
+    slug = sample.project.slug
+
+    def url(pk: int | None) -> str | None:
+        return f"{reverse('sample', args=[slug, pk])}?round={round}" if pk else None
+
+    next_unfinished = next((pk for pk in order[index + 1 :] + order[:index] if pk not in done_ids), None)
+    spans = access.visible_spans(user, sample, round).order_by("start", "end", "id")
+    model = embedder.model_name()
+    return {
+        "sample_id": sample.pk,
+        "project": slug,
+        "batch": sample.batch.name,
+        "round": round,
+        "can_edit": can_edit,
+        "summary": sample.summary,
+        "source": sample.passage.text,
+        "summary_sentences": sample.sentences or [],
+        "source_sentences": sample.passage.sentences or [],
+        "embeddings_ready": sample.embedding_model == model and sample.passage.embedding_model == model,
+        "spans": [_span_json(span, mine=span.annotator_id == user.pk) for span in spans],
+        "labels": hotkey_labels(sample.project.taxonomy),
+        "done": sample.pk in done_ids,
+        "position": index + 1,
+        "total": len(order),
+        "done_count": len(done_ids),
+        "prev_url": url(order[index - 1] if index > 0 else None),
+        "next_url": url(order[index + 1] if index + 1 < len(order) else None),
+        "next_unfinished_url": url(next_unfinished),
+        "home_url": reverse("home"),
+        "guidelines_url": reverse("guidelines", args=[slug]),
+        "api": {
+            "spans": reverse("span-list"),
+            "span": reverse("span-list") + "{id}/",
+            "similarity": reverse("sample-similarity", args=[sample.pk]),
+            "review": reverse("sample-review", args=[sample.pk]),
+        },
+    }
+
+
+def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dict[str, Any]:
+    """Batches with each annotator's progress, recent jobs, members (admins see everything)."""
+    batches = list(project.batches.annotate(sample_count=Count("samples")))
+    assignments = Assignment.objects.filter(batch__project=project).select_related("annotator")
+    if role == Membership.Role.ANNOTATOR:
+        assignments = assignments.filter(annotator=user)
+        batches = [b for b in batches if any(a.batch_id == b.pk for a in assignments)]
+    done = {
+        (row["sample__batch_id"], row["annotator_id"], row["round"]): row["n"]
+        for row in SampleReview.objects.filter(sample__project=project, done=True)
+        .values("sample__batch_id", "annotator_id", "round")
+        .annotate(n=Count("id"))
+        .order_by()
+    }
+    rows = []
+    for batch in batches:
+        people = [
+            {
+                "assignment": a,
+                "done": done.get((batch.pk, a.annotator_id, a.round), 0),
+                "percent": round(100 * done.get((batch.pk, a.annotator_id, a.round), 0) / batch.sample_count)
+                if batch.sample_count else 0,
+            }
+            for a in assignments
+            if a.batch_id == batch.pk
+        ]
+        rows.append({"batch": batch, "people": people})
+    is_admin = role == Membership.Role.ADMIN
+    members = (
+        Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username")
+        if is_admin else []
+    )
+    return {
+        "batches": rows,
+        "jobs": list(Job.objects.filter(project=project)[:5]) if is_admin else [],
+        "active_jobs": Job.objects.filter(project=project, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).exists(),
+        "members": members,
+        "annotators": [m.user for m in members if m.role == Membership.Role.ANNOTATOR
+                       and m.user.has_usable_password()] if is_admin else [],
+        "is_admin": is_admin,
+        "sample_total": Sample.objects.filter(project=project).count(),
+        "embedded": Sample.objects.filter(project=project, embedding_model=embedder.model_name()).count(),
+    }

@@ -1,0 +1,112 @@
+"""Projects, members and batch assignments."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils.text import slugify
+
+from annotate.models import Assignment, Batch, Membership, Project, Sample, SampleReview
+
+
+class ProjectError(ValueError):
+    pass
+
+
+@transaction.atomic
+def create_project(
+    name: str, *, slug: str | None = None, owner: AbstractBaseUser | None = None, annotators_per_batch: int = 2
+) -> Project:
+    slug = slugify(slug or name)
+    if not name.strip() or not slug:
+        raise ProjectError("name: give the project a name with letters or digits")
+    if Project.objects.filter(slug=slug).exists():
+        raise ProjectError(f"slug: a project {slug!r} already exists")
+    project = Project.objects.create(name=name.strip(), slug=slug, annotators_per_batch=annotators_per_batch)
+    if owner is not None:
+        Membership.objects.create(project=project, user=owner, role=Membership.Role.ADMIN)
+    return project
+
+
+def get_or_create_project(slug: str) -> Project:
+    project = Project.objects.filter(slug=slug).first()
+    return project or create_project(slug, slug=slug)
+
+
+def add_member(project: Project, username: str, role: str) -> Membership:
+    if role not in Membership.Role.values:
+        raise ProjectError(f"role: {role!r} is not one of {', '.join(Membership.Role.values)}")
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ProjectError(f"username: no user called {username!r}")
+    membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+    return membership
+
+
+@transaction.atomic
+def assign_annotators(batch: Batch, annotators: Iterable[AbstractBaseUser], *, round: int = 1) -> list[Assignment]:
+    """Give a batch to these annotators (project members with the annotator role)."""
+    chosen = list(annotators)
+    allowed = set(
+        Membership.objects.filter(project=batch.project, role=Membership.Role.ANNOTATOR).values_list("user_id", flat=True)
+    )
+    for user in chosen:
+        if user.pk not in allowed:
+            raise ProjectError(f"annotators: {user} is not an annotator of {batch.project.slug!r}")
+    return [
+        Assignment.objects.get_or_create(batch=batch, annotator=user, round=round)[0]
+        for user in chosen
+    ]
+
+
+@transaction.atomic
+def assign_batches_evenly(project: Project, per_batch: int | None = None, *, round: int = 1) -> int:
+    """Give every batch with too few annotators the least-loaded annotators; returns assignments made."""
+    per_batch = per_batch or project.annotators_per_batch
+    annotators = list(
+        get_user_model().objects.filter(memberships__project=project, memberships__role=Membership.Role.ANNOTATOR)
+        .filter(is_active=True).exclude(password__startswith="!")
+        .annotate(load=Count("assignments", filter=Q(assignments__batch__project=project, assignments__round=round)))
+    )
+    made = 0
+    for batch in project.batches.all():
+        current = set(batch.assignments.filter(round=round).values_list("annotator_id", flat=True))
+        candidates = sorted((u for u in annotators if u.pk not in current), key=lambda u: (u.load, u.pk))
+        for user in candidates[: max(0, per_batch - len(current))]:
+            Assignment.objects.create(batch=batch, annotator=user, round=round)
+            user.load += 1
+            made += 1
+    return made
+
+
+def batch_progress(annotator: AbstractBaseUser, project: Project | None = None) -> list[dict]:
+    """An annotator's assignments with done counts and the next unfinished sample."""
+    assignments = Assignment.objects.filter(annotator=annotator).select_related("batch__project")
+    if project is not None:
+        assignments = assignments.filter(batch__project=project)
+    rows = []
+    for assignment in assignments.order_by("batch__project__name", "batch__position", "round"):
+        samples = list(Sample.objects.filter(batch=assignment.batch).order_by("position", "id").values_list("id", flat=True))
+        done = set(
+            SampleReview.objects.filter(
+                sample__batch=assignment.batch, annotator=annotator, round=assignment.round, done=True
+            ).values_list("sample_id", flat=True)
+        )
+        next_id = next((pk for pk in samples if pk not in done), None)
+        rows.append(
+            {
+                "assignment": assignment,
+                "batch": assignment.batch,
+                "project": assignment.batch.project,
+                "round": assignment.round,
+                "total": len(samples),
+                "done": len(done),
+                "percent": round(100 * len(done) / len(samples)) if samples else 100,
+                "next_sample_id": next_id,
+            }
+        )
+    return rows

@@ -1,0 +1,163 @@
+"""Writing spans and sample reviews. Every save is checked against the stored version."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotate.models import Assignment, Sample, SampleReview, SpanAnnotation
+from annotate.taxonomy import LabelError, normalize_labels
+
+
+class SpanError(ValueError):
+    """Bad span input; ``field`` names what is wrong."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class StaleVersion(Exception):
+    """The span changed since the client read it; ``current`` is the newer row (None if deleted)."""
+
+    def __init__(self, current: SpanAnnotation | None) -> None:
+        super().__init__("this span was changed elsewhere; reload to see the newer version")
+        self.current = current
+
+
+def _check_offsets(text: str, start: Any, end: Any, field: str) -> tuple[int, int]:
+    for name, value in ((f"{field}start", start), (f"{field}end", end)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SpanError(name, f"must be a whole number, got {value!r}")
+    if not 0 <= start < end <= len(text):
+        raise SpanError(f"{field}start", f"{start}..{end} is outside a text of {len(text)} characters")
+    return start, end
+
+
+def _source_link(sample: Sample, source_start: Any, source_end: Any) -> tuple[int | None, int | None, str | None]:
+    if source_start is None and source_end is None:
+        return None, None, None
+    if source_start is None or source_end is None:
+        raise SpanError("source_start", "source_start and source_end must both be set or both be null")
+    start, end = _check_offsets(sample.passage.text, source_start, source_end, "source_")
+    return start, end, sample.passage.text[start:end]
+
+
+def _labels(sample: Sample, labels: Any) -> list[str]:
+    try:
+        chosen = normalize_labels(labels, sample.project.taxonomy)
+    except LabelError as error:
+        raise SpanError("labels", str(error)) from None
+    if not chosen:
+        raise SpanError("labels", "choose at least one label")
+    return chosen
+
+
+def _check_open(sample: Sample, annotator: AbstractBaseUser, round: int) -> None:
+    if not Assignment.objects.filter(batch_id=sample.batch_id, annotator=annotator, round=round).exists():
+        raise SpanError("round", f"you are not assigned to round {round} of batch {sample.batch.name!r}")
+
+
+def create_span(
+    sample: Sample,
+    annotator: AbstractBaseUser,
+    *,
+    round: int,
+    start: Any,
+    end: Any,
+    labels: Any,
+    note: str = "",
+    source_start: Any = None,
+    source_end: Any = None,
+) -> SpanAnnotation:
+    _check_open(sample, annotator, round)
+    start, end = _check_offsets(sample.summary, start, end, "")
+    link = _source_link(sample, source_start, source_end)
+    return SpanAnnotation.objects.create(
+        sample=sample,
+        annotator=annotator,
+        round=round,
+        start=start,
+        end=end,
+        text=sample.summary[start:end],
+        labels=_labels(sample, labels),
+        note=note or "",
+        source_start=link[0],
+        source_end=link[1],
+        source_text=link[2],
+    )
+
+
+def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) -> SpanAnnotation:
+    """Apply changes if ``version`` is still the stored one; otherwise raise StaleVersion."""
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise SpanError("version", "send the version you last read")
+    sample = span.sample
+    fields: dict[str, Any] = {}
+    if "start" in changes or "end" in changes:
+        start, end = _check_offsets(
+            sample.summary, changes.get("start", span.start), changes.get("end", span.end), ""
+        )
+        fields.update(start=start, end=end, text=sample.summary[start:end])
+    if "labels" in changes:
+        fields["labels"] = _labels(sample, changes["labels"])
+    if "note" in changes:
+        note = changes["note"]
+        if note is not None and not isinstance(note, str):
+            raise SpanError("note", "must be text")
+        fields["note"] = note or ""
+    if "source_start" in changes or "source_end" in changes:
+        link = _source_link(
+            sample, changes.get("source_start", span.source_start), changes.get("source_end", span.source_end)
+        )
+        fields.update(source_start=link[0], source_end=link[1], source_text=link[2])
+    updated = SpanAnnotation.objects.filter(pk=span.pk, version=version).update(
+        version=F("version") + 1, updated_at=timezone.now(), **fields
+    )
+    if not updated:
+        raise StaleVersion(SpanAnnotation.objects.filter(pk=span.pk).first())
+    span.refresh_from_db()
+    return span
+
+
+def delete_span(span: SpanAnnotation, *, version: Any) -> None:
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise SpanError("version", "send the version you last read")
+    deleted, _ = SpanAnnotation.objects.filter(pk=span.pk, version=version).delete()
+    if not deleted:
+        raise StaleVersion(SpanAnnotation.objects.filter(pk=span.pk).first())
+
+
+@transaction.atomic
+def mark_sample_done(
+    sample: Sample, annotator: AbstractBaseUser, *, round: int, done: bool, seconds: int = 0
+) -> SampleReview:
+    """Record the annotator's verdict; a batch whose samples are all done counts as submitted."""
+    _check_open(sample, annotator, round)
+    review, _ = SampleReview.objects.get_or_create(sample=sample, annotator=annotator, round=round)
+    review.done = done
+    review.seconds_spent += max(0, int(seconds))
+    review.save()
+    refresh_assignment(sample.batch_id, annotator, round)
+    return review
+
+
+def refresh_assignment(batch_id: int, annotator: AbstractBaseUser, round: int) -> Assignment:
+    assignment = Assignment.objects.select_for_update().get(batch_id=batch_id, annotator=annotator, round=round)
+    total = Sample.objects.filter(batch_id=batch_id).count()
+    finished = SampleReview.objects.filter(
+        sample__batch_id=batch_id, annotator=annotator, round=round, done=True
+    ).count()
+    submitted = total > 0 and finished >= total
+    if submitted and assignment.status != Assignment.Status.SUBMITTED:
+        assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
+        assignment.save(update_fields=["status", "submitted_at"])
+    elif not submitted and assignment.status == Assignment.Status.SUBMITTED:
+        assignment.status, assignment.submitted_at = Assignment.Status.ASSIGNED, None
+        assignment.save(update_fields=["status", "submitted_at"])
+    return assignment

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from annotate import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("projects/new/", views.project_create, name="project-create"),
+    path("projects/<slug:slug>/", views.project_detail, name="project"),
+    path("projects/<slug:slug>/import/", views.project_import, name="project-import"),
+    path("projects/<slug:slug>/members/", views.project_members, name="project-members"),
+    path("projects/<slug:slug>/assign/", views.project_assign, name="project-assign"),
+    path("projects/<slug:slug>/guidelines/", views.guidelines, name="guidelines"),
+    path("projects/<slug:slug>/samples/<int:pk>/", views.sample_page, name="sample"),
+    path("projects/<slug:slug>/jobs/<int:pk>/", views.job_status, name="job"),
+]

@@ -1,0 +1,151 @@
+"""htmx pages. Thin: look up through access, write through services, render."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotate import access
+from annotate.models import Job
+from annotate.services import ingest, projects
+from annotate.services.pages import annotation_page_data, project_overview
+from annotate.taxonomy import hotkey_labels
+
+
+@require_GET
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "annotate/home.html",
+        {
+            "work": projects.batch_progress(request.user),
+            "projects": access.projects_for(request.user),
+            "can_create": request.user.is_staff,
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def project_create(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_staff:
+        raise PermissionDenied("Only site staff create projects")
+    error = None
+    if request.method == "POST":
+        try:
+            project = projects.create_project(
+                request.POST.get("name", ""), slug=request.POST.get("slug") or None, owner=request.user
+            )
+        except projects.ProjectError as failure:
+            error = str(failure)
+        else:
+            return HttpResponseRedirect(reverse("project", args=[project.slug]))
+    return render(request, "annotate/project_new.html", {"error": error}, status=400 if error else 200)
+
+
+@require_GET
+@login_required
+def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    project, role = access.get_project_for_user(request.user, slug)
+    context = {"project": project, "role": role, **project_overview(project, request.user, role)}
+    if request.htmx and request.htmx.target == "progress":
+        return render(request, "annotate/project.html#progress", context)
+    return render(request, "annotate/project.html", context)
+
+
+@require_POST
+@login_required
+def project_import(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    files = [(upload.name, upload.read()) for upload in request.FILES.getlist("files")]
+    if not files:
+        messages.error(request, "Choose at least one FaithBench .json or samples .jsonl file.")
+    else:
+        roster = [name.strip() for name in request.POST.get("roster", "").split(",") if name.strip()] or None
+        try:
+            report = ingest.import_files(project, files, roster=roster, created_by=request.user)
+        except ingest.ImportFailed as error:
+            messages.error(request, f"Nothing was imported. {error}")
+        else:
+            messages.success(
+                request,
+                f"Imported {len(report.batches)} batches, {report.samples} samples and {report.spans} spans; "
+                "sentence embedding runs in the background.",
+            )
+    return _back_to_project(request, project.slug)
+
+
+@require_POST
+@login_required
+def project_members(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    try:
+        projects.add_member(project, request.POST.get("username", "").strip(), request.POST.get("role", ""))
+    except projects.ProjectError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Member saved.")
+    return _back_to_project(request, project.slug)
+
+
+@require_POST
+@login_required
+def project_assign(request: HttpRequest, slug: str) -> HttpResponse:
+    """Assign annotators to one batch (chosen by name) or spread them evenly over all batches."""
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    try:
+        if request.POST.get("batch"):
+            batch = get_object_or_404(project.batches, pk=request.POST["batch"])
+            users = get_user_model().objects.filter(pk__in=request.POST.getlist("annotators"))
+            made = len(projects.assign_annotators(batch, users))
+        else:
+            per_batch = int(request.POST.get("per_batch") or project.annotators_per_batch)
+            made = projects.assign_batches_evenly(project, per_batch)
+    except (projects.ProjectError, ValueError) as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"{made} assignments made.")
+    return _back_to_project(request, project.slug)
+
+
+def _back_to_project(request: HttpRequest, slug: str) -> HttpResponse:
+    url = reverse("project", args=[slug])
+    return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
+
+
+@require_GET
+@login_required
+def guidelines(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = access.get_project_for_user(request.user, slug)
+    return render(request, "annotate/guidelines.html", {"project": project, "labels": hotkey_labels(project.taxonomy)})
+
+
+@require_GET
+@login_required
+def sample_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    sample, role = access.get_sample_for_user(request.user, pk)
+    if sample.project.slug != slug:
+        return HttpResponseRedirect(reverse("sample", args=[sample.project.slug, sample.pk]))
+    raw_round = request.GET.get("round", "")
+    if raw_round and not raw_round.isdigit():
+        return HttpResponse(f"round: {raw_round!r} is not a round number", status=400)
+    data = annotation_page_data(sample, request.user, role, int(raw_round) if raw_round else None)
+    return render(request, "annotate/sample.html", {"sample": sample, "project": sample.project, "page": data,
+                                                    "role": role})
+
+
+@require_GET
+@login_required
+def job_status(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, _ = access.get_project_for_user(request.user, slug)
+    job = get_object_or_404(Job, pk=pk, project=project)
+    return render(request, "annotate/_job.html", {"job": job, "project": project})
+

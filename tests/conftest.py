@@ -1,0 +1,105 @@
+"""Shared fixtures: an admin, two annotators and an outsider in one project (alice/bob/charlie)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotate.models import Assignment, Batch, Membership, Passage, Project, Sample
+from annotate.services import embedding
+
+PASSWORD = "pw-for-tests"
+
+SOURCE = (
+    "The Harbour Bridge in Lintown reopened on Tuesday after eight weeks of repairs. "
+    "Engineers replaced 140 steel cables and resurfaced the eastern lane. "
+    "The work cost 12.4 million euros, paid by the regional council. "
+    "Mayor Ines Varga said traffic would be limited to 30 km/h until March."
+)
+SUMMARIES = [
+    ("model-a", "Lintown's Harbour Bridge reopened on Tuesday after nine weeks of repairs. "
+                "The 12.4 million euro project was funded by the national government."),
+    ("model-b", "After eight weeks of work, the Harbour Bridge reopened. The repairs cost 12.4 million euros."),
+    ("model-c", "The bridge 🌉 reopened; the mayor said a 30 km/h limit applies until March."),
+]
+
+
+def make_user(username: str, **extra: Any) -> Any:
+    return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+
+
+@pytest.fixture
+def admin_user(db: None) -> Any:
+    return make_user("adam", is_staff=True)
+
+
+@pytest.fixture
+def alice(db: None) -> Any:
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(db: None) -> Any:
+    return make_user("bob")
+
+
+@pytest.fixture
+def charlie(db: None) -> Any:
+    """An outsider: logged in, but no role in the project."""
+    return make_user("charlie")
+
+
+@pytest.fixture
+def project(admin_user: Any, alice: Any, bob: Any) -> Project:
+    project = Project.objects.create(name="Demo", slug="demo")
+    Membership.objects.create(project=project, user=admin_user, role=Membership.Role.ADMIN)
+    Membership.objects.create(project=project, user=alice, role=Membership.Role.ANNOTATOR)
+    Membership.objects.create(project=project, user=bob, role=Membership.Role.ANNOTATOR)
+    return project
+
+
+@pytest.fixture
+def batch(project: Project, alice: Any, bob: Any) -> Batch:
+    batch = Batch.objects.create(project=project, name="batch-1")
+    passage = Passage.objects.create(project=project, external_id="p1", text=SOURCE)
+    for position, (generator, summary) in enumerate(SUMMARIES):
+        Sample.objects.create(
+            project=project, passage=passage, batch=batch, position=position,
+            external_id=str(position), summary=summary, generator=generator,
+        )
+    Assignment.objects.create(batch=batch, annotator=alice)
+    Assignment.objects.create(batch=batch, annotator=bob)
+    return batch
+
+
+@pytest.fixture
+def sample(batch: Batch) -> Sample:
+    return batch.samples.order_by("position").first()
+
+
+@pytest.fixture
+def embedded(batch: Batch) -> Batch:
+    """The batch with its sentences split and embedded by the real packaged model."""
+    job = embedding.queue_embedding(batch.project)
+    embedding.run_embedding_job(job.pk)
+    return batch
+
+
+def login(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def client_for() -> Callable[[Any], Client]:
+    return login
+
+
+def faithbench_file(samples: list[dict[str, Any]]) -> bytes:
+    return json.dumps({"samples": samples}).encode("utf-8")
