@@ -1,0 +1,40 @@
+# FaithLab: `make run` serves the app with demo data; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+HOST ?= 127.0.0.1
+STAMP := $(VENV)/.installed
+
+.PHONY: run test venv worker web lint bench clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+run: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo --if-empty
+	$(PY) manage.py collectstatic --noinput -v0
+	@echo "FaithLab on http://$(HOST):$(PORT)/  (demo accounts: admin, alice, bob; password demo)"
+	@trap 'kill 0' EXIT INT TERM; \
+	$(VENV)/bin/celery -A config worker --loglevel=info --concurrency=1 --pool=solo & \
+	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+
+test: venv
+	scripts/system-deps.sh
+	FAITHLAB_DATA_DIR=$$(mktemp -d /tmp/faithlab-test.XXXXXX) scripts/with-postgres.sh \
+		$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+bench: venv
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,66 @@
+"""Balanced accuracy and F1-macro of each detector stored in the samples' metadata."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotate.management.commands.agreement import get_project, positive_int
+from annotate.services.stats import project_detector_eval
+
+
+class Command(BaseCommand):
+    help = "Evaluate the detectors kept in sample metadata against the worst human label (U or Q = hallucinated)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument(
+            "--threshold",
+            default="0.5",
+            help="probability of consistency at or above which a prediction counts as consistent (default 0.5)",
+        )
+        parser.add_argument("--round", default="1", help="annotation round (default 1)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        threshold = _threshold(options["threshold"])
+        round_number = positive_int(options["round"], "--round")
+        project = get_project(options["project"])
+        try:
+            report = project_detector_eval(project, threshold, round_number)
+        except ValueError as error:
+            raise CommandError(str(error)) from error
+        if options["json"]:
+            self.stdout.write(json.dumps(report))
+            return
+        if not report:
+            self.stdout.write(f"Project {project.slug}, round {round_number}: no detector outputs in sample metadata")
+            return
+        width = max(len("detector"), *(len(name) for name in report))
+        lines = [
+            f"Project {project.slug}, round {round_number}, threshold {threshold:g}",
+            f"{'detector':<{width}}  {'n':>6}  {'invalid':>7}  {'bal. acc. %':>11}  {'F1-macro %':>10}",
+        ]
+        for detector, row in report.items():
+            lines.append(
+                f"{detector:<{width}}  {row['n']:>6}  {row['invalid']:>7}  "
+                f"{_percent(row['balanced_accuracy']):>11}  {_percent(row['f1_macro']):>10}"
+            )
+        self.stdout.write("\n".join(lines))
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _threshold(text: str) -> float:
+    try:
+        value = float(str(text))
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise CommandError(f"--threshold must be a number between 0 and 1, not {text!r}")
+    return value

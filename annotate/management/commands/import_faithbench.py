@@ -1,0 +1,44 @@
+"""manage.py import_faithbench FILE... --project SLUG: one batch per file, all or nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from annotate.services import ingest, projects
+
+
+class Command(BaseCommand):
+    help = "Import FaithBench batch files (.json) or unannotated samples (.jsonl) into a project."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("--project", required=True, help="project slug; created if missing")
+        parser.add_argument("--round", type=int, default=1, help="round the annotations belong to (default 1)")
+        parser.add_argument(
+            "--roster", default=None,
+            help="comma-separated annotator names who annotated every batch (default: everyone with a span)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        files = []
+        for path in options["files"]:
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file")
+            files.append((str(path), path.read_bytes()))
+        if options["round"] < 1:
+            raise CommandError("--round must be 1 or more")
+        roster = [n.strip() for n in options["roster"].split(",") if n.strip()] if options["roster"] else None
+        try:
+            with transaction.atomic():
+                project = projects.get_or_create_project(options["project"])
+                report = ingest.import_files(project, files, round=options["round"], roster=roster)
+        except (ingest.ImportFailed, projects.ProjectError) as error:
+            raise CommandError(f"nothing was imported: {error}") from None
+        self.stdout.write(
+            f"imported {len(report.batches)} batches, {report.samples} samples, {report.spans} spans, "
+            f"{len(report.annotators)} annotators into {project.slug!r}; embedding job {report.job.pk if report.job else '-'} queued"
+        )

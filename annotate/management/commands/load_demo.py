@@ -1,0 +1,38 @@
+"""manage.py load_demo [--if-empty]: accounts, a project and samples to try FaithLab with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotate.services.demo import DEMO_PASSWORD, DatabaseNotEmpty, load_demo_data
+from annotate.services.ingest import ImportFailed
+
+
+class Command(BaseCommand):
+    help = "Load the demo users (admin, alice, bob; password 'demo'), project and samples into an empty database."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--if-empty",
+            action="store_true",
+            help="Do nothing (and succeed) when the database already has users or projects.",
+        )
+
+    def handle(self, *args: Any, if_empty: bool = False, **options: Any) -> None:
+        try:
+            project = load_demo_data()
+        except DatabaseNotEmpty as error:
+            if if_empty:
+                self.stdout.write(str(error))
+                return
+            raise CommandError(str(error)) from None
+        except ImportFailed as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Loaded project {project.slug!r}: {project.batches.count()} batches, {project.samples.count()} "
+                f"samples; users admin, alice, bob with password {DEMO_PASSWORD!r}."
+            )
+        )

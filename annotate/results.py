@@ -1,0 +1,247 @@
+"""FaithBench results: hallucination rates, detector evaluation, challenging samples.
+
+Pure: no Django imports. Inputs are plain values that annotate/services/stats.py
+builds from the database (or that a script builds from files).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any
+
+RATE_COLUMNS: dict[str, frozenset[str]] = {
+    "U": frozenset({"U"}),
+    "U+Q": frozenset({"U", "Q"}),
+    "U+Q+B": frozenset({"U", "Q", "B"}),
+}
+HALLUCINATED: frozenset[str] = frozenset({"U", "Q"})
+# Sample metadata keys that name the generator rather than score the sample.
+GENERATOR_KEYS: frozenset[str] = frozenset({"summarizer", "generator"})
+
+
+def _percent(part: int, whole: int) -> float:
+    return round(100 * part / whole, 2)
+
+
+def hallucination_rates(samples: Iterable[tuple[str, str]]) -> dict[str, dict[str, Any]]:
+    """``{generator: {"n", "U", "U+Q", "U+Q+B"}}`` from (generator, worst category) pairs.
+
+    The category is the worst label over all the batch's annotators; a rate is
+    the share of the generator's samples whose category is in the column's set,
+    in percent rounded to 2 decimals. Generators are in name order.
+    """
+    totals: Counter[str] = Counter()
+    hits: dict[str, Counter[str]] = defaultdict(Counter)
+    for generator, category in samples:
+        totals[generator] += 1
+        for column, members in RATE_COLUMNS.items():
+            if category in members:
+                hits[generator][column] += 1
+    return {
+        generator: {"n": totals[generator]}
+        | {column: _percent(hits[generator][column], totals[generator]) for column in RATE_COLUMNS}
+        for generator in sorted(totals)
+    }
+
+
+def rank_generators(rates: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """``{column: {generator: rank}}``: rank 1 = lowest rate; equal rates share a rank (1, 2, 2, 4).
+
+    Ranks compare the rates as reported (rounded), so generators that show the
+    same number get the same rank.
+    """
+    ranks: dict[str, dict[str, int]] = {}
+    for column in RATE_COLUMNS:
+        ordered = sorted(rates, key=lambda generator: (rates[generator][column], generator))
+        column_ranks: dict[str, int] = {}
+        for position, generator in enumerate(ordered, start=1):
+            previous = ordered[position - 2] if position > 1 else None
+            if previous is not None and rates[previous][column] == rates[generator][column]:
+                column_ranks[generator] = column_ranks[previous]
+            else:
+                column_ranks[generator] = position
+        ranks[column] = column_ranks
+    return ranks
+
+
+# --------------------------------------------------------------------------- detectors
+
+
+def is_score(value: Any) -> bool:
+    """A usable prediction: a real finite number in [0, 1]. Bools and strings are not."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    number = float(value)
+    return math.isfinite(number) and 0.0 <= number <= 1.0
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+
+
+def detector_keys(metadatas: Iterable[Mapping[str, Any]], exclude: Iterable[str] = GENERATOR_KEYS) -> list[str]:
+    """Metadata keys that hold a detector's outputs, in first-seen order.
+
+    A key counts as a detector when its values across samples are numeric:
+    at least one number, and numbers are the majority of its values that are
+    not null. The majority rule keeps a detector whose output is a string on
+    a few broken rows (those rows then count as invalid) while ignoring text
+    fields. Bools are not numbers here.
+    """
+    excluded = set(exclude)
+    numeric: Counter[str] = Counter()
+    other: Counter[str] = Counter()
+    order: dict[str, None] = {}
+    for metadata in metadatas:
+        for key, value in metadata.items():
+            if key in excluded:
+                continue
+            order.setdefault(key, None)
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                continue
+            if _is_number(value):
+                numeric[key] += 1
+            else:
+                other[key] += 1
+    return [key for key in order if numeric[key] > 0 and numeric[key] > other[key]]
+
+
+def verdict_detectors(predictions: Mapping[str, Mapping[Hashable, Any]]) -> set[str]:
+    """Detectors that give 0/1 verdicts: every valid output is exactly 0 or 1.
+
+    Their 1 means consistent whatever the threshold; the threshold only applies
+    to probabilities. (A probability detector that only ever printed 0 and 1
+    reads the same either way for any threshold in (0, 1].)
+    """
+    verdicts = set()
+    for detector, outputs in predictions.items():
+        valid = [value for value in outputs.values() if is_score(value)]
+        if valid and all(float(value) in (0.0, 1.0) for value in valid):
+            verdicts.add(detector)
+    return verdicts
+
+
+def binarise(value: Any, threshold: float, verdict: bool) -> bool | None:
+    """True = predicted consistent, False = hallucinated, None = missing or invalid."""
+    if not is_score(value):
+        return None
+    if verdict:
+        return float(value) == 1.0
+    return float(value) >= threshold
+
+
+def _check_threshold(threshold: float) -> float:
+    if not _is_number(threshold) or not 0.0 <= float(threshold) <= 1.0:
+        raise ValueError(f"threshold must be a number between 0 and 1, not {threshold!r}")
+    return float(threshold)
+
+
+def evaluate_detectors(
+    predictions: Mapping[str, Mapping[Hashable, Any]],
+    truths: Mapping[Hashable, str],
+    threshold: float = 0.5,
+    hallucinated: frozenset[str] = HALLUCINATED,
+) -> dict[str, dict[str, Any]]:
+    """``{detector: {"n", "invalid", "balanced_accuracy", "f1_macro"}}`` over the samples in ``truths``.
+
+    ``predictions[detector][sample]`` is a probability of consistency (consistent
+    when >= threshold) or a 0/1 verdict (1 = consistent; see verdict_detectors).
+    None, NaN, bools, strings, numbers outside [0, 1] and missing samples are
+    invalid: excluded from the metrics and counted in ``invalid``. ``n`` counts
+    the valid ones. The human truth of a sample is "hallucinated" when its worst
+    category is in ``hallucinated`` (default U or Q), else "consistent".
+
+    Metrics are scikit-learn's, in percent rounded to 2 decimals, None when n
+    is 0. When the truth holds only one class, balanced accuracy is the recall
+    of that class (sklearn averages recall over the classes present in the
+    truth), and F1-macro averages over the classes present in truth or
+    predictions, a class with no true positive scoring 0.
+    """
+    threshold = _check_threshold(threshold)
+    verdicts = verdict_detectors(predictions)
+    report: dict[str, dict[str, Any]] = {}
+    for detector, outputs in predictions.items():
+        truth_labels: list[int] = []
+        predicted_labels: list[int] = []
+        invalid = 0
+        for sample, category in truths.items():
+            predicted = binarise(outputs.get(sample), threshold, detector in verdicts)
+            if predicted is None:
+                invalid += 1
+                continue
+            truth_labels.append(0 if category in hallucinated else 1)
+            predicted_labels.append(1 if predicted else 0)
+        report[detector] = {"n": len(truth_labels), "invalid": invalid} | _scores(truth_labels, predicted_labels)
+    return report
+
+
+def _scores(truth: list[int], predicted: list[int]) -> dict[str, float | None]:
+    if not truth:
+        return {"balanced_accuracy": None, "f1_macro": None}
+    import warnings
+
+    # Imported here: scikit-learn takes a second to import and most callers of this module never need it.
+    from sklearn.metrics import balanced_accuracy_score, f1_score
+
+    with warnings.catch_warnings():
+        # sklearn warns when the truth has one class; the docstring says what we report then.
+        warnings.simplefilter("ignore")
+        balanced = balanced_accuracy_score(truth, predicted)
+        f1 = f1_score(truth, predicted, average="macro", zero_division=0)
+    return {"balanced_accuracy": round(100 * float(balanced), 2), "f1_macro": round(100 * float(f1), 2)}
+
+
+def challenging_samples(
+    samples: Mapping[Hashable, Mapping[str, Any]], threshold: float = 0.5, verdicts: Iterable[str] | None = None
+) -> set[Hashable]:
+    """Samples on which the detectors disagree: their valid binarised verdicts are not all equal.
+
+    ``samples[sample][detector]`` is the detector's output. A sample with fewer
+    than two valid outputs cannot show disagreement and is not challenging.
+    ``verdicts`` names the 0/1 detectors; by default they are found from the data.
+    """
+    threshold = _check_threshold(threshold)
+    if verdicts is None:
+        by_detector: dict[str, dict[Hashable, Any]] = defaultdict(dict)
+        for sample, outputs in samples.items():
+            for detector, value in outputs.items():
+                by_detector[detector][sample] = value
+        verdicts = verdict_detectors(by_detector)
+    verdict_set = set(verdicts)
+    challenging = set()
+    for sample, outputs in samples.items():
+        answers = {
+            answer
+            for detector, value in outputs.items()
+            if (answer := binarise(value, threshold, detector in verdict_set)) is not None
+        }
+        if len(answers) > 1:
+            challenging.add(sample)
+    return challenging
+
+
+def challenging_groups(
+    groups: Mapping[Hashable, Mapping[Hashable, Mapping[str, Any]]], k: int, threshold: float = 0.5
+) -> list[dict[str, Any]]:
+    """Passage groups ranked by how many of their samples are challenging, keeping those with >= k.
+
+    ``groups[passage][sample][detector]`` is a detector output. Verdict
+    detectors are found over all groups at once. Returns
+    ``[{"group", "challenging", "samples"}]``, most challenging first, ties in
+    the groups' given order (FaithBench kept passages with at least 7 of 10).
+    """
+    everything = {(group, sample): outputs for group, members in groups.items() for sample, outputs in members.items()}
+    hard = challenging_samples(everything, threshold)
+    ranked = [
+        {
+            "group": group,
+            "challenging": sum((group, sample) in hard for sample in members),
+            "samples": len(members),
+        }
+        for group, members in groups.items()
+    ]
+    ranked.sort(key=lambda entry: -entry["challenging"])  # stable: ties keep the given order
+    return [entry for entry in ranked if entry["challenging"] >= k]

@@ -1,0 +1,173 @@
+"""The demo loader (manage.py load_demo) and the demo data it reads."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+
+from annotate.models import Assignment, Batch, Job, Membership, Passage, Project, Sample
+from annotate.services.demo import DEMO_FILE
+
+GENERATORS = {
+    "acme/summarizer-7b",
+    "northwind/brief-13b",
+    "contoso/gist-70b",
+    "fabrikam/tldr-3b",
+    "globex/digest-8x7b",
+}
+REQUIRED_FIELDS = {"passage_id", "source", "summary", "generator", "batch", "metadata"}
+
+
+def demo_lines() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in DEMO_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def has_non_bmp(text: str) -> bool:
+    return any(ord(ch) > 0xFFFF for ch in text)
+
+
+def load_demo(*args: str) -> str:
+    out = StringIO()
+    call_command("load_demo", *args, stdout=out)
+    return out.getvalue()
+
+
+def snapshot() -> dict[str, Any]:
+    return {
+        "users": sorted(get_user_model().objects.values_list("username", flat=True)),
+        "projects": sorted(Project.objects.values_list("slug", flat=True)),
+        "batches": Batch.objects.count(),
+        "samples": Sample.objects.count(),
+        "assignments": Assignment.objects.count(),
+        "jobs": Job.objects.count(),
+    }
+
+
+@pytest.mark.django_db
+def test_load_demo_creates_accounts_project_batches_and_samples() -> None:
+    load_demo()
+    User = get_user_model()
+    admin = User.objects.get(username="admin")
+    assert admin.is_superuser and admin.is_staff
+    assert Client().login(username="alice", password="demo")
+    assert Client().login(username="bob", password="demo")
+    assert Client().login(username="admin", password="demo")
+
+    project = Project.objects.get(slug="demo")
+    assert project.name == "Demo: news summaries"
+    roles = dict(project.memberships.values_list("user__username", "role"))
+    assert roles == {
+        "admin": Membership.Role.ADMIN,
+        "alice": Membership.Role.ANNOTATOR,
+        "bob": Membership.Role.ANNOTATOR,
+    }
+    assert sorted(project.batches.values_list("name", flat=True)) == ["demo-batch-1", "demo-batch-2"]
+    assert Sample.objects.filter(project=project).count() == 30
+    assert Passage.objects.filter(project=project).count() == 6
+    for batch in project.batches.all():
+        assert batch.samples.count() == 15
+        assert set(batch.samples.values_list("generator", flat=True)) == GENERATORS
+
+
+@pytest.mark.django_db
+def test_alice_and_bob_are_assigned_to_the_first_batch_only() -> None:
+    load_demo()
+    assignments = Assignment.objects.select_related("batch", "annotator")
+    assert sorted((a.batch.name, a.annotator.username, a.round) for a in assignments) == [
+        ("demo-batch-1", "alice", 1),
+        ("demo-batch-1", "bob", 1),
+    ]
+    assert all(a.status == Assignment.Status.ASSIGNED for a in assignments)
+
+
+@pytest.mark.django_db
+def test_load_demo_keeps_detector_outputs_and_queues_embedding_on_commit(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        load_demo()
+    assert len(callbacks) == 1
+    job = Job.objects.get()
+    assert job.kind == Job.Kind.EMBED and job.status == Job.Status.QUEUED
+    sample = Sample.objects.filter(generator="fabrikam/tldr-3b", passage__external_id="demo-vaccine").get()
+    assert sample.metadata == {"summarizer": "fabrikam/tldr-3b", "hhem-2.1": 0.09, "gpt_4o": 0}
+
+
+@pytest.mark.django_db
+def test_if_empty_on_a_non_empty_database_changes_nothing(alice: Any) -> None:
+    before = snapshot()
+    assert "database not empty; demo data not loaded" in load_demo("--if-empty")
+    assert snapshot() == before
+    assert not Project.objects.filter(slug="demo").exists()
+
+
+@pytest.mark.django_db
+def test_if_empty_on_a_database_with_only_a_project_changes_nothing() -> None:
+    Project.objects.create(name="Other", slug="other")
+    before = snapshot()
+    assert "database not empty; demo data not loaded" in load_demo("--if-empty")
+    assert snapshot() == before
+
+
+@pytest.mark.django_db
+def test_load_demo_without_if_empty_refuses_a_non_empty_database(alice: Any) -> None:
+    before = snapshot()
+    with pytest.raises(CommandError, match="database not empty"):
+        load_demo()
+    assert snapshot() == before
+
+
+@pytest.mark.django_db
+def test_load_demo_twice_refuses_the_second_time_and_if_empty_skips_it() -> None:
+    load_demo()
+    before = snapshot()
+    with pytest.raises(CommandError):
+        load_demo()
+    assert "not loaded" in load_demo("--if-empty")
+    assert snapshot() == before
+
+
+def test_every_demo_line_has_the_required_fields() -> None:
+    lines = demo_lines()
+    assert len(lines) == 30
+    for number, line in enumerate(lines, start=1):
+        assert REQUIRED_FIELDS <= set(line), f"line {number} misses {REQUIRED_FIELDS - set(line)}"
+        for name in ("passage_id", "source", "summary", "generator", "batch"):
+            assert isinstance(line[name], str) and line[name].strip(), f"line {number}: {name}"
+        assert line["generator"] in GENERATORS
+        assert line["batch"] in {"demo-batch-1", "demo-batch-2"}
+        metadata = line["metadata"]
+        assert metadata["summarizer"] == line["generator"], f"line {number}"
+        assert isinstance(metadata["hhem-2.1"], float) and 0 <= metadata["hhem-2.1"] <= 1, f"line {number}"
+        assert metadata["gpt_4o"] in (0, 1) and not isinstance(metadata["gpt_4o"], bool), f"line {number}"
+
+
+def test_demo_file_has_six_passages_of_five_generators_in_two_batches() -> None:
+    lines = demo_lines()
+    passages: dict[str, set[str]] = {}
+    batch_of: dict[str, set[str]] = {}
+    for line in lines:
+        passages.setdefault(line["passage_id"], set()).add(line["generator"])
+        batch_of.setdefault(line["passage_id"], set()).add(line["batch"])
+    assert len(passages) == 6
+    assert all(generators == GENERATORS for generators in passages.values())
+    order = list(dict.fromkeys(line["passage_id"] for line in lines))
+    assert [batch_of[p] for p in order] == [{"demo-batch-1"}] * 3 + [{"demo-batch-2"}] * 3
+
+
+def test_exactly_one_demo_summary_holds_a_character_outside_the_bmp() -> None:
+    lines = demo_lines()
+    assert sum(has_non_bmp(line["summary"]) for line in lines) == 1
+    assert not any(has_non_bmp(line["source"]) for line in lines)
+
+
+def test_a_demo_source_holds_markup_and_an_entity_to_show_escaping() -> None:
+    sources = {line["source"] for line in demo_lines()}
+    assert [s for s in sources if "<b>" in s and "&amp;" in s]

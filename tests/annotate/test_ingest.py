@@ -1,0 +1,216 @@
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from annotate.models import Assignment, Batch, Job, Passage, Project, Sample, SpanAnnotation
+from annotate.services import ingest
+from annotate.taxonomy import default_taxonomy
+
+# A copy of shared/formats/faithbench_batch_example.json, the team's made-up example.
+EXAMPLE = Path(__file__).parent / "faithbench_example.json"
+
+
+def example() -> dict[str, Any]:
+    return json.loads(EXAMPLE.read_text())
+
+
+def write(tmp_path: Path, name: str, document: Any) -> Path:
+    path = tmp_path / name
+    path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    return path
+
+
+def import_error(tmp_path: Path, document: Any, name: str = "batch_1.json") -> str:
+    path = write(tmp_path, name, document)
+    with pytest.raises(CommandError) as failure:
+        call_command("import_faithbench", str(path), "--project", "fb")
+    assert not Sample.objects.exists() and not SpanAnnotation.objects.exists() and not Batch.objects.exists()
+    return str(failure.value)
+
+
+@pytest.mark.django_db
+def test_import_keeps_spans_links_notes_metadata_and_annotators(tmp_path: Path) -> None:
+    path = write(tmp_path, "batch_7.json", example())
+    call_command("import_faithbench", str(path), "--project", "fb")
+    project = Project.objects.get(slug="fb")
+    batch = Batch.objects.get(project=project)
+    assert batch.name == "batch_7"
+    samples = list(batch.samples.order_by("position"))
+    assert [s.generator for s in samples] == ["example-org/model-a", "example-org/model-b"]
+    assert samples[0].metadata["hhem-2.1"] == 0.21 and samples[1].metadata["gpt_4o"] == 1
+    # both samples share one passage
+    assert Passage.objects.filter(project=project).count() == 1
+    spans = list(SpanAnnotation.objects.order_by("id"))
+    assert len(spans) == 4
+    first = spans[0]
+    assert (first.start, first.end, first.text) == (51, 61, "nine weeks")
+    assert (first.source_start, first.source_end, first.source_text) == (56, 67, "eight weeks")
+    assert first.labels == ["Unwanted", "Unwanted.Intrinsic"] and first.note == "eight weeks in the source"
+    assert first.annotator.username == "Ana" and not first.annotator.has_usable_password()
+    assert spans[2].source_start is None and spans[2].annotator.username == "Bo"
+    submitted = Assignment.objects.filter(batch=batch, status="submitted")
+    assert sorted(a.annotator.username for a in submitted) == ["Ana", "Bo"]
+    assert Job.objects.filter(project=project, kind="embed").count() == 1
+
+
+@pytest.mark.django_db
+def test_import_reuses_people_across_batches_and_takes_a_roster(tmp_path: Path) -> None:
+    one = write(tmp_path, "batch_1.json", example())
+    two = write(tmp_path, "batch_2.json", example())
+    call_command("import_faithbench", str(one), str(two), "--project", "fb", "--roster", "Ana,Bo,Cy")
+    assert get_user_model().objects.filter(username__in=["Ana", "Bo", "Cy"]).count() == 3
+    for batch in Batch.objects.all():
+        assert sorted(batch.assignments.values_list("annotator__username", flat=True)) == ["Ana", "Bo", "Cy"]
+
+
+@pytest.mark.django_db
+def test_quirks_are_loaded_verbatim(tmp_path: Path) -> None:
+    document = example()
+    spans = document["samples"][0]["annotations"]
+    spans[0]["label"] = ["Unwanted", "Unwanted.Instrinsic"]
+    spans[1]["label"] = ["Unwanted.Extrinsic"]  # child without parent
+    spans[2]["label"] = []
+    spans[2]["note"] = None
+    document["samples"][1]["metadata"]["hhem-2.1"] = None
+    call_command("import_faithbench", str(write(tmp_path, "b.json", document)), "--project", "fb")
+    stored = list(SpanAnnotation.objects.order_by("id"))
+    assert stored[0].labels == ["Unwanted", "Unwanted.Instrinsic"]
+    assert stored[1].labels == ["Unwanted.Extrinsic"]
+    assert stored[2].labels == [] and stored[2].note == "" and stored[2].imported_fields["note"] is None
+    assert Sample.objects.get(external_id="1").metadata["hhem-2.1"] is None
+
+
+@pytest.mark.django_db
+def test_non_bmp_text_offsets_are_code_points(tmp_path: Path) -> None:
+    summary = "Bridge 🌉 reopened after 𝟗 weeks."
+    start = summary.index("reopened")
+    document = {"samples": [{"sample_id": 1, "source": "The 🌉 bridge reopened.", "summary": summary,
+                             "annotations": [{"annot_id": 1, "annotator_id": "x", "annotator_name": "Ana",
+                                              "label": ["Benign"], "note": "", "summary_span": "reopened",
+                                              "summary_start": start, "summary_end": start + 8,
+                                              "source_span": "bridge", "source_start": 6, "source_end": 12}],
+                             "metadata": {"summarizer": "m"}}]}
+    call_command("import_faithbench", str(write(tmp_path, "b.json", document)), "--project", "fb")
+    span = SpanAnnotation.objects.get()
+    assert (span.start, span.text, span.source_text) == (9, "reopened", "bridge")
+
+
+@pytest.mark.django_db
+def test_html_is_stored_as_given(tmp_path: Path) -> None:
+    document = example()
+    document["samples"][0]["source"] = "<script>alert(1)</script> " + document["samples"][0]["source"]
+    document["samples"][0]["annotations"] = []
+    call_command("import_faithbench", str(write(tmp_path, "b.json", document)), "--project", "fb")
+    assert Passage.objects.filter(text__startswith="<script>").exists()
+
+
+@pytest.mark.django_db
+def test_a_passage_of_200000_characters_imports(tmp_path: Path) -> None:
+    sentence = "The council met again on Tuesday to discuss the bridge. "
+    source = (sentence * (200_000 // len(sentence) + 1))[:200_000]
+    document = {"samples": [{"sample_id": 0, "source": source, "summary": "The council met.", "annotations": [],
+                             "metadata": {"summarizer": "m"}}]}
+    call_command("import_faithbench", str(write(tmp_path, "long.json", document)), "--project", "fb")
+    assert len(Passage.objects.get().text) == 200_000
+
+
+@pytest.mark.django_db
+def test_malformed_json_names_file_line_and_column(tmp_path: Path) -> None:
+    message = import_error(tmp_path, '{"samples": [\n{"sample_id": 0,,}]}', "broken.json")
+    assert "broken.json" in message and "not valid JSON" in message and "line 2" in message
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda d: d["samples"][0].pop("summary"), "sample 0 (#0): missing field 'summary'"),
+        (lambda d: d["samples"][1].pop("source"), "sample 1 (#1): missing field 'source'"),
+        (lambda d: d["samples"][0]["annotations"][0].pop("summary_start"), "missing field 'summary_start'"),
+        (lambda d: d["samples"][0]["annotations"][0].update(summary_end=999), "out of range"),
+        (lambda d: d["samples"][0]["annotations"][0].update(summary_start=-1), "out of range"),
+        (lambda d: d["samples"][0]["annotations"][0].update(summary_span="ten weeks"), "does not match the text"),
+        (lambda d: d["samples"][0]["annotations"][0].update(source_span="nine weeks"), "'source_span'"),
+        (lambda d: d["samples"][0]["annotations"][0].update(source_end=None), "both be set or both be null"),
+        (lambda d: d["samples"][0]["annotations"][0].update(label=["Wrong"]), "unknown label 'Wrong'"),
+        (lambda d: d["samples"][0]["annotations"][0].update(label="Benign"), "field 'label'"),
+        (lambda d: d["samples"][0]["annotations"][0].update(annotator_name=""), "'annotator_name'"),
+        (lambda d: d["samples"][0]["annotations"][0].update(summary_start="51"), "'summary_start' must be a whole"),
+        (lambda d: d["samples"][1].update(sample_id=0), "repeats an earlier sample"),
+        (lambda d: d["samples"][0].update(metadata=[1]), "'metadata' must be an object"),
+        (lambda d: d.update(samples={}), "list under 'samples'"),
+    ],
+)
+def test_bad_input_is_named_and_changes_nothing(tmp_path: Path, change: Any, expected: str) -> None:
+    document = copy.deepcopy(example())
+    change(document)
+    message = import_error(tmp_path, document, "batch_9.json")
+    assert "batch_9.json" in message
+    assert expected in message
+
+
+@pytest.mark.django_db
+def test_an_error_in_the_second_file_imports_neither(tmp_path: Path) -> None:
+    good = write(tmp_path, "good.json", example())
+    bad_document = example()
+    bad_document["samples"][1]["annotations"][0]["label"] = ["Nope"]
+    bad = write(tmp_path, "bad.json", bad_document)
+    with pytest.raises(CommandError, match="bad.json"):
+        call_command("import_faithbench", str(good), str(bad), "--project", "fb")
+    assert not Batch.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_existing_batch_name_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "batch_1.json", example())
+    call_command("import_faithbench", str(path), "--project", "fb")
+    with pytest.raises(CommandError, match="already exists"):
+        call_command("import_faithbench", str(path), "--project", "fb")
+    assert Batch.objects.count() == 1 and SpanAnnotation.objects.count() == 4
+
+
+def test_samples_jsonl_groups_five_passages_a_batch() -> None:
+    lines = [
+        json.dumps({"passage_id": f"p{p}", "source": f"Source {p}.", "summary": f"Summary {p}-{g}.",
+                    "generator": f"gen-{g}", "metadata": {"score": 0.5}})
+        for p in range(7) for g in range(10)
+    ]
+    batches = ingest.parse_samples_jsonl("\n".join(lines), "upload.jsonl")
+    assert [b.name for b in batches] == ["upload-1", "upload-2"]
+    assert [len(b.samples) for b in batches] == [50, 20]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"passage_id": "p", "source": "s"}', "line 1: missing field 'summary'"),
+        ("not json", "line 1: not valid JSON"),
+        ('{"passage_id": "p", "source": "s", "summary": "x", "generator": 3}', "'generator' must be a string"),
+        ('[1]', "line 1: expected a JSON object"),
+    ],
+)
+def test_samples_jsonl_errors_name_the_line(line: str, expected: str) -> None:
+    with pytest.raises(ingest.ImportFailed) as failure:
+        ingest.parse_samples_jsonl(line, "upload.jsonl")
+    assert "upload.jsonl" in str(failure.value) and expected in str(failure.value)
+
+
+def test_samples_jsonl_refuses_one_passage_id_with_two_sources() -> None:
+    lines = [
+        '{"passage_id": "p", "source": "one", "summary": "a", "generator": "g"}',
+        '{"passage_id": "p", "source": "two", "summary": "b", "generator": "g"}',
+    ]
+    with pytest.raises(ingest.ImportFailed, match="line 2: field 'source' differs"):
+        ingest.parse_samples_jsonl("\n".join(lines), "u.jsonl")
+
+
+def test_parse_faithbench_rejects_non_utf8() -> None:
+    with pytest.raises(ingest.ImportFailed, match="x.json: not UTF-8"):
+        ingest.parse_faithbench(b'{"samples": ["\xff"]}', "x.json", default_taxonomy())

@@ -1,0 +1,90 @@
+"""A real Celery worker, as `make run` starts it, processes the embedding job end to end."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from annotate.models import Job, Passage, Project, Sample
+from annotate.services import embedding, ingest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = (ROOT / "tests" / "annotate" / "faithbench_example.json").read_bytes()
+
+
+def database_url() -> str:
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("postgresql"):
+        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+        return f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    name = str(db["NAME"])
+    if "memory" in name:
+        pytest.fail("the worker needs a database another process can open: run `make test` (PostgreSQL)")
+    return f"sqlite:///{name}"
+
+
+@pytest.fixture
+def worker() -> Iterator[subprocess.Popen]:
+    env = {**os.environ, "DATABASE_URL": database_url(), "FAITHLAB_DATA_DIR": str(settings.DATA_DIR)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=info",
+         "--without-heartbeat", "--without-gossip", "--without-mingle"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def wait_for(job: Job, worker: subprocess.Popen, seconds: float = 180) -> Job:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.status in (Job.Status.DONE, Job.Status.FAILED):
+            return job
+        if worker.poll() is not None:
+            pytest.fail(f"worker exited early:\n{worker.stdout.read() if worker.stdout else ''}")
+        time.sleep(0.5)
+    worker.terminate()
+    pytest.fail(f"job {job.pk} still {job.status} after {seconds}s:\n{worker.stdout.read() if worker.stdout else ''}")
+
+
+def test_worker_splits_and_embeds_imported_texts(worker: subprocess.Popen) -> None:
+    project = Project.objects.create(name="Worker", slug="worker")
+    report = ingest.import_files(project, [("batch_1.json", EXAMPLE)])
+    job = wait_for(report.job, worker)
+    assert job.status == Job.Status.DONE, job.error
+    assert job.done == job.total == 3  # one passage, two summaries
+    passage = Passage.objects.get(project=project)
+    assert passage.sentences and len(passage.sentences) == 4
+    vectors = passage.sentence_vectors()
+    assert vectors is not None and vectors.shape == (4, 384)
+    assert all(abs(float((row**2).sum()) - 1.0) < 1e-4 for row in vectors)
+    assert Sample.objects.filter(project=project, embeddings__isnull=True).count() == 0
+
+    # Queuing again (as after a restart) does nothing twice: same rows, same vectors.
+    before = bytes(passage.embeddings)
+    again = wait_for(_requeue(project), worker)
+    passage.refresh_from_db()
+    assert again.status == Job.Status.DONE and again.total == 0
+    assert bytes(passage.embeddings) == before
+    assert Passage.objects.filter(project=project).count() == 1
+
+
+def _requeue(project: Project) -> Job:
+    from django.db import transaction
+
+    with transaction.atomic():
+        return embedding.queue_embedding(project)
