@@ -47,6 +47,14 @@ def get_project_for_user(user: AnyUser, slug: str, *, admin: bool = False) -> tu
     return project, role
 
 
+def get_project_for_exporter(user: AnyUser, slug: str) -> tuple[Project, str]:
+    """Exports hold everyone's work: admins and auditors only (annotators are blind in round 1)."""
+    project, role = get_project_for_user(user, slug)
+    if role not in (Role.ADMIN, Role.AUDITOR):
+        raise Forbidden("Only the project's admins and auditors may export its data")
+    return project, role
+
+
 def samples_for(user: AnyUser, project: Project) -> QuerySet[Sample]:
     role = role_in(user, project)
     samples = Sample.objects.filter(project=project)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from annotate.services import embedding
+from annotate.services import embedding, export
 
 
 @shared_task(acks_late=True, time_limit=3600, soft_time_limit=3500)
 def embed_project_texts(job_id: int) -> None:
     embedding.run_embedding_job(job_id)
+
+
+@shared_task(acks_late=True, time_limit=3600, soft_time_limit=3500)
+def run_export(job_id: int) -> None:
+    export.run_export_job(job_id)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotate import views
+from annotate.views import annotation as views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -14,4 +14,6 @@ urlpatterns = [
     path("projects/<slug:slug>/guidelines/", views.guidelines, name="guidelines"),
     path("projects/<slug:slug>/samples/<int:pk>/", views.sample_page, name="sample"),
     path("projects/<slug:slug>/jobs/<int:pk>/", views.job_status, name="job"),
+    path("projects/<slug:slug>/exports/", views.project_export, name="project-export"),
+    path("projects/<slug:slug>/exports/<int:pk>/download/", views.export_download, name="export-download"),
 ]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404
+from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -25,7 +25,7 @@ from annotate.api.serializers import (
     SpanWriteSerializer,
 )
 from annotate.models import Membership, Project, Sample, SpanAnnotation
-from annotate.services import embedding, spans
+from annotate.services import embedding, export, spans
 
 
 def _round(request: Request) -> int:
@@ -33,6 +33,12 @@ def _round(request: Request) -> int:
     if not raw.isdigit() or int(raw) < 1:
         raise ValidationError({"round": f"{raw!r} is not a round number (1, 2, ...)"})
     return int(raw)
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=["jsonl", "csv"])
+    round = serializers.IntegerField(default=1, min_value=1)
+    pseudonyms = serializers.BooleanField(default=False)
 
 
 class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
@@ -58,6 +64,20 @@ class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
         if access.role_in(request.user, project) == Membership.Role.ANNOTATOR:
             batches = batches.filter(assignments__annotator=request.user).distinct()
         return Response(BatchSerializer(batches, many=True).data)
+
+    @extend_schema(parameters=[ExportQuerySerializer], responses={(200, "application/jsonl"): str})
+    @action(detail=True)
+    def export(self, request: Request, slug: str | None = None) -> StreamingHttpResponse:
+        """Stream the labeled dataset (admins and auditors): JSONL a sample a line, or CSV a span a row."""
+        project, _ = access.get_project_for_exporter(request.user, slug or "")
+        query = ExportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        options = export.ExportOptions(**query.validated_data)
+        lines = export.jsonl_lines(project, options) if options.format == "jsonl" else export.csv_lines(project, options)
+        kind = "application/jsonl" if options.format == "jsonl" else "text/csv"
+        response = StreamingHttpResponse(lines, content_type=f"{kind}; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{project.slug}-round{options.round}.{options.format}"'
+        return response
 
 
 class SampleViewSet(viewsets.ReadOnlyModelViewSet):

@@ -112,14 +112,19 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
         ]
         rows.append({"batch": batch, "people": people})
     is_admin = role == Membership.Role.ADMIN
+    can_export = role in (Membership.Role.ADMIN, Membership.Role.AUDITOR)
     members = (
         Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username")
         if is_admin else []
     )
     return {
         "batches": rows,
-        "jobs": list(Job.objects.filter(project=project)[:5]) if is_admin else [],
+        "jobs": list(Job.objects.filter(project=project, kind=Job.Kind.EMBED)[:3]) if is_admin else [],
+        "exports": list(Job.objects.filter(project=project, kind=Job.Kind.EXPORT).select_related("created_by")[:10])
+        if can_export else [],
+        "can_export": can_export,
         "active_jobs": Job.objects.filter(project=project, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).exists(),
+        "rounds": sorted({a.round for a in assignments}) or [1],
         "members": members,
         "annotators": [m.user for m in members if m.role == Membership.Role.ANNOTATOR
                        and m.user.has_usable_password()] if is_admin else [],

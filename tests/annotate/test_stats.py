@@ -2,12 +2,12 @@
 
 The scenario (batch "b1", four samples; g1 wrote s0 and s1, g2 wrote s2 and s3):
 
-| annotator | status                 | s0                      | s1                   | s2          | s3        |
-|-----------|------------------------|-------------------------|----------------------|-------------|-----------|
-| ann1      | submitted              | Unwanted(+Intrinsic), Benign -> U | Unwanted.Extrinsic alone -> U | [] (ignored) -> C | no span -> C |
-| ann2      | submitted              | Questionable -> Q       | Unwanted.Instrinsic -> U | Benign -> B | no span -> C |
-| ann3      | submitted, excluded    |                         |                      |             | Unwanted  |
-| ann4      | assigned, not submitted|                         |                      | Unwanted    |           |
+- ann1, submitted: s0 Unwanted(+Intrinsic) and Benign -> U; s1 Unwanted.Extrinsic alone -> U;
+  s2 an empty label list (ignored) -> C; s3 no span -> C.
+- ann2, submitted: s0 Questionable -> Q; s1 Unwanted.Instrinsic (old spelling) -> U; s2 Benign -> B;
+  s3 no span -> C.
+- ann3, submitted but excluded from agreement: s3 Unwanted.
+- ann4, assigned, never submitted: s2 Unwanted (ignored everywhere).
 
 Nominal C|B|Q|U over (U,Q) (U,U) (C,B) (C,C): n_C=3, n_B=1, n_Q=1, n_U=3, n=8,
 4 disagreeing coincidences: alpha = 1 - 7 * 4 / (64 - 20) = 4/11.
@@ -34,8 +34,9 @@ SUMMARY = "The bridge 🌉 reopened after nine weeks."
 
 @pytest.fixture
 def people() -> dict[str, Any]:
+    # No password: hashing one costs about a third of a second and these users never log in.
     User = get_user_model()  # noqa: N806
-    return {name: User.objects.create_user(username=name, password="pw") for name in ("ann1", "ann2", "ann3", "ann4")}
+    return {name: User.objects.create(username=name) for name in ("ann1", "ann2", "ann3", "ann4")}
 
 
 def add_batch(project: Project, name: str, generators: list[str], metadata: list[dict] | None = None) -> list[Sample]:
@@ -103,6 +104,12 @@ def run(command: str, *args: str) -> str:
     out = io.StringIO()
     call_command(command, *args, stdout=out)
     return out.getvalue()
+
+
+def run_agreement(scheme: str, level: str, aggregate: str, *extra: str) -> str:
+    return run(
+        "agreement", "--project", "stats", "--scheme", scheme, "--level", level, "--aggregate", aggregate, *extra
+    )
 
 
 # --------------------------------------------------------------------------- services
@@ -223,10 +230,7 @@ def test_batch_spans_for_span_agreement(scenario: dict[str, Any]) -> None:
 
 
 def test_agreement_command_json(scenario: dict[str, Any]) -> None:
-    output = run(
-        "agreement", "--project", "stats", "--scheme", "C|B|Q|U", "--level", "nominal", "--aggregate", "pooled", "--json"
-    )
-    report = json.loads(output)
+    report = json.loads(run_agreement("C|B|Q|U", "nominal", "pooled", "--json"))
     assert report["alpha"] == pytest.approx(4 / 11)
     assert report["units"] == 4
     assert report["annotators"] == 2
@@ -234,33 +238,38 @@ def test_agreement_command_json(scenario: dict[str, Any]) -> None:
     assert report["reason"] is None
 
 
-def test_agreement_command_json_says_why_alpha_is_null(scenario: dict[str, Any]) -> None:
-    output = run(
-        "agreement", "--project", "stats", "--scheme", "C|U", "--level", "ordinal", "--aggregate", "batch-mean",
-        "--json",
-    )  # fmt: skip
-    report = json.loads(output)
+def test_agreement_command_json_for_merging_and_dropping_schemes(scenario: dict[str, Any]) -> None:
+    report = json.loads(run_agreement("C|U", "ordinal", "batch-mean", "--json"))
     # C|U: s0 (U, Q dropped) and s2 (C, B dropped) lose a value; s1 (U,U) and s3 (C,C) remain.
     assert report["alpha"] == pytest.approx(1.0)
+    report = json.loads(run_agreement("C+B|Q+U", "interval", "pooled", "--round", "1", "--json"))
+    assert report["alpha"] == pytest.approx(1.0)
+
+
+def test_agreement_command_json_says_why_alpha_is_null(people: dict[str, Any]) -> None:
+    project = Project.objects.create(name="Solo", slug="solo")
+    samples = add_batch(project, "only", ["g1", "g1"])
+    assign(samples[0], people["ann1"])
     output = run(
-        "agreement", "--project", "stats", "--scheme", "C+B|Q+U", "--level", "interval", "--aggregate", "pooled",
-        "--round", "1", "--json",
-    )  # fmt: skip
-    assert json.loads(output)["alpha"] == pytest.approx(1.0)
+        "agreement", "--project", "solo", "--scheme", "C|U", "--level", "nominal", "--aggregate", "pooled", "--json"
+    )
+    report = json.loads(output)
+    assert report["alpha"] is None
+    assert report["reason"] == "no sample has two values: each batch has only one annotator"
+    assert report["units"] == 0
+    assert "alpha = undefined (no sample has two values" in run(
+        "agreement", "--project", "solo", "--scheme", "C|U", "--level", "nominal", "--aggregate", "pooled"
+    )
 
 
 def test_agreement_command_prints_a_table(scenario: dict[str, Any]) -> None:
-    output = run("agreement", "--project", "stats", "--scheme", "C|B|Q|U", "--level", "nominal", "--aggregate", "pooled")
+    output = run_agreement("C|B|Q|U", "nominal", "pooled")
     assert "alpha = 0.3636 over 4 samples, 2 annotators" in output
     assert "b1" in output
 
 
 def test_agreement_command_bootstrap_interval(scenario: dict[str, Any]) -> None:
-    output = run(
-        "agreement", "--project", "stats", "--scheme", "C|B|Q|U", "--level", "nominal", "--aggregate", "pooled",
-        "--bootstrap", "50", "--json",
-    )  # fmt: skip
-    report = json.loads(output)
+    report = json.loads(run_agreement("C|B|Q|U", "nominal", "pooled", "--bootstrap", "50", "--json"))
     assert len(report["interval"]) == 2
     assert report["bootstrap_resamples"] == 50
 

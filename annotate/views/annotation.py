@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -14,7 +14,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotate import access
 from annotate.models import Job
-from annotate.services import ingest, projects
+from annotate.services import export, ingest, projects
 from annotate.services.pages import annotation_page_data, project_overview
 from annotate.taxonomy import hotkey_labels
 
@@ -149,3 +149,35 @@ def job_status(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=pk, project=project)
     return render(request, "annotate/_job.html", {"job": job, "project": project})
 
+
+
+@require_POST
+@login_required
+def project_export(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue an export; the project page shows its progress and a download link."""
+    project, _ = access.get_project_for_exporter(request.user, slug)
+    raw_round = request.POST.get("round", "1")
+    options = export.ExportOptions(
+        format=request.POST.get("format", ""),
+        round=int(raw_round) if raw_round.isdigit() else -1,
+        pseudonyms=request.POST.get("pseudonyms") == "on",
+    )
+    try:
+        export.start_export(project, options, request.user)
+    except export.ExportError as error:
+        messages.error(request, f"Export not started: {error}")
+    else:
+        messages.success(request, "Export started; the download link appears below when it is ready.")
+    return _back_to_project(request, project.slug)
+
+
+@require_GET
+@login_required
+def export_download(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, _ = access.get_project_for_exporter(request.user, slug)
+    job = get_object_or_404(Job, pk=pk, project=project, kind=Job.Kind.EXPORT, status=Job.Status.DONE)
+    path = export.exports_dir() / str(job.pk)
+    result = path / job.result_path.rsplit("/", 1)[-1]
+    if not job.result_path or not result.is_file():
+        raise Http404("The export file is gone; start the export again")
+    return FileResponse(result.open("rb"), as_attachment=True, filename=result.name)

@@ -1,0 +1,287 @@
+"""Exporting labeled datasets: FaithBench batch files, JSONL (a sample a line), CSV (a span a row).
+
+Exports stream: samples are read in chunks with their spans, and written as
+they are read, so memory stays flat however large the project. Spans that
+came from a FaithBench file are written back with the values they were read
+with (annot_id, annotator_id, raw note, quoted spans, extra keys), so a
+FaithBench export of an imported file gives the file back.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
+from annotate.models import Batch, Project, Sample, SpanAnnotation
+from annotate.taxonomy import CATEGORY_NAMES, category_of, label_categories, worst_category
+
+Format = Literal["faithbench", "jsonl", "csv"]
+FORMATS: tuple[str, ...] = ("faithbench", "jsonl", "csv")
+CHUNK = 2000
+CSV_COLUMNS = [
+    "batch", "sample_id", "generator", "annotator", "round", "summary_start", "summary_end", "summary_span",
+    "labels", "category", "note", "source_start", "source_end", "source_span", "annot_id",
+]
+
+
+class ExportError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    format: str = "faithbench"
+    round: int = 1
+    pseudonyms: bool = False
+
+    def check(self, project: Project) -> ExportOptions:
+        if self.format not in FORMATS:
+            raise ExportError(f"format: {self.format!r} is not one of {', '.join(FORMATS)}")
+        if isinstance(self.round, bool) or not isinstance(self.round, int) or self.round < 1:
+            raise ExportError(f"round: {self.round!r} is not a round number (1, 2, ...)")
+        return self
+
+
+class _Names:
+    """Annotator names as shown in an export: usernames, or stable pseudonyms per project."""
+
+    def __init__(self, project: Project, pseudonyms: bool) -> None:
+        self.pseudonyms = pseudonyms
+        ids = (
+            SpanAnnotation.objects.filter(sample__project=project).values_list("annotator_id", flat=True)
+            .distinct().order_by("annotator_id")
+        )
+        self.numbers = {user_id: index for index, user_id in enumerate(ids, start=1)}
+        self.usernames = dict(get_user_model().objects.filter(pk__in=self.numbers).values_list("pk", "username"))
+
+    def __call__(self, user_id: int) -> str:
+        if self.pseudonyms:
+            return f"annotator-{self.numbers.get(user_id, 0)}"
+        return self.usernames.get(user_id, str(user_id))
+
+
+def _batch_samples(batch: Batch, round: int) -> Iterator[tuple[Sample, list[dict]]]:
+    """A batch's samples in order with their spans of one round, CHUNK samples a query."""
+    samples = Sample.objects.filter(batch=batch).select_related("passage", "batch").order_by("position", "id")
+    after: tuple[int, int] | None = None
+    while True:
+        page = samples
+        if after is not None:  # keyset pagination keeps each query cheap on large batches
+            page = samples.filter(Q(position__gt=after[0]) | Q(position=after[0], id__gt=after[1]))
+        chunk = list(page[:CHUNK])
+        if not chunk:
+            return
+        spans: dict[int, list[dict]] = defaultdict(list)
+        rows = SpanAnnotation.objects.filter(sample__in=[s.pk for s in chunk], round=round).order_by("id").values(
+            "id", "sample_id", "annotator_id", "round", "start", "end", "text", "labels", "note",
+            "source_start", "source_end", "source_text", "imported_fields",
+        )
+        for row in rows:
+            spans[row["sample_id"]].append(row)
+        for sample in chunk:
+            yield sample, spans.get(sample.pk, [])
+        after = (chunk[-1].position, chunk[-1].pk)
+
+
+def _project_samples(project: Project, round: int) -> Iterator[tuple[Sample, list[dict]]]:
+    for batch in project.batches.all():
+        yield from _batch_samples(batch, round)
+
+
+def _sample_id(sample: Sample) -> Any:
+    return sample.imported_fields.get("sample_id", sample.external_id or sample.pk)
+
+
+def faithbench_annotation(span: dict, names: _Names) -> dict[str, Any]:
+    kept = span["imported_fields"] or {}
+    name = names(span["annotator_id"])
+    record = {
+        "annot_id": kept.get("annot_id", span["id"]),
+        "annotator_id": name if names.pseudonyms else kept.get("annotator_id", str(span["annotator_id"])),
+        "annotator_name": name,
+        "label": span["labels"],
+        "note": kept["note"] if "note" in kept else span["note"],
+        "summary_span": kept.get("summary_span", span["text"]),
+        "summary_start": span["start"],
+        "summary_end": span["end"],
+        "source_span": kept.get("source_span", span["source_text"]),
+        "source_start": span["source_start"],
+        "source_end": span["source_end"],
+    }
+    for key, value in kept.items():
+        record.setdefault(key, value)
+    return record
+
+
+def faithbench_sample(sample: Sample, spans: list[dict], names: _Names) -> dict[str, Any]:
+    kept = sample.imported_fields or {}
+    record: dict[str, Any] = {"sample_id": _sample_id(sample), "source": sample.passage.text, "summary": sample.summary}
+    if spans or kept.get("has_annotations", True):
+        record["annotations"] = [faithbench_annotation(span, names) for span in spans]
+    if sample.metadata or kept.get("has_metadata", True):
+        record["metadata"] = sample.metadata
+    for key, value in kept.items():
+        if key not in ("has_metadata", "has_annotations"):
+            record.setdefault(key, value)
+    return record
+
+
+def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, progress: Any = None) -> list[Path]:
+    """One ``<batch>.json`` per batch in out_dir, written sample by sample."""
+    options.check(project)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    names = _Names(project, options.pseudonyms)
+    written: list[Path] = []
+    done = 0
+    for batch in project.batches.all():
+        path = out_dir / f"{batch.name}.json"
+        with path.open("w", encoding="utf-8") as handle:
+            handle.write('{"samples": [')
+            first = True
+            for sample, spans in _batch_samples(batch, options.round):
+                handle.write("\n" if first else ",\n")
+                handle.write(json.dumps(faithbench_sample(sample, spans, names), ensure_ascii=False))
+                first = False
+                done += 1
+                if progress and done % CHUNK == 0:
+                    progress(done)
+            handle.write("\n]}\n")
+        written.append(path)
+    return written
+
+
+def jsonl_lines(project: Project, options: ExportOptions) -> Iterator[str]:
+    """A sample a line: texts, metadata, every annotation of the round, and worst-pooled labels."""
+    options.check(project)
+    names = _Names(project, options.pseudonyms)
+    categories = label_categories(project.taxonomy)
+    for sample, spans in _project_samples(project, options.round):
+        per_annotator: dict[str, str] = {}
+        for span in spans:
+            name = names(span["annotator_id"])
+            per_annotator[name] = worst_category((per_annotator.get(name), category_of(span["labels"], categories)))
+        record = {
+            "sample_id": _sample_id(sample),
+            "batch": sample.batch.name,
+            "passage_id": sample.passage.external_id,
+            "generator": sample.generator,
+            "round": options.round,
+            "source": sample.passage.text,
+            "summary": sample.summary,
+            "metadata": sample.metadata,
+            "annotations": [faithbench_annotation(span, names) for span in spans],
+            "worst_label_by_annotator": {name: CATEGORY_NAMES[c] for name, c in sorted(per_annotator.items())},
+        }
+        yield json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def csv_lines(project: Project, options: ExportOptions) -> Iterator[str]:
+    """A span a row, with a header row."""
+    options.check(project)
+    names = _Names(project, options.pseudonyms)
+    categories = label_categories(project.taxonomy)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for sample, spans in _project_samples(project, options.round):
+        for span in spans:
+            category = category_of(span["labels"], categories)
+            writer.writerow([
+                sample.batch.name, _sample_id(sample), sample.generator, names(span["annotator_id"]), span["round"],
+                span["start"], span["end"], span["text"], "|".join(span["labels"]),
+                CATEGORY_NAMES[category] if category else "", span["note"], span["source_start"],
+                span["source_end"], span["source_text"], (span["imported_fields"] or {}).get("annot_id", span["id"]),
+            ])
+        if buffer.tell() > 1 << 16:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def export_to_path(project: Project, out: Path, options: ExportOptions, progress: Any = None) -> list[Path]:
+    """Write an export: a directory of batch files for faithbench, one file otherwise."""
+    options.check(project)
+    if options.format == "faithbench":
+        if out.exists() and not out.is_dir():
+            raise ExportError(f"out: {out} is a file; the faithbench format writes a directory of batch files")
+        return write_faithbench(project, out, options, progress)
+    if out.is_dir():
+        raise ExportError(f"out: {out} is a directory; {options.format} writes one file")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lines = jsonl_lines(project, options) if options.format == "jsonl" else csv_lines(project, options)
+    with out.open("w", encoding="utf-8", newline="") as handle:
+        for text in lines:
+            handle.write(text)
+    return [out]
+
+
+def exports_dir() -> Path:
+    from django.conf import settings
+
+    return Path(settings.DATA_DIR) / "exports"
+
+
+def start_export(project: Project, options: ExportOptions, created_by: Any) -> Any:
+    """Record who asked for which export, and run it in the background."""
+    from django.db import transaction
+
+    from annotate.models import Job
+    from annotate.tasks import run_export
+
+    options.check(project)
+    job = Job.objects.create(
+        project=project, kind=Job.Kind.EXPORT, created_by=created_by,
+        total=Sample.objects.filter(project=project).count(),
+        options={"format": options.format, "round": options.round, "pseudonyms": options.pseudonyms},
+    )
+    transaction.on_commit(lambda: run_export.delay(job.pk))
+    return job
+
+
+def run_export_job(job_id: int) -> Any:
+    """Write the export file of a job; running it again rewrites the same file, never a second one."""
+    import shutil
+
+    from django.utils import timezone
+
+    from annotate.models import Job
+
+    job = Job.objects.select_related("project").get(pk=job_id)
+    if job.status == Job.Status.DONE:
+        return job
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+    options = ExportOptions(**job.options)
+    folder = exports_dir() / str(job.pk)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    stem = f"{job.project.slug}-round{options.round}"
+
+    def progress(done: int) -> None:
+        Job.objects.filter(pk=job.pk).update(done=done)
+
+    try:
+        if options.format == "faithbench":
+            write_faithbench(job.project, folder / stem, options, progress)
+            result = Path(shutil.make_archive(str(folder / stem), "zip", folder, stem))
+            shutil.rmtree(folder / stem)
+        else:
+            result = folder / f"{stem}.{options.format}"
+            export_to_path(job.project, result, options)
+    except Exception as error:
+        Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
+        raise
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.DONE, done=job.total, result_path=str(result), finished_at=timezone.now()
+    )
+    job.refresh_from_db()
+    return job

@@ -1,0 +1,182 @@
+"""Shared set-up for the Django benchmarks: a throwaway data folder and database, figures.
+
+Each benchmark calls ``start_django(name)`` before importing any app code. It
+points FAITHLAB_DATA_DIR at a new temporary folder, and:
+
+- with no DATABASE_URL, uses a SQLite file inside that folder;
+- with a PostgreSQL DATABASE_URL, creates a fresh database on that server
+  (``faithlab_bench_<name>_<pid>``) so the benchmark never touches the tables
+  of the database it was given;
+
+then runs ``migrate``. ``BenchEnv.close()`` (also registered with atexit)
+drops the database and removes the folder.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import platform
+import random
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_SECRET_KEY = "faithlab-benchmark-key-" + "x" * 40  # noqa: S105  (throwaway, local only)
+
+# Fixed vocabulary for generated texts: seeded RNG, so every run sees the same words.
+WORDS = (
+    "council bridge river engineers cables repairs traffic mayor budget euros harbour eastern lane "
+    "station railway tunnel hospital school teachers students museum exhibition festival weather "
+    "storm flood farmers harvest prices market company workers factory contract minister election "
+    "voters report survey scientists study patients vaccine doctors nurses police court judge lawyer "
+    "football season coach players stadium tickets airport flights passengers delays village residents "
+    "library books energy solar wind turbines emissions climate water supply pipes road repairs week "
+    "month year spring summer autumn winter morning evening announced reported said expected opened "
+    "closed raised reduced approved rejected delayed completed started replaced built funded limited "
+    "new old large small local regional national public private eastern western northern southern"
+).split()
+
+
+def is_postgres(url: str | None) -> bool:
+    return bool(url) and url.split(":", 1)[0] in {"postgres", "postgresql", "pgsql", "postgis"}
+
+
+@dataclass
+class BenchEnv:
+    name: str
+    data_dir: Path
+    database_url: str | None = None  # the throwaway PostgreSQL database, if any
+    admin_url: str | None = None  # the database we were given, used to drop ours
+    closed: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def vendor(self) -> str:
+        return "postgresql" if self.database_url else "sqlite"
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            from django.db import connections
+
+            connections.close_all()
+        except Exception as error:  # noqa: BLE001  (clean-up goes on regardless)
+            print(f"bench: closing connections failed: {error}", file=sys.stderr)
+        if self.database_url and self.admin_url:
+            _drop_database(self.admin_url, urlsplit(self.database_url).path.lstrip("/"))
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+def _create_database(admin_url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def _drop_database(admin_url: str, name: str) -> None:
+    import psycopg
+
+    try:
+        with psycopg.connect(admin_url, autocommit=True) as connection:
+            try:
+                connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            except psycopg.errors.SyntaxError:  # PostgreSQL < 13
+                connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    except Exception as error:  # noqa: BLE001
+        print(f"bench: could not drop database {name}: {error}", file=sys.stderr)
+
+
+def start_django(name: str, *, production_like: bool = True) -> BenchEnv:
+    """Set the environment, create a throwaway database, run ``migrate``; return the handle."""
+    sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
+    data_dir = Path(tempfile.mkdtemp(prefix=f"faithlab-bench-{name}-"))
+    os.environ["FAITHLAB_DATA_DIR"] = str(data_dir)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    if production_like:
+        # Timings as in production: no query log, no debug pages.
+        os.environ.setdefault("DEBUG", "false")
+        os.environ.setdefault("SECRET_KEY", BENCH_SECRET_KEY)
+        os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+    os.environ.setdefault("LOG_LEVEL", "ERROR")
+    env = BenchEnv(name=name, data_dir=data_dir)
+    atexit.register(env.close)
+    url = os.environ.get("DATABASE_URL")
+    if url and not is_postgres(url):
+        raise SystemExit(f"bench: DATABASE_URL must be PostgreSQL or unset (SQLite), got {url.split(':', 1)[0]}:")
+    if is_postgres(url):
+        assert url is not None
+        db_name = f"faithlab_bench_{name}_{os.getpid()}"
+        parts = urlsplit(url)
+        env.admin_url = url
+        env.database_url = urlunsplit(parts._replace(path="/" + db_name))
+        try:
+            _create_database(url, db_name)
+        except Exception as error:
+            raise SystemExit(f"bench: cannot create a throwaway database on {parts.hostname}: {error}") from None
+        os.environ["DATABASE_URL"] = env.database_url
+
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+    return env
+
+
+def database_version() -> str:
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW server_version")
+            return "PostgreSQL " + cursor.fetchone()[0]
+    import sqlite3
+
+    return "SQLite " + sqlite3.sqlite_version
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}"
+
+
+def summary(values_seconds: list[float]) -> dict[str, float]:
+    """p50/p95/p99/mean in milliseconds."""
+    if not values_seconds:
+        return {"n": 0, "p50": float("nan"), "p95": float("nan"), "p99": float("nan"), "mean": float("nan")}
+    array = np.asarray(values_seconds) * 1000.0
+    p50, p95, p99 = np.percentile(array, [50, 95, 99])
+    return {"n": len(values_seconds), "p50": float(p50), "p95": float(p95), "p99": float(p99),
+            "mean": float(array.mean())}
+
+
+def sentence(rng: random.Random, low: int = 8, high: int = 18) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(low, high))]
+    return " ".join(words).capitalize() + "."
+
+
+def paragraph(rng: random.Random, sentences: int) -> str:
+    return " ".join(sentence(rng) for _ in range(sentences))
+
+
+def yes_no(met: bool) -> str:
+    return "MET" if met else "NOT MET"

@@ -1,0 +1,689 @@
+"""The annotation page in a real browser: selection, semantic highlighting, hotkeys, autosave, conflicts."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import Page, Route, expect
+
+from annotate.models import Passage, Sample, SampleReview, SpanAnnotation
+from annotate.services import embedding
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+# Selects [start, end) of a text given in Unicode code points, walking the text
+# nodes the way the page renders them, then tells the page like a mouse would.
+SELECT_BY_CODE_POINTS = """
+([role, start, end]) => {
+  const el = document.querySelector(`[data-role="${role}"]`);
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  let cp = 0, startPoint = null, endPoint = null, last = null;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    let unit = 0;
+    for (const ch of node.data) {
+      if (cp === start && !startPoint) startPoint = [node, unit];
+      if (cp === end && !endPoint) endPoint = [node, unit];
+      cp += 1; unit += ch.length;
+    }
+    last = node;
+  }
+  if (!endPoint && cp === end) endPoint = [last, last.data.length];
+  if (!startPoint || !endPoint) throw new Error(`offsets ${start}..${end} outside text of ${cp}`);
+  const range = document.createRange();
+  range.setStart(startPoint[0], startPoint[1]);
+  range.setEnd(endPoint[0], endPoint[1]);
+  const selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  el.dispatchEvent(new MouseEvent("mouseup", {bubbles: true}));
+  return selection.toString();
+}
+"""
+
+EMOJI_SUMMARY = "The bridge 🌉 reopened on Tuesday. 𝐍𝐢𝐧𝐞 weeks of work 👷🏽‍♀️ cost 12.4 million euros."
+HOSTILE_SOURCE = (
+    'The council met on Monday. <script>window.__pwned = true; alert("pwned")</script> '
+    "It approved <b>new</b> rules & a budget of 3 < 4 million."
+)
+
+
+def sample_url(live_server: Any, sample: Sample, round: int | None = None) -> str:
+    url = live_server.url + reverse("sample", args=[sample.project.slug, sample.pk])
+    return f"{url}?round={round}" if round else url
+
+
+def select(page: Page, role: str, start: int, end: int) -> str:
+    return page.evaluate(SELECT_BY_CODE_POINTS, [role, start, end])
+
+
+def select_words(page: Page, role: str, text: str, words: str) -> str:
+    start = text.index(words)
+    return select(page, role, start, start + len(words))
+
+
+def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll the database until ``check`` returns something truthy (the page saves asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
+def open_sample(page: Page, live_server: Any, sample: Sample, round: int | None = None) -> None:
+    page.goto(sample_url(live_server, sample, round))
+    expect(page.locator("#annotator.ready")).to_be_visible()
+
+
+def saved_spans(sample: Sample, user: Any) -> list[SpanAnnotation]:
+    return list(SpanAnnotation.objects.filter(sample=sample, annotator=user).order_by("start", "id"))
+
+
+def make_span(sample: Sample, user: Any, words: str, labels: list[str], note: str = "") -> SpanAnnotation:
+    start = sample.summary.index(words)
+    return SpanAnnotation.objects.create(
+        sample=sample, annotator=user, round=1, start=start, end=start + len(words), text=words,
+        labels=labels, note=note,
+    )
+
+
+@pytest.fixture
+def emoji_sample(batch: Any) -> Sample:
+    """A summary with emoji, a skin-tone ZWJ sequence and mathematical letters (all outside the BMP)."""
+    first = batch.samples.order_by("position").first()
+    sample = Sample.objects.create(
+        project=batch.project, passage=first.passage, batch=batch, position=3, external_id="emoji",
+        summary=EMOJI_SUMMARY, generator="model-e",
+    )
+    embedding.run_embedding_job(embedding.queue_embedding(batch.project).pk)
+    sample.refresh_from_db()
+    return sample
+
+
+@pytest.fixture
+def hostile_sample(batch: Any) -> Sample:
+    passage = Passage.objects.create(project=batch.project, external_id="p-hostile", text=HOSTILE_SOURCE)
+    return Sample.objects.create(
+        project=batch.project, passage=passage, batch=batch, position=4, external_id="hostile",
+        summary="The council approved <i>new</i> rules.", generator="model-x",
+    )
+
+
+# ---------- semantic highlighting ----------
+
+
+def test_selecting_summary_words_shades_every_source_sentence_and_marks_the_closest(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any
+) -> None:
+    sample.refresh_from_db()
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    source_sentences = page.locator('[data-role="source"] [data-sentence]')
+    expect(source_sentences).to_have_count(len(sample.passage.sentences))
+
+    assert select_words(page, "summary", sample.summary, "nine weeks of repairs") == "nine weeks of repairs"
+
+    expect(page.locator('[data-role="source"] [data-sentence][data-similarity]')).to_have_count(
+        len(sample.passage.sentences)
+    )
+    values = source_sentences.evaluate_all("els => els.map(e => e.dataset.similarity)")
+    assert all(len(value.split(".")[1]) == 3 for value in values), values
+    assert page.locator('[data-role="source"] .closest').count() >= 1
+    assert page.locator('[data-role="source"] [class*="shade-"]').count() == len(values)
+    # The repairs sentence is the closest one to "nine weeks of repairs".
+    closest = page.locator('[data-role="source"] .shade-4').first.text_content()
+    assert "weeks of repairs" in closest
+    # The script renders sentences without changing the text.
+    assert page.locator('[data-role="source"]').text_content() == sample.passage.text
+    assert page.locator('[data-role="summary"]').text_content() == sample.summary
+
+
+def test_selecting_source_words_shades_the_summary_sentences(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any
+) -> None:
+    sample.refresh_from_db()
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+
+    select_words(page, "source", sample.passage.text, "paid by the regional council")
+
+    shaded = page.locator('[data-role="summary"] [data-sentence][data-similarity]')
+    expect(shaded).to_have_count(len(sample.sentences))
+    assert page.locator('[data-role="summary"] .closest').count() >= 1
+    expect(page.locator('[data-role="summary"] .shade-4')).to_contain_text("funded by the national government")
+
+
+def test_similarity_note_shows_while_embeddings_are_missing(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    note = page.locator('[data-role="similarity-note"]')
+    page.evaluate("document.querySelector('[data-role=similarity-note]').hidden = true")
+
+    with page.expect_response(lambda r: "similarity" in r.url and r.status == 409):
+        select_words(page, "summary", sample.summary, "nine weeks")
+
+    expect(note).to_be_visible()
+    expect(note).to_have_text("highlighting available once sentence embedding finishes")
+
+
+# ---------- saving spans ----------
+
+
+def test_clicking_a_label_saves_the_selected_span_at_once(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+
+    select_words(page, "summary", sample.summary, "nine weeks")
+    page.click('[data-label="Unwanted.Intrinsic"]')
+
+    expect(page.locator("[data-span-id]")).to_have_count(1)
+    (span,) = saved_spans(sample, alice)
+    start = sample.summary.index("nine weeks")
+    assert (span.start, span.end, span.text) == (start, start + len("nine weeks"), "nine weeks")
+    assert span.labels == ["Unwanted", "Unwanted.Intrinsic"]
+    assert span.round == 1
+    expect(page.locator(f'[data-span-id="{span.pk}"]')).to_contain_text("Unwanted.Intrinsic")
+    expect(page.locator('[data-role="summary"] .seg.cat-U')).to_have_text("nine weeks")
+    expect(page.locator('[data-role="save-status"]')).to_have_text("Saved")
+
+
+def test_hotkeys_one_to_four_save_spans_with_their_labels(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    choices = [
+        ("1", "nine weeks", ["Unwanted", "Unwanted.Intrinsic"]),
+        ("2", "national government", ["Unwanted", "Unwanted.Extrinsic"]),
+        ("3", "Lintown's", ["Questionable"]),
+        ("4", "12.4 million euro project", ["Benign"]),
+    ]
+    for count, (key, words, _) in enumerate(choices, start=1):
+        select_words(page, "summary", sample.summary, words)
+        page.keyboard.press(key)
+        expect(page.locator("[data-span-id]")).to_have_count(count)
+
+    saved = {span.text: span.labels for span in saved_spans(sample, alice)}
+    assert saved == {words: labels for _, words, labels in choices}
+    for category in ("U", "Q", "B"):
+        assert page.locator(f'[data-role="summary"] .seg.cat-{category}').count() >= 1
+
+
+def test_keyboard_selection_with_shift_arrows_shades_and_saves(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    words = "nine"
+    start = sample.summary.index(words)
+    # Click just inside the left edge of the word's first letter: the caret lands before it.
+    box = page.evaluate(
+        """(start) => {
+          const el = document.querySelector('[data-role="summary"]');
+          const node = [...el.querySelectorAll('*'), el].flatMap(e => [...e.childNodes])
+            .filter(n => n.nodeType === 3).find(n => n.data.includes('nine'));
+          const at = node.data.indexOf('nine');
+          const range = document.createRange();
+          range.setStart(node, at); range.setEnd(node, at + 1);
+          const r = range.getBoundingClientRect();
+          return {x: r.left + 1, y: r.top + r.height / 2};
+        }""",
+        start,
+    )
+    page.mouse.click(box["x"], box["y"])
+    expect(page.locator('[data-role="summary"]')).to_be_focused()
+    for _ in words:
+        page.keyboard.press("Shift+ArrowRight")
+    assert page.evaluate("window.getSelection().toString()") == words
+
+    expect(page.locator('[data-role="source"] [data-sentence][data-similarity]').first).to_be_visible()
+    page.keyboard.press("2")
+
+    expect(page.locator("[data-span-id]")).to_have_count(1)
+    (span,) = saved_spans(sample, alice)
+    assert (span.start, span.end, span.text) == (start, start + len(words), words)
+    assert span.labels == ["Unwanted", "Unwanted.Extrinsic"]
+
+
+def test_emoji_offsets_are_code_points_end_to_end(
+    page: Page, live_server: Any, log_in: Any, alice: Any, emoji_sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, emoji_sample)
+    summary = page.locator('[data-role="summary"]')
+    assert summary.text_content() == EMOJI_SUMMARY
+    expect(summary.locator("[data-sentence]")).to_have_count(len(emoji_sample.sentences))
+
+    # After one emoji: UTF-16 and code-point offsets differ by one.
+    assert select_words(page, "summary", EMOJI_SUMMARY, "reopened") == "reopened"
+    page.keyboard.press("1")
+    expect(page.locator("[data-span-id]")).to_have_count(1)
+    # After a ZWJ sequence and mathematical letters: they differ by much more.
+    words = "cost 12.4 million"
+    assert select_words(page, "summary", EMOJI_SUMMARY, words) == words
+    page.click('[data-label="Benign"]')
+    expect(page.locator("[data-span-id]")).to_have_count(2)
+    # A selection that contains non-BMP characters itself.
+    words = "𝐍𝐢𝐧𝐞 weeks of work 👷🏽‍♀️"
+    assert select_words(page, "summary", EMOJI_SUMMARY, words) == words
+    page.keyboard.press("3")
+    expect(page.locator("[data-span-id]")).to_have_count(3)
+
+    spans = {span.text: span for span in saved_spans(emoji_sample, alice)}
+    for text in ("reopened", "cost 12.4 million", "𝐍𝐢𝐧𝐞 weeks of work 👷🏽‍♀️"):
+        span = spans[text]
+        start = EMOJI_SUMMARY.index(text)
+        assert (span.start, span.end) == (start, start + len(text))
+        assert EMOJI_SUMMARY[span.start : span.end] == text
+    # Rendering the saved spans keeps the text exact and highlights the right characters.
+    page.reload()
+    expect(page.locator("[data-span-id]")).to_have_count(3)
+    assert summary.text_content() == EMOJI_SUMMARY
+    texts = page.locator('[data-role="summary"] .seg').all_text_contents()
+    assert "reopened" in texts and "cost 12.4 million" in texts
+
+
+def test_hotkeys_are_inactive_while_typing_in_the_note(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    span = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+
+    page.click(f'[data-span-id="{span.pk}"]')
+    note = page.locator('[data-role="note"]')
+    note.click()
+    note.press_sequentially("1 2 3 4 d n ] ? Backspace")
+    page.keyboard.press("Backspace")
+
+    expect(note).to_have_value("1 2 3 4 d n ] ? Backspac")
+    expect(page.locator('[data-role="shortcuts"]')).to_be_hidden()
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).note == "1 2 3 4 d n ] ? Backspac")
+    span.refresh_from_db()
+    assert span.labels == ["Unwanted", "Unwanted.Intrinsic"]
+    assert SpanAnnotation.objects.count() == 1
+    assert not SampleReview.objects.exists()
+    assert page.url.startswith(sample_url(live_server, sample))
+
+
+def test_note_autosaves_and_is_there_after_reload(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    select_words(page, "summary", sample.summary, "national government")
+    page.keyboard.press("2")
+    expect(page.locator("[data-span-id]")).to_have_count(1)
+
+    page.locator('[data-role="note"]').fill("Source: paid by the regional council.")
+    (span,) = saved_spans(sample, alice)
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).note == "Source: paid by the regional council.")
+    expect(page.locator('[data-role="save-status"]')).to_have_text("Saved")
+
+    page.reload()
+    item = page.locator(f'[data-span-id="{span.pk}"]')
+    expect(item).to_contain_text("Source: paid by the regional council.")
+    item.click()
+    expect(page.locator('[data-role="note"]')).to_have_value("Source: paid by the regional council.")
+
+
+def test_reload_keeps_overlapping_spans(page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample) -> None:
+    outer = make_span(sample, alice, "after nine weeks of repairs", ["Questionable"])
+    inner = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+
+    expect(page.locator("[data-span-id]")).to_have_count(2)
+    expect(page.locator(f'[data-span-id="{outer.pk}"]')).to_contain_text("Questionable")
+    expect(page.locator(f'[data-span-id="{inner.pk}"]')).to_contain_text("Unwanted.Intrinsic")
+    overlap = page.locator('[data-role="summary"] .seg.overlap')
+    expect(overlap).to_have_text("nine weeks")
+    assert "cat-U" in overlap.get_attribute("class")  # the worse label wins the tint
+    assert page.locator('[data-role="summary"]').text_content() == sample.summary
+
+    # Clicking the overlap picks the innermost span; clicking again cycles to the outer one.
+    overlap.click()
+    expect(page.locator(f'[data-span-id="{inner.pk}"]')).to_have_class("span-item cat-U active")
+    page.locator('[data-role="summary"] .seg.overlap').click()
+    expect(page.locator(f'[data-span-id="{outer.pk}"]')).to_have_class("span-item cat-Q active")
+
+
+def test_active_span_label_changes_with_a_hotkey_and_sends_its_version(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    span = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+
+    page.click(f'[data-span-id="{span.pk}"]')
+    page.keyboard.press("3")
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).labels == ["Questionable"])
+    page.click('[data-label="Benign"]')
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).labels == ["Benign"])
+    span.refresh_from_db()
+    assert span.version == 3
+    assert SpanAnnotation.objects.count() == 1
+    expect(page.locator(f'[data-span-id="{span.pk}"]')).to_contain_text("Benign")
+
+
+def test_delete_with_the_button_and_with_the_delete_key(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    first = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    second = make_span(sample, alice, "national government", ["Unwanted", "Unwanted.Extrinsic"])
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+
+    page.click(f'[data-span-id="{first.pk}"]')
+    page.click('[data-role="delete"]')
+    expect(page.locator(f'[data-span-id="{first.pk}"]')).to_have_count(0)
+    assert eventually(lambda: not SpanAnnotation.objects.filter(pk=first.pk).exists())
+
+    page.click(f'[data-span-id="{second.pk}"]')
+    page.keyboard.press("Delete")
+    expect(page.locator("[data-span-id]")).to_have_count(0)
+    assert eventually(lambda: not SpanAnnotation.objects.exists())
+    expect(page.locator('[data-role="summary"] .seg')).to_have_count(0)
+    page.reload()
+    expect(page.locator('[data-role="no-spans"]')).to_be_visible()
+
+
+def test_linking_source_text_with_l_and_by_clicking_a_shaded_sentence(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any
+) -> None:
+    sample.refresh_from_db()
+    span = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    source = sample.passage.text
+
+    page.click(f'[data-span-id="{span.pk}"]')
+    select_words(page, "source", source, "eight weeks")
+    page.keyboard.press("l")
+    start = source.index("eight weeks")
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).source_start == start)
+    span.refresh_from_db()
+    assert (span.source_end, span.source_text) == (start + len("eight weeks"), "eight weeks")
+    expect(page.locator('[data-role="source"] .seg.linked')).to_have_text("eight weeks")
+
+    # Activating the span shaded the source; a click on a shaded sentence links all of it.
+    third = page.locator('[data-role="source"] [data-sentence="2"]')
+    expect(page.locator('[data-role="source"] [data-sentence="2"][data-similarity]')).to_have_count(1)
+    third.click()
+    s, e = sample.passage.sentences[2]
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).source_start == s)
+    span.refresh_from_db()
+    assert (span.source_end, span.source_text) == (e, source[s:e])
+    expect(page.locator(f'[data-span-id="{span.pk}"]')).to_contain_text(source[s:e])
+
+
+# ---------- safety ----------
+
+
+def test_script_in_the_source_is_shown_as_text(
+    page: Page, live_server: Any, log_in: Any, alice: Any, hostile_sample: Sample
+) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    log_in(page, alice)
+    open_sample(page, live_server, hostile_sample)
+
+    source = page.locator('[data-role="source"]')
+    assert "<script>" in source.text_content()
+    assert source.text_content() == HOSTILE_SOURCE
+    assert source.locator("script, b").count() == 0
+    assert page.locator('[data-role="summary"] i').count() == 0
+    assert page.evaluate("window.__pwned") is None
+    select_words(page, "summary", hostile_sample.summary, "<i>new</i> rules")
+    page.keyboard.press("4")
+    expect(page.locator("[data-span-id]")).to_contain_text("<i>new</i> rules")
+    assert page.locator("[data-span-id] i").count() == 0
+    assert dialogs == []
+
+
+def test_blind_round_one_bob_does_not_see_alices_span(
+    page: Page, live_server: Any, log_in: Any, alice: Any, bob: Any, sample: Sample
+) -> None:
+    make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"], note="alice's reason")
+    log_in(page, bob)
+    open_sample(page, live_server, sample)
+
+    expect(page.locator('[data-role="no-spans"]')).to_be_visible()
+    assert page.locator("[data-span-id]").count() == 0
+    assert page.locator('[data-role="summary"] .seg').count() == 0
+    assert "alice's reason" not in page.content()
+
+
+def test_admin_sees_spans_read_only_with_annotator_names(
+    page: Page, live_server: Any, log_in: Any, admin_user: Any, alice: Any, bob: Any, sample: Sample
+) -> None:
+    make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    make_span(sample, bob, "national government", ["Benign"])
+    log_in(page, admin_user)
+    open_sample(page, live_server, sample, round=1)
+
+    expect(page.locator("[data-span-id]")).to_have_count(2)
+    expect(page.locator('[data-role="span-list"]')).to_contain_text("alice")
+    expect(page.locator('[data-role="span-list"]')).to_contain_text("bob")
+    for button in page.locator("[data-label]").all():
+        expect(button).to_be_disabled()
+    assert page.locator('[data-role="done"]').count() == 0
+    select_words(page, "summary", sample.summary, "Tuesday")
+    page.keyboard.press("1")
+    page.locator("[data-span-id]").first.click()
+    page.keyboard.press("Delete")
+    assert page.locator('[data-role="span-editor"] textarea').count() == 0
+    time.sleep(0.3)
+    assert SpanAnnotation.objects.count() == 2
+
+
+# ---------- versions, status, retries ----------
+
+
+def test_stale_tab_shows_a_conflict_and_keeps_the_newer_note(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    span = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"], note="first thought")
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    page.click(f'[data-span-id="{span.pk}"]')
+
+    # Another tab saves a newer note.
+    SpanAnnotation.objects.filter(pk=span.pk).update(note="newer note from the other tab", version=2)
+
+    page.locator('[data-role="note"]').fill("stale edit")
+    expect(page.locator('[data-role="notice"]')).to_contain_text("changed in another tab — reloaded")
+    expect(page.locator('[data-role="note"]')).to_have_value("newer note from the other tab")
+    time.sleep(0.8)
+    span.refresh_from_db()
+    assert (span.note, span.version) == ("newer note from the other tab", 2)
+
+    # The page adopted version 2: the next edit saves.
+    page.locator('[data-role="note"]').fill("merged note")
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).note == "merged note")
+    assert SpanAnnotation.objects.get(pk=span.pk).version == 3
+
+
+def test_stale_delete_adopts_the_newer_span(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    span = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    SpanAnnotation.objects.filter(pk=span.pk).update(labels=["Benign"], version=5)
+
+    page.click(f'[data-span-id="{span.pk}"]')
+    page.keyboard.press("Delete")
+
+    expect(page.locator('[data-role="notice"]')).to_contain_text("changed in another tab — reloaded")
+    expect(page.locator(f'[data-span-id="{span.pk}"]')).to_contain_text("Benign")
+    assert SpanAnnotation.objects.filter(pk=span.pk, version=5).exists()
+
+
+def test_server_errors_are_retried_and_the_status_says_so(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    failures = {"left": 2}
+
+    def flaky(route: Route) -> None:
+        if route.request.method == "POST" and failures["left"] > 0:
+            failures["left"] -= 1
+            route.fulfill(status=503, body="busy")
+        else:
+            route.continue_()
+
+    page.route("**/api/spans/", flaky)
+    status = page.locator('[data-role="save-status"]')
+    select_words(page, "summary", sample.summary, "nine weeks")
+    page.keyboard.press("1")
+
+    expect(status).to_have_text("Failed — retrying")
+    expect(page.locator("[data-span-id]")).to_have_count(1)
+    expect(status).to_have_text("Saved")
+    assert len(saved_spans(sample, alice)) == 1
+
+
+def test_client_errors_show_the_servers_message(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    page.route(
+        "**/api/spans/",
+        lambda route: route.fulfill(
+            status=400, content_type="application/json",
+            body=json.dumps({"labels": ["unknown label 'Nonsense'"]}),
+        ),
+    )
+    select_words(page, "summary", sample.summary, "nine weeks")
+    page.keyboard.press("1")
+
+    status = page.locator('[data-role="save-status"]')
+    expect(status).to_have_attribute("data-state", "failed")
+    expect(status).to_contain_text("labels: unknown label 'Nonsense'")
+    expect(page.locator('[data-role="span-list"] [data-role="retry"]')).to_be_visible()
+
+    page.unroute("**/api/spans/")
+    page.click('[data-role="span-list"] [data-role="retry"]')
+    expect(page.locator("[data-span-id]")).to_have_count(1)
+    expect(status).to_have_text("Saved")
+
+
+# ---------- done, navigation, shortcuts ----------
+
+
+def test_done_goes_to_the_next_unfinished_sample_and_home_links_it(
+    page: Page, live_server: Any, log_in: Any, alice: Any, batch: Any
+) -> None:
+    first, second, third = batch.samples.order_by("position")
+    SampleReview.objects.create(sample=second, annotator=alice, round=1, done=True)
+    log_in(page, alice)
+    open_sample(page, live_server, first)
+
+    page.keyboard.press("d")
+    page.wait_for_url(f"**{reverse('sample', args=[batch.project.slug, third.pk])}?round=1")
+    review = SampleReview.objects.get(sample=first, annotator=alice, round=1)
+    assert review.done and review.seconds_spent >= 0
+
+    page.goto(live_server.url + "/")
+    link = page.locator('[data-role="next-sample"]')
+    assert reverse("sample", args=[batch.project.slug, third.pk]) in link.get_attribute("href")
+
+
+def test_last_sample_done_says_batch_complete_and_can_be_undone(
+    page: Page, live_server: Any, log_in: Any, alice: Any, batch: Any
+) -> None:
+    first, second, third = batch.samples.order_by("position")
+    for sample in (first, second):
+        SampleReview.objects.create(sample=sample, annotator=alice, round=1, done=True)
+    log_in(page, alice)
+    open_sample(page, live_server, third)
+    expect(page.locator('[data-role="progress-text"]')).to_have_text("2/3 done")
+
+    page.click('[data-role="done"]')
+    expect(page.locator('[data-role="notice"]')).to_contain_text("Batch complete")
+    expect(page.locator('[data-role="done-badge"]')).to_be_visible()
+    expect(page.locator('[data-role="done"]')).to_contain_text("Mark not done")
+    expect(page.locator('[data-role="progress-text"]')).to_have_text("3/3 done")
+    assert SampleReview.objects.get(sample=third, annotator=alice).done
+
+    page.keyboard.press("D")
+    expect(page.locator('[data-role="done"]')).to_contain_text("Done")
+    expect(page.locator('[data-role="done-badge"]')).to_be_hidden()
+    assert eventually(lambda: not SampleReview.objects.get(sample=third, annotator=alice).done)
+
+
+def test_previous_and_next_hotkeys_move_between_samples(
+    page: Page, live_server: Any, log_in: Any, alice: Any, batch: Any
+) -> None:
+    first, second, _ = batch.samples.order_by("position")
+    log_in(page, alice)
+    open_sample(page, live_server, first)
+    page.keyboard.press("]")
+    page.wait_for_url(f"**{reverse('sample', args=[batch.project.slug, second.pk])}?round=1")
+    expect(page.locator("#annotator.ready")).to_be_visible()
+    page.keyboard.press("p")
+    page.wait_for_url(f"**{reverse('sample', args=[batch.project.slug, first.pk])}?round=1")
+
+
+def test_question_mark_opens_the_shortcut_overlay(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    overlay = page.locator('[data-role="shortcuts"]')
+    expect(overlay).to_be_hidden()
+
+    page.keyboard.press("?")
+    expect(overlay).to_be_visible()
+    for name in ("Unwanted.Intrinsic", "Unwanted.Extrinsic", "Questionable", "Benign", "Mark done"):
+        expect(overlay).to_contain_text(name)
+    page.keyboard.press("Escape")
+    expect(overlay).to_be_hidden()
+
+
+def test_escape_clears_the_active_span_and_the_shading(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any
+) -> None:
+    sample.refresh_from_db()
+    span = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    page.click(f'[data-span-id="{span.pk}"]')
+    expect(page.locator('[data-role="span-editor"]')).to_be_visible()
+    expect(page.locator('[data-role="source"] [data-similarity]').first).to_be_visible()
+
+    page.keyboard.press("Escape")
+    expect(page.locator('[data-role="span-editor"]')).to_be_hidden()
+    expect(page.locator('[data-role="source"] [data-similarity]')).to_have_count(0)
+    expect(page.locator(".span-item.active")).to_have_count(0)
+
+
+def test_screenshot_of_the_page(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any
+) -> None:
+    """Not an assertion about looks: leaves /tmp/annot.png for a human to check."""
+    sample.refresh_from_db()
+    make_span(sample, alice, "after nine weeks of repairs", ["Questionable"])
+    inner = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"], note="Source says eight.")
+    make_span(sample, alice, "national government", ["Unwanted", "Unwanted.Extrinsic"])
+    page.set_viewport_size({"width": 1280, "height": 760})
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    page.click(f'[data-span-id="{inner.pk}"]')
+    expect(page.locator('[data-role="source"] .closest').first).to_be_visible()
+    print(page.locator('[data-role="source"] [data-sentence]').evaluate_all(
+        "els => els.map(e => [e.className, e.dataset.similarity, getComputedStyle(e).backgroundColor])"))
+    page.screenshot(path="/tmp/annot.png", animations="disabled")
