@@ -55,10 +55,17 @@ def get_project_for_exporter(user: AnyUser, slug: str) -> tuple[Project, str]:
     return project, role
 
 
+def get_project_for_curator(user: AnyUser, slug: str) -> tuple[Project, str]:
+    project, role = get_project_for_user(user, slug)
+    if role not in (Role.ADMIN, Role.CURATOR):
+        raise Forbidden("Only the project's admins and curators adjudicate")
+    return project, role
+
+
 def samples_for(user: AnyUser, project: Project) -> QuerySet[Sample]:
     role = role_in(user, project)
     samples = Sample.objects.filter(project=project)
-    if role in (Role.ADMIN, Role.AUDITOR):
+    if role in (Role.ADMIN, Role.AUDITOR, Role.CURATOR):
         return samples
     if role == Role.ANNOTATOR:
         return samples.filter(batch__assignments__annotator=user).distinct()

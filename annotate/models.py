@@ -34,6 +34,7 @@ class Membership(models.Model):
         ADMIN = "admin", "Admin"
         ANNOTATOR = "annotator", "Annotator"
         AUDITOR = "auditor", "Auditor"
+        CURATOR = "curator", "Curator"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
@@ -77,6 +78,8 @@ class Batch(models.Model):
     name = models.CharField(max_length=200)
     is_pilot = models.BooleanField(default=False)
     position = models.PositiveIntegerField(default=0)
+    # Reconciliation (round 2) shows the others' round-1 work under their names, or as "Annotator A", "B", ...
+    reveal_names = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -156,6 +159,8 @@ class SpanAnnotation(models.Model):
     source_text = models.TextField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
     external_id = models.CharField(max_length=100, blank=True)  # FaithBench annot_id
+    # The round-1 span this round-2 span was copied from when reconciliation opened.
+    origin = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="copies")
     # Values kept verbatim from an import so an export gives the file back.
     imported_fields = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -183,6 +188,22 @@ class SampleReview(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["sample", "annotator", "round"], name="one_review_per_round")
         ]
+
+
+class GoldLabel(models.Model):
+    """The adjudicated label of a sample, built by a curator from the annotators' spans."""
+
+    class Method(models.TextChoices):
+        MANUAL = "manual", "Chosen by a curator"
+        BULK = "bulk", "Accepted in bulk: every annotator agreed"
+
+    sample = models.OneToOneField(Sample, on_delete=models.CASCADE, related_name="gold")
+    round = models.PositiveSmallIntegerField(default=1)
+    category = models.CharField(max_length=1)  # worst-pooled: C, B, Q or U
+    spans = models.JSONField(default=list)  # [{start, end, text, labels, note, source_start, source_end, from_span}]
+    method = models.CharField(max_length=6, choices=Method.choices, default=Method.MANUAL)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    decided_at = models.DateTimeField(auto_now=True)
 
 
 class Job(models.Model):

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import path
 
 from annotate.views import annotation as views
+from annotate.views import curation
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -15,5 +16,9 @@ urlpatterns = [
     path("projects/<slug:slug>/samples/<int:pk>/", views.sample_page, name="sample"),
     path("projects/<slug:slug>/jobs/<int:pk>/", views.job_status, name="job"),
     path("projects/<slug:slug>/exports/", views.project_export, name="project-export"),
+    path("projects/<slug:slug>/batches/<int:pk>/round-two/", views.open_round_two, name="open-round-two"),
+    path("projects/<slug:slug>/curation/", curation.curation_list, name="curation"),
+    path("projects/<slug:slug>/curation/accept-agreed/", curation.accept_agreed, name="accept-agreed"),
+    path("projects/<slug:slug>/curation/<int:pk>/", curation.adjudicate, name="adjudicate"),
     path("projects/<slug:slug>/exports/<int:pk>/download/", views.export_download, name="export-download"),
 ]

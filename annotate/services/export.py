@@ -21,7 +21,7 @@ from typing import Any, Literal
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
-from annotate.models import Batch, Project, Sample, SpanAnnotation
+from annotate.models import Batch, GoldLabel, Project, Sample, SpanAnnotation
 from annotate.taxonomy import CATEGORY_NAMES, category_of, label_categories, worst_category
 
 Format = Literal["faithbench", "jsonl", "csv"]
@@ -71,7 +71,7 @@ class _Names:
 
 def _batch_samples(batch: Batch, round: int) -> Iterator[tuple[Sample, list[dict]]]:
     """A batch's samples in order with their spans of one round, CHUNK samples a query."""
-    samples = Sample.objects.filter(batch=batch).select_related("passage", "batch").order_by("position", "id")
+    samples = Sample.objects.filter(batch=batch).select_related("passage", "batch", "gold").order_by("position", "id")
     after: tuple[int, int] | None = None
     while True:
         page = samples
@@ -159,6 +159,15 @@ def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, pr
     return written
 
 
+def _gold(sample: Sample) -> dict[str, Any] | None:
+    try:
+        gold = sample.gold
+    except GoldLabel.DoesNotExist:
+        return None
+    return {"label": CATEGORY_NAMES[gold.category], "round": gold.round, "method": gold.method,
+            "spans": [{k: v for k, v in span.items() if k != "from_span"} for span in gold.spans]}
+
+
 def jsonl_lines(project: Project, options: ExportOptions) -> Iterator[str]:
     """A sample a line: texts, metadata, every annotation of the round, and worst-pooled labels."""
     options.check(project)
@@ -180,6 +189,7 @@ def jsonl_lines(project: Project, options: ExportOptions) -> Iterator[str]:
             "metadata": sample.metadata,
             "annotations": [faithbench_annotation(span, names) for span in spans],
             "worst_label_by_annotator": {name: CATEGORY_NAMES[c] for name, c in sorted(per_annotator.items())},
+            "adjudicated": _gold(sample),
         }
         yield json.dumps(record, ensure_ascii=False) + "\n"
 

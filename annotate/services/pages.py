@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from annotate import access, embedder
 from annotate.models import Assignment, Job, Membership, Project, Sample, SampleReview
+from annotate.services import rounds
 from annotate.taxonomy import hotkey_labels
 
 
@@ -52,7 +53,11 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
 
     next_unfinished = next((pk for pk in order[index + 1 :] + order[:index] if pk not in done_ids), None)
     spans = access.visible_spans(user, sample, round).order_by("start", "end", "id")
+    span_data = [_span_json(span, mine=span.annotator_id == user.pk) for span in spans]
     model = embedder.model_name()
+    others = None
+    if round == rounds.RECONCILIATION_ROUND and can_edit:
+        others = rounds.others_round_one(sample, user, span_data)
     return {
         "sample_id": sample.pk,
         "project": slug,
@@ -64,7 +69,8 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
         "summary_sentences": sample.sentences or [],
         "source_sentences": sample.passage.sentences or [],
         "embeddings_ready": sample.embedding_model == model and sample.passage.embedding_model == model,
-        "spans": [_span_json(span, mine=span.annotator_id == user.pk) for span in spans],
+        "spans": span_data,
+        "others": others,
         "labels": hotkey_labels(sample.project.taxonomy),
         "done": sample.pk in done_ids,
         "position": index + 1,
@@ -110,7 +116,8 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
             for a in assignments
             if a.batch_id == batch.pk
         ]
-        rows.append({"batch": batch, "people": people})
+        ready, why = rounds.reconciliation_ready(batch) if role == Membership.Role.ADMIN else (False, "")
+        rows.append({"batch": batch, "people": people, "round2_ready": ready, "round2_why": why})
     is_admin = role == Membership.Role.ADMIN
     can_export = role in (Membership.Role.ADMIN, Membership.Role.AUDITOR)
     members = (

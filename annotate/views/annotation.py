@@ -14,7 +14,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotate import access
 from annotate.models import Job
-from annotate.services import export, ingest, projects
+from annotate.services import export, ingest, projects, rounds
 from annotate.services.pages import annotation_page_data, project_overview
 from annotate.taxonomy import hotkey_labels
 
@@ -181,3 +181,18 @@ def export_download(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if not job.result_path or not result.is_file():
         raise Http404("The export file is gone; start the export again")
     return FileResponse(result.open("rb"), as_attachment=True, filename=result.name)
+
+
+@require_POST
+@login_required
+def open_round_two(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Open reconciliation for a batch whose round-1 annotators have all submitted."""
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    batch = get_object_or_404(project.batches, pk=pk)
+    try:
+        rounds.open_reconciliation_round(batch, reveal_names=request.POST.get("reveal") != "pseudonyms")
+    except rounds.RoundError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Round 2 is open for {batch.name}; its annotators see each other's round-1 work.")
+    return _back_to_project(request, project.slug)

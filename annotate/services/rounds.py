@@ -1,0 +1,183 @@
+"""FaithBench's second round (reconciliation) and the curation of gold labels."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanAnnotation
+from annotate.taxonomy import CATEGORY_NAMES, category_of, label_categories, worst_category
+
+RECONCILIATION_ROUND = 2
+
+
+class RoundError(ValueError):
+    pass
+
+
+def reconciliation_ready(batch: Batch) -> tuple[bool, str]:
+    """Whether round 2 can open: every round-1 annotator submitted, and round 2 is not open yet."""
+    first = list(batch.assignments.filter(round=1))
+    if batch.assignments.filter(round=RECONCILIATION_ROUND).exists():
+        return False, "round 2 is already open"
+    if len(first) < 2:
+        return False, "reconciliation needs at least two round-1 annotators"
+    waiting = [a.annotator.username for a in first if a.status != Assignment.Status.SUBMITTED]
+    if waiting:
+        return False, f"waiting for round 1 from {', '.join(sorted(waiting))}"
+    return True, ""
+
+
+@transaction.atomic
+def open_reconciliation_round(batch: Batch, *, reveal_names: bool = True) -> list[Assignment]:
+    """Copy each annotator's round-1 spans into round 2, where they stay editable beside the others'."""
+    batch = Batch.objects.select_for_update().get(pk=batch.pk)
+    ready, why = reconciliation_ready(batch)
+    if not ready:
+        raise RoundError(f"batch {batch.name!r}: {why}")
+    batch.reveal_names = reveal_names
+    batch.save(update_fields=["reveal_names"])
+    annotators = [a.annotator for a in batch.assignments.filter(round=1).select_related("annotator")]
+    assignments = Assignment.objects.bulk_create(
+        [Assignment(batch=batch, annotator=user, round=RECONCILIATION_ROUND) for user in annotators]
+    )
+    originals = SpanAnnotation.objects.filter(sample__batch=batch, round=1, annotator__in=annotators)
+    SpanAnnotation.objects.bulk_create(
+        [
+            SpanAnnotation(
+                sample_id=span.sample_id, annotator_id=span.annotator_id, round=RECONCILIATION_ROUND,
+                start=span.start, end=span.end, text=span.text, labels=span.labels, note=span.note,
+                source_start=span.source_start, source_end=span.source_end, source_text=span.source_text,
+                external_id=span.external_id, imported_fields=span.imported_fields, origin=span,
+            )
+            for span in originals
+        ],
+        batch_size=1000,
+    )
+    return assignments
+
+
+def display_names(batch: Batch, user_ids: Iterable[int], usernames: dict[int, str]) -> dict[int, str]:
+    """Names shown to other annotators in round 2: usernames, or stable letters per batch."""
+    ordered = sorted(set(user_ids))
+    if batch.reveal_names:
+        return {pk: usernames.get(pk, str(pk)) for pk in ordered}
+    return {pk: f"Annotator {chr(ord('A') + i) if i < 26 else i + 1}" for i, pk in enumerate(ordered)}
+
+
+def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a["start"] < b["end"] and b["start"] < a["end"]
+
+
+def others_round_one(sample: Sample, viewer: AbstractBaseUser, my_spans: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a round-2 annotator sees of the others: their round-1 spans and where they disagree.
+
+    A span of another annotator is marked ``agrees`` when one of the viewer's current
+    spans overlaps it with the same category; each annotator's worst label is listed,
+    and ``disagree`` is true when those differ.
+    """
+    categories = label_categories(sample.project.taxonomy)
+    round_one = list(
+        SpanAnnotation.objects.filter(sample=sample, round=1).select_related("annotator").order_by("start", "id")
+    )
+    roster = list(
+        Assignment.objects.filter(batch_id=sample.batch_id, round=1).values_list("annotator_id", "annotator__username")
+    )
+    names = display_names(sample.batch, [pk for pk, _ in roster], dict(roster))
+    mine = [{**span, "category": category_of(span["labels"], categories)} for span in my_spans]
+    worst: dict[int, str] = {pk: "C" for pk, _ in roster}
+    spans = []
+    for span in round_one:
+        category = category_of(span.labels, categories)
+        if span.annotator_id in worst:
+            worst[span.annotator_id] = worst_category((worst[span.annotator_id], category))
+        if span.annotator_id == viewer.pk:
+            continue
+        record = {
+            "annotator": names.get(span.annotator_id, "?"), "start": span.start, "end": span.end, "text": span.text,
+            "labels": span.labels, "note": span.note, "source_start": span.source_start,
+            "source_end": span.source_end, "source_text": span.source_text,
+        }
+        record["agrees"] = any(_overlaps(record, m) and m["category"] == category for m in mine)
+        spans.append(record)
+    labels = {names[pk]: CATEGORY_NAMES[c] for pk, c in worst.items()}
+    return {"spans": spans, "worst_labels": labels, "disagree": len(set(worst.values())) > 1}
+
+
+def _gold_span(span: SpanAnnotation) -> dict[str, Any]:
+    return {
+        "start": span.start, "end": span.end, "text": span.text, "labels": span.labels, "note": span.note,
+        "source_start": span.source_start, "source_end": span.source_end, "from_span": span.pk,
+    }
+
+
+@transaction.atomic
+def adjudicate_sample(
+    sample: Sample, curator: AbstractBaseUser, *, span_ids: Iterable[int], round: int = 1
+) -> GoldLabel:
+    """The gold label of a sample, from the annotators' spans a curator chose (none = consistent)."""
+    chosen_ids = [int(pk) for pk in span_ids]
+    chosen = list(SpanAnnotation.objects.filter(sample=sample, round=round, pk__in=chosen_ids).order_by("start", "id"))
+    missing = set(chosen_ids) - {span.pk for span in chosen}
+    if missing:
+        raise RoundError(f"spans: {sorted(missing)} are not round-{round} spans of this sample")
+    categories = label_categories(sample.project.taxonomy)
+    category = worst_category(category_of(span.labels, categories) for span in chosen)
+    gold, _ = GoldLabel.objects.update_or_create(
+        sample=sample,
+        defaults={"round": round, "category": category, "spans": [_gold_span(s) for s in chosen],
+                  "method": GoldLabel.Method.MANUAL, "decided_by": curator},
+    )
+    return gold
+
+
+def sample_disagreements(project: Project, round: int, batch: Batch | None = None) -> dict[int, dict[str, str]]:
+    """Per sample of batches with submitted work: each submitter's worst category."""
+    categories = label_categories(project.taxonomy)
+    assignments = Assignment.objects.filter(batch__project=project, round=round, status=Assignment.Status.SUBMITTED)
+    if batch is not None:
+        assignments = assignments.filter(batch=batch)
+    roster: dict[int, dict[int, str]] = defaultdict(dict)
+    for batch_id, user_id, username in assignments.values_list("batch_id", "annotator_id", "annotator__username"):
+        roster[batch_id][user_id] = username
+    samples = Sample.objects.filter(batch_id__in=roster).values_list("id", "batch_id")
+    labels: dict[int, dict[str, str]] = {pk: dict.fromkeys(roster[b].values(), "C") for pk, b in samples}
+    spans = SpanAnnotation.objects.filter(sample_id__in=labels, round=round).values_list(
+        "sample_id", "annotator_id", "labels", "sample__batch_id"
+    )
+    for sample_id, user_id, span_labels, batch_id in spans:
+        name = roster[batch_id].get(user_id)
+        if name is not None:
+            labels[sample_id][name] = worst_category((labels[sample_id][name], category_of(span_labels, categories)))
+    return labels
+
+
+@transaction.atomic
+def accept_agreed_samples(project: Project, curator: AbstractBaseUser, *, round: int = 1) -> int:
+    """Gold labels for every sample where all (two or more) annotators gave the same worst label.
+
+    The gold spans are the annotators' spans of that sample, one copy of each distinct
+    (start, end, labels). Samples that already have a gold label are left alone.
+    """
+    decided = set(GoldLabel.objects.filter(sample__project=project).values_list("sample_id", flat=True))
+    agreed = {
+        pk: next(iter(set(per.values())))
+        for pk, per in sample_disagreements(project, round).items()
+        if len(per) >= 2 and len(set(per.values())) == 1 and pk not in decided
+    }
+    spans: dict[int, dict[tuple, dict[str, Any]]] = defaultdict(dict)
+    for span in SpanAnnotation.objects.filter(sample_id__in=agreed, round=round).order_by("start", "id"):
+        spans[span.sample_id].setdefault((span.start, span.end, tuple(span.labels)), _gold_span(span))
+    GoldLabel.objects.bulk_create(
+        [
+            GoldLabel(sample_id=pk, round=round, category=category, spans=list(spans[pk].values()),
+                      method=GoldLabel.Method.BULK, decided_by=curator)
+            for pk, category in agreed.items()
+        ],
+        batch_size=1000,
+    )
+    return len(agreed)

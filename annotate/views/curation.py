@@ -1,0 +1,74 @@
+"""Curation: disputed samples, adjudicated gold labels, bulk acceptance of agreed samples."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotate import access
+from annotate.models import GoldLabel, Sample, SpanAnnotation
+from annotate.services import rounds
+from annotate.taxonomy import CATEGORY_NAMES
+
+
+def _round(request: HttpRequest) -> int:
+    raw = request.GET.get("round") or request.POST.get("round") or "1"
+    return int(raw) if raw.isdigit() and int(raw) >= 1 else 1
+
+
+@require_http_methods(["GET"])
+@login_required
+def curation_list(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = access.get_project_for_curator(request.user, slug)
+    round = _round(request)
+    labels = rounds.sample_disagreements(project, round)
+    gold = dict(GoldLabel.objects.filter(sample__project=project).values_list("sample_id", "category"))
+    samples = {s.pk: s for s in Sample.objects.filter(pk__in=labels).select_related("batch")}
+    rows = [
+        {"sample": samples[pk], "labels": {n: CATEGORY_NAMES.get(c, c) for n, c in sorted(per.items())},
+         "disputed": len(set(per.values())) > 1, "gold": CATEGORY_NAMES.get(gold[pk]) if pk in gold else None}
+        for pk, per in labels.items()
+    ]
+    rows.sort(key=lambda row: (not row["disputed"], row["gold"] is not None, row["sample"].batch.position,
+                               row["sample"].position))
+    agreed_open = sum(1 for row in rows if not row["disputed"] and row["gold"] is None and len(row["labels"]) >= 2)
+    return render(request, "annotate/curation.html", {"project": project, "rows": rows, "round": round,
+                                                      "agreed_open": agreed_open})
+
+
+@require_POST
+@login_required
+def accept_agreed(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = access.get_project_for_curator(request.user, slug)
+    count = rounds.accept_agreed_samples(project, request.user, round=_round(request))
+    messages.success(request, f"Accepted {count} samples where every annotator agreed.")
+    return HttpResponseRedirect(reverse("curation", args=[slug]) + f"?round={_round(request)}")
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, _ = access.get_project_for_curator(request.user, slug)
+    sample = get_object_or_404(Sample.objects.select_related("passage", "batch"), pk=pk, project=project)
+    round = _round(request)
+    if request.method == "POST":
+        try:
+            rounds.adjudicate_sample(sample, request.user, span_ids=request.POST.getlist("spans"), round=round)
+        except (rounds.RoundError, ValueError) as error:
+            messages.error(request, str(error))
+        else:
+            messages.success(request, "Gold label saved.")
+            return HttpResponseRedirect(reverse("curation", args=[slug]) + f"?round={round}")
+    spans = SpanAnnotation.objects.filter(sample=sample, round=round).select_related("annotator").order_by(
+        "annotator__username", "start", "id"
+    )
+    gold = GoldLabel.objects.filter(sample=sample).first()
+    chosen = {span["from_span"] for span in gold.spans} if gold else set()
+    return render(request, "annotate/adjudicate.html", {
+        "project": project, "sample": sample, "spans": spans, "gold": gold, "chosen": chosen, "round": round,
+        "gold_name": CATEGORY_NAMES.get(gold.category) if gold else None,
+    })
