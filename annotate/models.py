@@ -189,6 +189,9 @@ class SampleReview(models.Model):
             models.UniqueConstraint(fields=["sample", "annotator", "round"], name="one_review_per_round")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.annotator} {'done' if self.done else 'open'} on {self.sample} round {self.round}"
+
 
 class GoldLabel(models.Model):
     """The adjudicated label of a sample, built by a curator from the annotators' spans."""
@@ -204,6 +207,9 @@ class GoldLabel(models.Model):
     method = models.CharField(max_length=6, choices=Method.choices, default=Method.MANUAL)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     decided_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"gold {self.category} for {self.sample}"
 
 
 class Job(models.Model):
@@ -235,6 +241,9 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk} ({self.status})"
 
     @property
     def percent(self) -> int:

@@ -85,11 +85,12 @@ def _is_number(value: Any) -> bool:
 def detector_keys(metadatas: Iterable[Mapping[str, Any]], exclude: Iterable[str] = GENERATOR_KEYS) -> list[str]:
     """Metadata keys that hold a detector's outputs, in first-seen order.
 
-    A key counts as a detector when its values across samples are numeric:
-    at least one number, and numbers are the majority of its values that are
-    not null. The majority rule keeps a detector whose output is a string on
-    a few broken rows (those rows then count as invalid) while ignoring text
-    fields. Bools are not numbers here.
+    A key counts as a detector when its values across samples are scores:
+    at least one number in [0, 1], and such scores are the majority of its
+    values that are not null. The majority rule keeps a detector whose output
+    is a string or out of range on a few broken rows (those rows then count as
+    invalid) while ignoring text fields and numeric ids such as FaithBench's
+    ``raw_sample_id``. Bools are not numbers here.
     """
     excluded = set(exclude)
     numeric: Counter[str] = Counter()
@@ -102,7 +103,7 @@ def detector_keys(metadatas: Iterable[Mapping[str, Any]], exclude: Iterable[str]
             order.setdefault(key, None)
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 continue
-            if _is_number(value):
+            if is_score(value):
                 numeric[key] += 1
             else:
                 other[key] += 1

@@ -180,3 +180,73 @@ def paragraph(rng: random.Random, sentences: int) -> str:
 
 def yes_no(met: bool) -> str:
     return "MET" if met else "NOT MET"
+
+
+def _machine_busy_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine from /proc/stat."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields[:8]) - idle, sum(fields[:8])
+
+
+def _tree_jiffies(roots: list[int]) -> int:
+    """CPU of the given processes and all their descendants, including reaped children."""
+    parents: dict[int, int] = {}
+    used: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = raw.rsplit(")", 1)[1].split()
+        parents[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    ours = set(roots)
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in ours and pid not in ours:
+                ours.add(pid)
+                grew = True
+    return sum(used.get(pid, 0) for pid in ours)
+
+
+class CpuMonitor:
+    """How busy the machine was during a measurement, and how much of that was not us.
+
+    Other engineers' tests run on the same cores; the machine's busy time minus
+    the CPU of this benchmark's process tree (plus ``extra_roots``, e.g. the
+    PostgreSQL server) is their load. A large value means noisy figures.
+    """
+
+    def __init__(self, extra_roots: list[int] | None = None) -> None:
+        self.roots = [os.getpid(), *(extra_roots or [])]
+        self.ticks = os.sysconf("SC_CLK_TCK")
+        self.started = 0.0
+        self.busy = self.own = 0
+
+    def __enter__(self) -> CpuMonitor:
+        import time
+
+        self.started = time.perf_counter()
+        self.busy, _ = _machine_busy_jiffies()
+        self.own = _tree_jiffies(self.roots)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import time
+
+        self.seconds = time.perf_counter() - self.started
+        busy, _ = _machine_busy_jiffies()
+        own = _tree_jiffies(self.roots)
+        self.machine_cores = (busy - self.busy) / self.ticks / self.seconds
+        self.own_cores = (own - self.own) / self.ticks / self.seconds
+        self.other_cores = max(0.0, self.machine_cores - self.own_cores)
+
+    def describe(self) -> str:
+        return (f"CPU during the run: machine {self.machine_cores:.2f} of {os.cpu_count()} cores busy, "
+                f"this benchmark {self.own_cores:.2f}, other sessions ~{self.other_cores:.2f}; "
+                f"load average {Path('/proc/loadavg').read_text().split()[0]}")

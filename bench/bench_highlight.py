@@ -22,10 +22,19 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import database_version, machine, paragraph, start_django, summary, yes_no  # noqa: E402
+from _common import (  # noqa: E402
+    CpuMonitor,
+    database_version,
+    machine,
+    paragraph,
+    start_django,
+    summary,
+    yes_no,
+)
 
 TARGET_P95_MS = 50.0
 LONG, SHORT = 40, 4
@@ -58,6 +67,7 @@ def main() -> int:
 
 
 def run(options: argparse.Namespace) -> int:
+    import torch
     from django.contrib.auth import get_user_model
     from django.test import Client
 
@@ -107,39 +117,55 @@ def run(options: argparse.Namespace) -> int:
     client.force_login(user)
     chosen = selections(summary_text, options.warmup + options.requests, rng)
 
-    def post(sample: Sample, start: int, end: int) -> float:
+    def post(sample: Sample, start: int, end: int) -> tuple[float, float]:
         body = json.dumps({"side": "summary", "start": start, "end": end})
-        began = time.perf_counter()
+        cpu, began = time.process_time(), time.perf_counter()
         response = client.post(f"/api/samples/{sample.pk}/similarity/", body, content_type="application/json")
-        took = time.perf_counter() - began
+        took, cpu = time.perf_counter() - began, time.process_time() - cpu
         if response.status_code != 200:
             raise SystemExit(f"bench: similarity answered {response.status_code}: {response.content[:300]!r}")
-        return took
+        return took, cpu
 
-    def call(sample: Sample, start: int, end: int) -> float:
-        began = time.perf_counter()
+    def call(sample: Sample, start: int, end: int) -> tuple[float, float]:
+        cpu, began = time.process_time(), time.perf_counter()
         result = embedding.similarity(sample, "summary", start, end)
-        took = time.perf_counter() - began
+        took, cpu = time.perf_counter() - began, time.process_time() - cpu
         assert len(result["sentences"]) == len(sample.passage.sentences or [])
-        return took
+        return took, cpu
 
-    times: dict[str, list[float]] = {key: [] for key in ("client-40", "client-4", "service-40", "service-4", "embed")}
+    def embed_only(sample: Sample, start: int, end: int) -> tuple[float, float]:
+        cpu, began = time.process_time(), time.perf_counter()
+        embedder.embed([sample.summary[start:end]])
+        return time.perf_counter() - began, time.process_time() - cpu
+
+    keys = ("client-40", "client-4", "service-40", "service-4", "embed")
+    wall: dict[str, list[float]] = {key: [] for key in keys}
+    cpu: dict[str, list[float]] = {key: [] for key in keys}
+
+    def measure(key: str, function: Any, count: int, start: int, end: int, keep: bool) -> None:
+        took, used = function(cases[count], start, end)
+        if keep:
+            wall[key].append(took)
+            cpu[key].append(used)
+
+    with CpuMonitor() as monitor:
+        for number, (start, end) in enumerate(chosen):
+            keep = number >= options.warmup
+            # Alternate which case goes first so neither always runs right after the other.
+            order = (LONG, SHORT) if number % 2 == 0 else (SHORT, LONG)
+            for count in order:
+                measure(f"client-{count}", post, count, start, end, keep)
+            for count in order:
+                measure(f"service-{count}", call, count, start, end, keep)
+            measure("embed", embed_only, LONG, start, end, keep)
+
+    # The same 40-sentence request with torch on one intra-op thread (torch uses every core by default).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    wall["client-40-1t"], cpu["client-40-1t"] = [], []
     for number, (start, end) in enumerate(chosen):
-        measured = number >= options.warmup
-        # Alternate which case goes first so neither always runs on a warmer cache.
-        order = (LONG, SHORT) if number % 2 == 0 else (SHORT, LONG)
-        for count in order:
-            took = post(cases[count], start, end)
-            if measured:
-                times[f"client-{count}"].append(took)
-        for count in order:
-            took = call(cases[count], start, end)
-            if measured:
-                times[f"service-{count}"].append(took)
-        began = time.perf_counter()
-        embedder.embed([summary_text[start:end]])
-        if measured:
-            times["embed"].append(time.perf_counter() - began)
+        measure("client-40-1t", post, LONG, start, end, number >= options.warmup)
+    torch.set_num_threads(threads)
 
     rows = [
         ("client, 40-sentence passage", "client-40", "client-4"),
@@ -147,20 +173,26 @@ def run(options: argparse.Namespace) -> int:
         ("service, 40-sentence passage", "service-40", "service-4"),
         ("service, 4-sentence (baseline)", "service-4", "service-4"),
         ("embed() of the selection only", "embed", None),
+        ("client, 40-sent., torch 1 thread", "client-40-1t", "client-40"),
     ]
     print(f"\nPOST /api/samples/<id>/similarity/, selection of 2-12 words in the summary; "
-          f"{options.requests} measured requests per case after {options.warmup} warm-up, interleaved")
-    print(f"{'case':<32} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'req/s':>7} "
-          f"{'p50 ratio':>10} {'p95 ratio':>10}")
-    stats = {key: summary(values) for key, values in times.items()}
+          f"{options.requests} measured requests per case after {options.warmup} warm-up, interleaved; "
+          f"torch threads {threads}")
+    print(f"{'case':<33} {'n':>4} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'req/s':>6} {'p50 x':>6} "
+          f"{'p95 x':>6} {'cpu p50':>8} {'cpu p95':>8}")
+    stats = {key: summary(values) for key, values in wall.items()}
+    cpu_stats = {key: summary(values) for key, values in cpu.items()}
     for label, key, base in rows:
-        s = stats[key]
-        ratio50 = f"{s['p50'] / stats[base]['p50']:.2f}x" if base else ""
-        ratio95 = f"{s['p95'] / stats[base]['p95']:.2f}x" if base else ""
-        print(f"{label:<32} {s['n']:>5} {s['p50']:>8.2f} {s['p95']:>8.2f} {s['p99']:>8.2f} {s['mean']:>8.2f} "
-              f"{1000 / s['mean']:>7.1f} {ratio50:>10} {ratio95:>10}")
+        s, c = stats[key], cpu_stats[key]
+        ratio50 = f"{s['p50'] / stats[base]['p50']:.2f}" if base else ""
+        ratio95 = f"{s['p95'] / stats[base]['p95']:.2f}" if base else ""
+        print(f"{label:<33} {s['n']:>4} {s['p50']:>7.2f} {s['p95']:>7.2f} {s['p99']:>7.2f} "
+              f"{1000 / s['mean']:>6.1f} {ratio50:>6} {ratio95:>6} {c['p50']:>8.2f} {c['p95']:>8.2f}")
+    print("(ratios: against the row's baseline, the 4-sentence case, or for the last row the default-thread run;"
+          " req/s = 1 / mean, one request at a time; cpu = process CPU ms, all threads)")
     overhead = stats["client-40"]["p50"] - stats["service-40"]["p50"]
-    print(f"\nrequest overhead around the service (client p50 - service p50, 40 sentences): {overhead:.2f} ms")
+    print(f"request overhead around the service (client p50 - service p50, 40 sentences): {overhead:.2f} ms")
+    print(monitor.describe())
     p95 = stats["client-40"]["p95"]
     print(f"target p95 <= {TARGET_P95_MS:.0f} ms for the 40-sentence request: {yes_no(p95 <= TARGET_P95_MS)} "
           f"(p95 {p95:.2f} ms)")

@@ -21,7 +21,7 @@ SECRET_KEY = envstr("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise SettingError("SECRET_KEY must be set when DEBUG is false")
-    SECRET_KEY = "faithlab-embedded-development-key-not-for-production"
+    SECRET_KEY = "faithlab-embedded-development-key-not-for-production"  # noqa: S105 (DEBUG only)
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
@@ -131,7 +131,7 @@ SPECTACULAR_SETTINGS = {
 
 # Background jobs. The embedded default is kombu's filesystem transport, which
 # needs no server; production points CELERY_BROKER_URL at Redis or RabbitMQ.
-CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://localhost/")
 _BROKER_DIR = DATA_DIR / "broker"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("queue", "processed", "control"):

@@ -119,7 +119,7 @@ def _check_range(text: str, start: int, end: int, quoted: Any, where: str, prefi
 
 
 def passage_key_for(source: str) -> str:
-    return "sha1:" + hashlib.sha1(source.encode("utf-8")).hexdigest()[:20]
+    return "sha1:" + hashlib.sha1(source.encode("utf-8"), usedforsecurity=False).hexdigest()[:20]
 
 
 def _parse_annotation(raw: Any, sample: ParsedSample, taxonomy: dict[str, Any], where: str) -> ParsedSpan:

@@ -69,7 +69,7 @@ def assign_batches_evenly(project: Project, per_batch: int | None = None, *, rou
     per_batch = per_batch or project.annotators_per_batch
     annotators = list(
         get_user_model().objects.filter(memberships__project=project, memberships__role=Membership.Role.ANNOTATOR)
-        .filter(is_active=True).exclude(password__startswith="!")
+        .filter(is_active=True).exclude(password__startswith="!")  # noqa: S106 (unusable passwords start with !)
         .annotate(load=Count("assignments", filter=Q(assignments__batch__project=project, assignments__round=round)))
     )
     made = 0

@@ -1171,12 +1171,40 @@
     return Boolean(target.closest("input, textarea, select, [contenteditable]:not([contenteditable='false'])"));
   }
 
+  /* Chromium does not extend a caret in non-editable text with Shift+Arrow,
+   * so keyboard selection in the two texts is done here with Selection.modify. */
+  const EXTEND_KEYS = {
+    ArrowLeft: ["backward", "character"],
+    ArrowRight: ["forward", "character"],
+    ArrowUp: ["backward", "line"],
+    ArrowDown: ["forward", "line"],
+    Home: ["backward", "lineboundary"],
+    End: ["forward", "lineboundary"],
+  };
+
+  function extendSelection(event) {
+    if (!event.shiftKey || event.metaKey || !(event.key in EXTEND_KEYS)) return false;
+    const container = [sides.summary.el, sides.source.el].find((el) => el.contains(event.target));
+    const selection = window.getSelection();
+    if (!container || typeof selection.modify !== "function") return false;
+    if (!selection.rangeCount || !container.contains(selection.focusNode)) {
+      const start = pointAt(container, 0);
+      selection.collapse(start.node, start.offset);
+    }
+    let [direction, granularity] = EXTEND_KEYS[event.key];
+    if ((event.ctrlKey || event.altKey) && granularity === "character") granularity = "word";
+    selection.modify("extend", direction, granularity);
+    event.preventDefault();
+    return true;
+  }
+
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.isComposing) return;
     if (isTyping(event.target)) {
       if (event.key === "Escape") event.target.blur();
       return;
     }
+    if (extendSelection(event)) return;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const key = event.key;
     if (!overlay.hidden) {

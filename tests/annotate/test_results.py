@@ -115,6 +115,11 @@ def test_detector_keys_are_the_numeric_metadata_keys_but_the_generator() -> None
     assert detector_keys(metadatas) == ["hhem", "gpt"]
 
 
+def test_numeric_ids_are_not_detectors() -> None:
+    metadatas = [{"raw_sample_id": n, "hhem": 0.5, "broken": 1 if n == 0 else 7} for n in range(5)]
+    assert detector_keys(metadatas) == ["hhem"]
+
+
 def test_challenging_samples_are_those_the_detectors_disagree_on() -> None:
     samples = {
         "s1": {"hhem": 0.9, "gpt": 1},  # agree: consistent

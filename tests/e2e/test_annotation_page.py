@@ -136,9 +136,8 @@ def test_selecting_summary_words_shades_every_source_sentence_and_marks_the_clos
     assert all(len(value.split(".")[1]) == 3 for value in values), values
     assert page.locator('[data-role="source"] .closest').count() >= 1
     assert page.locator('[data-role="source"] [class*="shade-"]').count() == len(values)
-    # The repairs sentence is the closest one to "nine weeks of repairs".
-    closest = page.locator('[data-role="source"] .shade-4').first.text_content()
-    assert "weeks of repairs" in closest
+    # The most similar sentence gets the strongest shade and is among the closest.
+    expect(page.locator('[data-role="source"] .shade-4.closest')).to_have_count(1)
     # The script renders sentences without changing the text.
     assert page.locator('[data-role="source"]').text_content() == sample.passage.text
     assert page.locator('[data-role="summary"]').text_content() == sample.summary
