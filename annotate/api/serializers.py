@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotate.models import Batch, Project, Sample, SpanAnnotation
+from annotate.models import Batch, GoldLabel, Project, Sample, SpanAnnotation
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -82,3 +82,17 @@ class ReviewSerializer(serializers.Serializer):
     round = serializers.IntegerField(default=1, min_value=1)
     done = serializers.BooleanField()
     seconds = serializers.IntegerField(default=0, min_value=0, max_value=86400)
+
+
+class GoldSerializer(serializers.ModelSerializer):
+    decided_by = serializers.CharField(source="decided_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = GoldLabel
+        fields = ["sample", "round", "category", "spans", "method", "decided_by", "decided_at"]
+        read_only_fields = fields
+
+
+class GoldRequestSerializer(serializers.Serializer):
+    span_ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=True)
+    round = serializers.IntegerField(default=1, min_value=1)

@@ -9,13 +9,15 @@ from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotate import access
 from annotate.api.serializers import (
     BatchSerializer,
+    GoldRequestSerializer,
+    GoldSerializer,
     ProjectSerializer,
     ReviewSerializer,
     SampleSerializer,
@@ -24,8 +26,8 @@ from annotate.api.serializers import (
     SpanUpdateSerializer,
     SpanWriteSerializer,
 )
-from annotate.models import Membership, Project, Sample, SpanAnnotation
-from annotate.services import embedding, export, spans
+from annotate.models import GoldLabel, Membership, Project, Sample, SpanAnnotation
+from annotate.services import embedding, export, rounds, spans
 
 
 def _round(request: Request) -> int:
@@ -127,6 +129,39 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         except embedding.NotReady as error:
             return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
         return Response(result)
+
+    @action(detail=True, methods=["get"])
+    def others(self, request: Request, pk: str | None = None) -> Response:
+        """In round 2: the other annotators' round-1 spans, names or pseudonyms, and where they disagree."""
+        sample, _ = access.get_sample_for_user(request.user, int(pk or 0), write=True)
+        if not sample.batch.assignments.filter(annotator=request.user, round=rounds.RECONCILIATION_ROUND).exists():
+            raise PermissionDenied("The others' round-1 work is shown once round 2 is open for you")
+        mine = SpanSerializer(
+            SpanAnnotation.objects.filter(sample=sample, annotator=request.user, round=rounds.RECONCILIATION_ROUND),
+            many=True,
+        ).data
+        return Response(rounds.others_round_one(sample, request.user, list(mine)))
+
+    @extend_schema(request=GoldRequestSerializer, responses=GoldSerializer)
+    @action(detail=True, methods=["get", "put"])
+    def gold(self, request: Request, pk: str | None = None) -> Response:
+        """The adjudicated gold label (curators and admins write it from the annotators' span ids)."""
+        sample = self.get_object()
+        if request.method == "PUT":
+            access.get_project_for_curator(request.user, sample.project.slug)
+            body = GoldRequestSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            try:
+                gold = rounds.adjudicate_sample(sample, request.user, **body.validated_data)
+            except rounds.RoundError as error:
+                raise ValidationError({"span_ids": str(error)}) from None
+            return Response(GoldSerializer(gold).data)
+        if access.role_in(request.user, sample.project) == Membership.Role.ANNOTATOR:
+            raise PermissionDenied("Gold labels are for admins, curators and auditors")
+        gold = GoldLabel.objects.filter(sample=sample).first()
+        if gold is None:
+            raise NotFound("This sample has no gold label yet")
+        return Response(GoldSerializer(gold).data)
 
     @extend_schema(request=ReviewSerializer)
     @action(detail=True, methods=["post"])

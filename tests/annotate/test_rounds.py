@@ -94,3 +94,23 @@ def test_adjudication_and_bulk_acceptance(batch: Any, alice: Any, bob: Any, admi
     assert records[first.external_id]["adjudicated"]["label"] == "Unwanted"
     assert records[third.external_id]["adjudicated"] == {"label": "Consistent", "round": 1, "method": "bulk",
                                                          "spans": []}
+
+
+def test_api_others_and_gold(batch: Any, sample: Any, alice: Any, bob: Any, admin_user: Any) -> None:
+    bob_span = spans.create_span(sample, bob, round=1, start=0, end=7, labels=["Benign"])
+    assert login(alice).get(f"/api/samples/{sample.pk}/others/").status_code == 403  # round 1: blind
+    finish_round_one(batch, alice, bob)
+    rounds.open_reconciliation_round(batch)
+    others = login(alice).get(f"/api/samples/{sample.pk}/others/").json()
+    assert [s["annotator"] for s in others["spans"]] == ["bob"] and others["worst_labels"] == {
+        "alice": "Consistent", "bob": "Benign"}
+    admin = login(admin_user)
+    assert admin.get(f"/api/samples/{sample.pk}/gold/").status_code == 404
+    response = admin.put(f"/api/samples/{sample.pk}/gold/", {"span_ids": [bob_span.pk]},
+                         content_type="application/json")
+    assert response.status_code == 200 and response.json()["category"] == "B"
+    assert login(alice).get(f"/api/samples/{sample.pk}/gold/").status_code == 403
+    denied = login(alice).put(f"/api/samples/{sample.pk}/gold/", {"span_ids": []}, content_type="application/json")
+    assert denied.status_code == 403
+    bad = admin.put(f"/api/samples/{sample.pk}/gold/", {"span_ids": [123456]}, content_type="application/json")
+    assert bad.status_code == 400 and "span_ids" in bad.json()

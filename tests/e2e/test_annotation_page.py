@@ -686,3 +686,75 @@ def test_screenshot_of_the_page(
     print(page.locator('[data-role="source"] [data-sentence]').evaluate_all(
         "els => els.map(e => [e.className, e.dataset.similarity, getComputedStyle(e).backgroundColor])"))
     page.screenshot(path="/tmp/annot.png", animations="disabled")
+
+
+def _fake_similarity(shades: list[int]) -> str:
+    return json.dumps({
+        "side": "summary", "target": "source",
+        "sentences": [{"index": i, "start": 0, "end": 1, "similarity": shade / 10, "shade": shade}
+                      for i, shade in enumerate(shades)],
+        "closest": [shades.index(max(shades))],
+    })
+
+
+def test_rapid_selection_changes_send_one_request_and_stale_answers_are_ignored(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any
+) -> None:
+    sample.refresh_from_db()
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    held: list[Route] = []
+
+    def answer(route: Route) -> None:
+        body = json.loads(route.request.post_data or "{}")
+        if not held:
+            held.append(route)  # the first answer is slow: it arrives after the second
+        else:
+            assert body["start"] == sample.summary.index("national government")
+            route.fulfill(status=200, content_type="application/json", body=_fake_similarity([0, 1, 2, 4]))
+
+    page.route("**/similarity/", answer)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url) if "similarity" in request.url else None)
+
+    # A burst of selections (as while dragging) is one request, for the last selection.
+    page.evaluate(
+        """([select, ranges]) => { const run = eval(select); for (const r of ranges) run(["summary", ...r]); }""",
+        [SELECT_BY_CODE_POINTS, [[0, 5], [0, 9], [0, 16], [0, 24]]],
+    )
+    page.wait_for_timeout(600)
+    assert len(requests) == 1
+    assert len(held) == 1
+
+    select_words(page, "summary", sample.summary, "national government")
+    expect(page.locator('[data-role="source"] [data-sentence="3"]')).to_have_attribute("data-similarity", "0.400")
+    try:
+        held[0].fulfill(status=200, content_type="application/json", body=_fake_similarity([4, 0, 0, 0]))
+    except Exception:  # noqa: S110 - the page aborted the stale request: also fine
+        pass
+    page.wait_for_timeout(300)
+    expect(page.locator('[data-role="source"] [data-sentence="3"]')).to_have_class("sentence shade-4 closest")
+    expect(page.locator('[data-role="source"] [data-sentence="0"]')).to_have_attribute("data-similarity", "0.000")
+
+
+def test_leaving_the_page_warns_while_a_save_is_pending(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    held: list[Route] = []
+    page.route("**/api/spans/", lambda route: held.append(route))
+    warns = "() => { const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); return e.defaultPrevented; }"
+    assert page.evaluate(warns) is False
+
+    select_words(page, "summary", sample.summary, "nine weeks")
+    page.keyboard.press("1")
+    expect(page.locator('[data-role="save-status"]')).to_have_text("Saving…")
+    assert page.evaluate(warns) is True
+
+    page.wait_for_function("() => true")
+    assert held, "the span POST was sent"
+    held[0].continue_()
+    expect(page.locator("[data-span-id]")).to_have_count(1)
+    expect(page.locator('[data-role="save-status"]')).to_have_text("Saved")
+    assert page.evaluate(warns) is False
