@@ -103,6 +103,7 @@
   const state = {
     spans: [],
     activeKey: null,
+    preview: null, // index of the other annotator's span shown in the texts (round 2)
     done: Boolean(page.done),
     doneCount: page.done_count || 0,
     busyDone: false,
@@ -251,19 +252,33 @@
   }
 
   function summaryMarks() {
-    return visibleSpans();
+    const preview = previewedOther();
+    const marks = visibleSpans();
+    return preview ? marks.concat([{ start: preview.start, end: preview.end, kind: "preview" }]) : marks;
   }
 
   function sourceMarks() {
+    const marks = [];
     const span = activeSpan();
-    if (!span || span.source_start === null || span.source_end === null) return [];
-    return [{ start: span.source_start, end: span.source_end, kind: "linked" }];
+    if (span && span.source_start !== null && span.source_end !== null) {
+      marks.push({ start: span.source_start, end: span.source_end, kind: "linked" });
+    }
+    const preview = previewedOther();
+    if (preview && preview.source_start !== null && preview.source_end !== null) {
+      marks.push({ start: preview.source_start, end: preview.source_end, kind: "preview" });
+    }
+    return marks;
   }
 
   function summarySegment(covering) {
+    const previewed = covering.some((mark) => mark.kind === "preview");
     // Shortest first: a click picks the innermost span.
-    const spans = covering.slice().sort((a, b) => a.end - a.start - (b.end - b.start));
+    const spans = covering
+      .filter((mark) => mark.kind !== "preview")
+      .sort((a, b) => a.end - a.start - (b.end - b.start));
     const seg = make("span", "seg");
+    if (previewed) seg.classList.add("preview");
+    if (!spans.length) return seg;
     const categories = spans.map((span) => categoryOf(span.labels));
     const worst = categories.reduce((w, c) => ((SEVERITY[c] ?? -1) > (SEVERITY[w] ?? -1) ? c : w), "X");
     seg.classList.add("cat-" + worst);
@@ -283,6 +298,7 @@
   function sourceSegment(covering) {
     const seg = make("span", "seg");
     if (covering.some((mark) => mark.kind === "linked")) seg.classList.add("linked");
+    if (covering.some((mark) => mark.kind === "preview")) seg.classList.add("preview");
     return seg;
   }
 
@@ -451,12 +467,115 @@
     }
   }
 
+  /* Round 2 (reconciliation): the others' round-1 spans, read-only, with whether one of mine agrees. */
+  const others = page.others && Array.isArray(page.others.spans) ? page.others : null;
+  const othersList = $('[data-role="others-list"]');
+
+  function previewedOther() {
+    return others && state.preview !== null ? others.spans[state.preview] || null : null;
+  }
+
+  function agreesWithMine(other) {
+    const category = categoryOf(other.labels || []);
+    return visibleSpans().some(
+      (span) => span.mine && span.start < other.end && other.start < span.end && categoryOf(span.labels) === category,
+    );
+  }
+
+  function renderOthersSummary() {
+    const line = $('[data-role="others-summary"]');
+    if (!others || !line) return;
+    const worst = Object.entries(others.worst_labels || {});
+    line.replaceChildren(make("span", "muted", "Round-1 sample labels: "));
+    worst.forEach(([name, category], i) => {
+      if (i) line.appendChild(document.createTextNode(" · "));
+      line.appendChild(make("span", "", `${name}: ${category}`));
+    });
+    if (others.disagree) line.appendChild(make("span", "badge disagree", "disagreement"));
+  }
+
+  function renderOthers() {
+    if (!others || !othersList) return;
+    const items = others.spans.map((other, i) => {
+      const item = make("li", "span-item other-item cat-" + categoryOf(other.labels || []));
+      item.dataset.role = "other-span";
+      item.dataset.otherIndex = String(i);
+      if (state.preview === i) item.classList.add("active");
+      item.appendChild(make("span", "span-swatch"));
+      const body = make("div", "span-body");
+      const line = make("div", "span-line");
+      line.appendChild(make("q", "span-text", other.text));
+      const labels = make("span", "span-labels");
+      for (const label of leafLabels(other.labels || [])) labels.appendChild(make("span", "chip", label));
+      line.appendChild(labels);
+      line.appendChild(make("span", "span-annotator", other.annotator));
+      body.appendChild(line);
+      if (other.source_text) body.appendChild(make("div", "span-source", "↔ " + other.source_text));
+      if (other.note) body.appendChild(make("div", "span-note", other.note));
+      const footer = make("div", "other-footer");
+      const agrees = agreesWithMine(other);
+      const verdict = make("span", agrees ? "agreement agrees" : "agreement differs",
+        agrees ? "✓ one of your spans agrees" : "none of your spans agrees");
+      verdict.dataset.agrees = agrees ? "true" : "false";
+      footer.appendChild(verdict);
+      if (page.can_edit) {
+        const copy = make("button", "link", "Copy to mine");
+        copy.type = "button";
+        copy.dataset.role = "copy";
+        footer.appendChild(copy);
+      }
+      body.appendChild(footer);
+      item.appendChild(body);
+      return item;
+    });
+    othersList.replaceChildren(...items);
+    $('[data-role="no-others"]').hidden = items.length > 0;
+  }
+
+  function copyOther(other) {
+    const labels = (other.labels || []).slice();
+    const duplicate = visibleSpans().some(
+      (span) => span.mine && span.start === other.start && span.end === other.end && sameValue(span.labels, labels),
+    );
+    if (duplicate) {
+      notice("You already have this span with the same labels.", "info");
+      return;
+    }
+    const span = makeSpan({
+      start: other.start,
+      end: other.end,
+      text: other.text,
+      labels,
+      source_start: other.source_start,
+      source_end: other.source_end,
+      source_text: other.source_text,
+      mine: true,
+    });
+    state.spans.push(span);
+    state.preview = null;
+    setActive(span, { keepShading: true });
+    enqueue(span, () => createOnServer(span));
+  }
+
+  if (othersList) {
+    othersList.addEventListener("click", (event) => {
+      const item = event.target.closest("[data-other-index]");
+      if (!item) return;
+      const index = Number(item.dataset.otherIndex);
+      const role = event.target.closest("[data-role]");
+      if (role && role.dataset.role === "copy") return copyOther(others.spans[index]);
+      state.preview = state.preview === index ? null : index;
+      renderAll();
+    });
+  }
+
   function renderAll(options) {
     renderText("summary");
     renderText("source");
     renderList();
     renderEditor(options && options.syncNote);
     renderLabelButtons();
+    renderOthers();
   }
 
   /* ---------- notices and save status ---------- */
@@ -486,7 +605,7 @@
     else [text, kind] = ["Saved", "saved"];
     statusEl.textContent = text;
     statusEl.dataset.state = kind;
-    statusEl.title = kind === "failed" ? "Use Retry in the span list, or check your connection" : "";
+    statusEl.title = kind === "failed" ? text + " — use Retry in the span list, or check your connection" : "";
   }
 
   /* ---------- talking to the API ---------- */
@@ -847,6 +966,7 @@
     simSequence++;
     sides.summary.shading = null;
     sides.source.shading = null;
+    state.preview = null;
     if (state.activeKey) setActive(null);
     else renderAll();
     updateSelectionHint(null);
@@ -977,13 +1097,20 @@
     setActive(spanByKey(keys[(at + 1) % keys.length]));
   });
 
+  // A plain click on a shaded source sentence links it to the active span. Wait out
+  // the double-click window first: a double click selects a word instead.
+  let sentenceClickTimer = null;
   sides.source.el.addEventListener("click", (event) => {
+    clearTimeout(sentenceClickTimer);
     const span = activeSpan();
-    if (!span || !editable(span) || !selectionIsCollapsed()) return;
+    if (event.detail > 1 || !span || !editable(span) || !selectionIsCollapsed()) return;
     const sentenceEl = event.target.closest("[data-sentence]");
     if (!sentenceEl || !sentenceEl.hasAttribute("data-similarity")) return;
     const sentence = sides.source.sentences[Number(sentenceEl.dataset.sentence)];
-    if (sentence) setLink(span, sentence[0], sentence[1]);
+    if (!sentence) return;
+    sentenceClickTimer = setTimeout(() => {
+      if (activeSpan() === span && selectionIsCollapsed()) setLink(span, sentence[0], sentence[1]);
+    }, 250);
   });
 
   /* ---------- controls ---------- */
@@ -1266,6 +1393,7 @@
   /* ---------- start ---------- */
 
   if (!page.embeddings_ready) simNote.hidden = false;
+  renderOthersSummary();
   renderAll({ syncNote: true });
   renderDone();
   setStatus();

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -12,7 +13,7 @@ from django.urls import reverse
 from playwright.sync_api import Page, Route, expect
 
 from annotate.models import Passage, Sample, SampleReview, SpanAnnotation
-from annotate.services import embedding
+from annotate.services import embedding, rounds, spans
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -194,6 +195,75 @@ def test_clicking_a_label_saves_the_selected_span_at_once(
     expect(page.locator(f'[data-span-id="{span.pk}"]')).to_contain_text("Unwanted.Intrinsic")
     expect(page.locator('[data-role="summary"] .seg.cat-U')).to_have_text("nine weeks")
     expect(page.locator('[data-role="save-status"]')).to_have_text("Saved")
+
+
+def char_box(page: Page, role: str, text: str, words: str, last: bool = False) -> dict[str, float]:
+    """Viewport box of the first (or last) character of ``words`` in a rendered text."""
+    at = text.index(words) + (len(words) - 1 if last else 0)
+    return page.evaluate(
+        """([role, at]) => {
+          const el = document.querySelector(`[data-role="${role}"]`);
+          const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+          let cp = 0;
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            let unit = 0;
+            for (const ch of node.data) {
+              if (cp === at) {
+                const range = document.createRange();
+                range.setStart(node, unit); range.setEnd(node, unit + ch.length);
+                const r = range.getBoundingClientRect();
+                return {left: r.left, right: r.right, y: r.top + r.height / 2};
+              }
+              cp += 1; unit += ch.length;
+            }
+          }
+          throw new Error("no such character");
+        }""",
+        [role, at],
+    )
+
+
+def test_dragging_the_mouse_over_words_then_clicking_a_label_saves_them(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    words = "national government"
+    first = char_box(page, "summary", sample.summary, words)
+    last = char_box(page, "summary", sample.summary, words, last=True)
+
+    page.mouse.move(first["left"] + 1, first["y"])
+    page.mouse.down()
+    page.mouse.move((first["left"] + last["right"]) / 2, last["y"], steps=5)
+    page.mouse.move(last["right"] - 1, last["y"], steps=3)
+    page.mouse.up()
+    assert page.evaluate("window.getSelection().toString()") == words
+    page.click('[data-label="Questionable"]')
+
+    expect(page.locator("[data-span-id]")).to_have_count(1)
+    (span,) = saved_spans(sample, alice)
+    start = sample.summary.index(words)
+    assert (span.start, span.end, span.text, span.labels) == (start, start + len(words), words, ["Questionable"])
+
+
+def test_double_clicking_a_source_word_selects_it_without_linking(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any
+) -> None:
+    sample.refresh_from_db()
+    span = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    page.click(f'[data-span-id="{span.pk}"]')
+    expect(page.locator('[data-role="source"] [data-sentence="0"][data-similarity]')).to_have_count(1)
+
+    box = char_box(page, "source", sample.passage.text, "eight")
+    page.mouse.dblclick(box["right"], box["y"])
+    assert page.evaluate("window.getSelection().toString()").strip() == "eight"
+    page.keyboard.press("L")
+    start = sample.passage.text.index("eight")
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).source_start == start)
+    span.refresh_from_db()
+    assert (span.source_end, span.version) == (start + len("eight"), 2)
 
 
 def test_hotkeys_one_to_four_save_spans_with_their_labels(
@@ -486,6 +556,41 @@ def test_admin_sees_spans_read_only_with_annotator_names(
     assert SpanAnnotation.objects.count() == 2
 
 
+def test_round_two_shows_the_others_round_one_spans_and_copies_one(
+    page: Page, live_server: Any, log_in: Any, alice: Any, bob: Any, batch: Any, sample: Sample
+) -> None:
+    make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"], note="alice's reason")
+    make_span(sample, bob, "national government", ["Benign"], note="bob's reason")
+    for person in (alice, bob):
+        for each in batch.samples.all():
+            spans.mark_sample_done(each, person, round=1, done=True)
+    rounds.open_reconciliation_round(batch, reveal_names=False)
+    log_in(page, alice)
+    open_sample(page, live_server, sample)  # no ?round=: the latest round, 2
+
+    expect(page.locator("[data-span-id]")).to_have_count(1)  # alice's copy in round 2
+    others = page.locator('[data-role="others"]')
+    expect(others).to_be_visible()
+    expect(others).to_contain_text("disagreement")
+    other = others.locator('[data-role="other-span"]')
+    expect(other).to_have_count(1)
+    expect(other).to_contain_text("national government")
+    expect(other).to_contain_text("bob's reason")
+    assert "bob" not in other.locator(".span-annotator").text_content()
+    expect(other.locator("[data-agrees]")).to_have_attribute("data-agrees", "false")
+
+    other.click()
+    expect(page.locator('[data-role="summary"] .seg.preview')).to_have_text("national government")
+    other.locator('[data-role="copy"]').click()
+
+    expect(page.locator("[data-span-id]")).to_have_count(2)
+    expect(other.locator("[data-agrees]")).to_have_attribute("data-agrees", "true")
+    mine = list(SpanAnnotation.objects.filter(sample=sample, annotator=alice, round=2).order_by("start"))
+    start = sample.summary.index("national government")
+    assert [(s.start, s.end, s.labels) for s in mine][-1] == (start, start + len("national government"), ["Benign"])
+    assert SpanAnnotation.objects.filter(round=1).count() == 2
+
+
 # ---------- versions, status, retries ----------
 
 
@@ -670,10 +775,11 @@ def test_escape_clears_the_active_span_and_the_shading(
     expect(page.locator(".span-item.active")).to_have_count(0)
 
 
-def test_screenshot_of_the_page(
-    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any
+def test_page_lays_out_two_columns_at_1280_pixels(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample, embedded: Any, tmp_path: Any
 ) -> None:
-    """Not an assertion about looks: leaves /tmp/annot.png for a human to check."""
+    """Summary beside source and a one-row toolbar on a 1280px screen; saves a screenshot to look at
+    (set FAITHLAB_SCREENSHOT=/path.png to keep it)."""
     sample.refresh_from_db()
     make_span(sample, alice, "after nine weeks of repairs", ["Questionable"])
     inner = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"], note="Source says eight.")
@@ -683,9 +789,17 @@ def test_screenshot_of_the_page(
     open_sample(page, live_server, sample)
     page.click(f'[data-span-id="{inner.pk}"]')
     expect(page.locator('[data-role="source"] .closest').first).to_be_visible()
-    print(page.locator('[data-role="source"] [data-sentence]').evaluate_all(
-        "els => els.map(e => [e.className, e.dataset.similarity, getComputedStyle(e).backgroundColor])"))
-    page.screenshot(path="/tmp/annot.png", animations="disabled")
+
+    summary = page.locator('[data-role="summary"]').bounding_box()
+    source = page.locator('[data-role="source"]').bounding_box()
+    assert summary["x"] + summary["width"] <= source["x"]
+    assert abs(summary["y"] - source["y"]) < 2
+    tops = page.locator(".toolbar > *:not([hidden])").evaluate_all(
+        "els => els.map(e => e.getBoundingClientRect()).map(r => r.top + r.height / 2)"
+    )
+    assert max(tops) - min(tops) < 12, "the toolbar wraps at 1280px"
+    path = os.environ.get("FAITHLAB_SCREENSHOT") or str(tmp_path / "annotation-page.png")
+    page.screenshot(path=path, animations="disabled")
 
 
 def _fake_similarity(shades: list[int]) -> str:
