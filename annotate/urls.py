@@ -4,6 +4,7 @@ from django.urls import path
 
 from annotate.views import annotation as views
 from annotate.views import curation
+from annotate.views import results as results_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -21,4 +22,9 @@ urlpatterns = [
     path("projects/<slug:slug>/curation/accept-agreed/", curation.accept_agreed, name="accept-agreed"),
     path("projects/<slug:slug>/curation/<int:pk>/", curation.adjudicate, name="adjudicate"),
     path("projects/<slug:slug>/exports/<int:pk>/download/", views.export_download, name="export-download"),
+    path("projects/<slug:slug>/agreement/", results_views.agreement_page, name="agreement"),
+    path("projects/<slug:slug>/agreement/exclusion/", results_views.agreement_exclusion, name="agreement-exclusion"),
+    path("projects/<slug:slug>/disputes/", results_views.disputes_page, name="disputes"),
+    path("projects/<slug:slug>/results/", results_views.results_page, name="results"),
+    path("projects/<slug:slug>/results/selection/", results_views.results_selection, name="results-selection"),
 ]

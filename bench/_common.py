@@ -110,6 +110,8 @@ def start_django(name: str, *, production_like: bool = True) -> BenchEnv:
         os.environ.setdefault("SECRET_KEY", BENCH_SECRET_KEY)
         os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
     os.environ.setdefault("LOG_LEVEL", "ERROR")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     env = BenchEnv(name=name, data_dir=data_dir)
     atexit.register(env.close)
     url = os.environ.get("DATABASE_URL")
@@ -222,11 +224,14 @@ class CpuMonitor:
     PostgreSQL server) is their load. A large value means noisy figures.
     """
 
-    def __init__(self, extra_roots: list[int] | None = None) -> None:
+    def __init__(self, extra_roots: list[int] | None = None, parts: dict[str, list[int]] | None = None) -> None:
         self.roots = [os.getpid(), *(extra_roots or [])]
+        self.parts = parts or {}  # name -> process roots, each counted with its descendants
         self.ticks = os.sysconf("SC_CLK_TCK")
         self.started = 0.0
         self.busy = self.own = 0
+        self.part_start: dict[str, int] = {}
+        self.part_seconds: dict[str, float] = {}
 
     def __enter__(self) -> CpuMonitor:
         import time
@@ -234,6 +239,7 @@ class CpuMonitor:
         self.started = time.perf_counter()
         self.busy, _ = _machine_busy_jiffies()
         self.own = _tree_jiffies(self.roots)
+        self.part_start = {name: _tree_jiffies(roots) for name, roots in self.parts.items()}
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -242,6 +248,9 @@ class CpuMonitor:
         self.seconds = time.perf_counter() - self.started
         busy, _ = _machine_busy_jiffies()
         own = _tree_jiffies(self.roots)
+        self.part_seconds = {
+            name: (_tree_jiffies(roots) - self.part_start[name]) / self.ticks for name, roots in self.parts.items()
+        }
         self.machine_cores = (busy - self.busy) / self.ticks / self.seconds
         self.own_cores = (own - self.own) / self.ticks / self.seconds
         self.other_cores = max(0.0, self.machine_cores - self.own_cores)

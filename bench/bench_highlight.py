@@ -8,6 +8,12 @@ the service, JSON rendering; model already loaded), and the bare service call
 and interleaved request by request: the same summary and the same selections
 against a 4-sentence passage. Target: p95 <= 50 ms for the 40-sentence request.
 
+Also printed: the bare ``embedder.embed`` of each selection, the process CPU
+time of every call (torch's intra-op threads included), and the 40-sentence
+request once more with ``torch.set_num_threads(1)`` (torch's default is one
+thread per core; on a shared 2-core machine that default makes the tail much
+longer).
+
     .venv/bin/python bench/bench_highlight.py [--requests 300] [--warmup 20]
 
 SQLite in a temporary folder by default; PostgreSQL when DATABASE_URL is set

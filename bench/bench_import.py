@@ -10,9 +10,12 @@ splitting, model, database). Baseline, measured in the same run: the first 75
 samples of the same file. Target: total < 60 s for 750 samples.
 
 The model is loaded (and its load time printed) before timing, as in a
-running worker; the total with a cold load is printed too.
+running worker; the total with a cold load is printed too. Every size is run
+with torch's default intra-op threads (one per core) and with one thread
+(``--torch-threads default,1``): on a shared 2-core machine the difference is large.
 
     .venv/bin/python bench/bench_import.py [--passages 75] [--summaries 10] [--repeats 1]
+                                           [--torch-threads default,1]
 """
 
 from __future__ import annotations
@@ -86,6 +89,7 @@ class Timer:
 @dataclass
 class Run:
     label: str
+    threads: int
     samples: int
     passages: int
     sentences: int
@@ -105,6 +109,7 @@ class Run:
 
 
 def import_and_embed(lines: list[str], slug: str, label: str) -> Run:
+    import torch
     from django.db import connection
 
     import annotate.embedder
@@ -136,7 +141,7 @@ def import_and_embed(lines: list[str], slug: str, label: str) -> Run:
     assert job.status == job.Status.DONE, job.error
     sentences = sum(len(s or []) for s in Passage.objects.filter(project=project).values_list("sentences", flat=True))
     sentences += sum(len(s or []) for s in Sample.objects.filter(project=project).values_list("sentences", flat=True))
-    return Run(label=label, samples=report.samples, passages=Passage.objects.filter(project=project).count(),
+    return Run(label=label, threads=torch.get_num_threads(), samples=report.samples, passages=Passage.objects.filter(project=project).count(),
                sentences=sentences, parse=parse, write=write, embed=embed, breakdown=timer.spent,
                queries=timer.queries)
 
@@ -148,6 +153,8 @@ def main() -> int:
     parser.add_argument("--baseline-samples", type=int, default=75)
     parser.add_argument("--repeats", type=int, default=1, help="runs of each size, alternating")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--torch-threads", default="default,1",
+                        help="comma-separated torch intra-op thread counts to run; 'default' = torch's choice")
     options = parser.parse_args()
     env = start_django("import")
     try:
@@ -157,10 +164,14 @@ def main() -> int:
 
 
 def run(options: argparse.Namespace) -> int:
+    import torch
+
     from annotate import embedder
 
+    default_threads = torch.get_num_threads()
+    thread_settings = [default_threads if t.strip() == "default" else int(t) for t in options.torch_threads.split(",")]
     lines = make_jsonl(options.passages, options.summaries, options.seed)
-    print(f"machine: {machine()}; database: {database_version()}")
+    print(f"machine: {machine()}; database: {database_version()}; torch default threads {default_threads}")
     began = time.perf_counter()
     embedder.get_model()
     model_load = time.perf_counter() - began
@@ -170,29 +181,37 @@ def run(options: argparse.Namespace) -> int:
     runs: list[Run] = []
     with CpuMonitor() as monitor:
         for repeat in range(options.repeats):
-            runs.append(import_and_embed(lines[: options.baseline_samples], f"baseline-{repeat}", "baseline"))
-            runs.append(import_and_embed(lines, f"full-{repeat}", "full"))
+            for threads in thread_settings if repeat % 2 == 0 else reversed(thread_settings):
+                torch.set_num_threads(threads)
+                runs.append(import_and_embed(lines[: options.baseline_samples], f"baseline-{threads}-{repeat}",
+                                             "baseline"))
+                runs.append(import_and_embed(lines, f"full-{threads}-{repeat}", "full"))
+    torch.set_num_threads(default_threads)
 
-    print(f"\n{'run':<9} {'samples':>7} {'passages':>8} {'sentences':>9} {'parse s':>8} {'write s':>8} "
-          f"{'import s':>8} {'embed s':>8} {'total s':>8} {'sent/s':>7} {'samples/s':>9} {'x baseline':>10}")
-    baseline = {id(r): r for r in runs if r.label == "baseline"}
-    base_total = sorted(r.total for r in baseline.values())[len(baseline) // 2]
+    print(f"\n{'run':<9} {'threads':>7} {'samples':>7} {'passages':>8} {'sentences':>9} {'parse s':>8} "
+          f"{'write s':>8} {'import s':>8} {'embed s':>8} {'total s':>8} {'sent/s':>7} {'samples/s':>9} "
+          f"{'x baseline':>10}")
     for result in runs:
-        print(f"{result.label:<9} {result.samples:>7} {result.passages:>8} {result.sentences:>9} {result.parse:>8.2f} "
-              f"{result.write:>8.2f} {result.import_seconds:>8.2f} {result.embed:>8.2f} {result.total:>8.2f} "
-              f"{result.sentences / result.embed:>7.0f} {result.samples / result.total:>9.1f} "
+        baselines = sorted(r.total for r in runs if r.label == "baseline" and r.threads == result.threads)
+        base_total = baselines[len(baselines) // 2]
+        print(f"{result.label:<9} {result.threads:>7} {result.samples:>7} {result.passages:>8} {result.sentences:>9} "
+              f"{result.parse:>8.2f} {result.write:>8.2f} {result.import_seconds:>8.2f} {result.embed:>8.2f} "
+              f"{result.total:>8.2f} {result.sentences / result.embed:>7.0f} {result.samples / result.total:>9.1f} "
               f"{result.total / base_total:>9.2f}x")
-    print("(sent/s = sentences embedded / embedding seconds; x baseline = total / median baseline total)")
+    print("(sent/s = sentences embedded / embedding seconds; x baseline = total / median baseline total, "
+          "same thread count)")
     for result in runs:
         parts = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in sorted(result.breakdown.items()))
         other = result.embed - sum(result.breakdown.values())
-        print(f"embedding job breakdown ({result.label}, {result.samples} samples): {parts}, "
-              f"other {other:.2f} s; {result.queries} queries")
+        print(f"embedding job breakdown ({result.label}, {result.threads} thread(s), {result.samples} samples): "
+              f"{parts}, other {other:.2f} s; {result.queries} queries")
     print(monitor.describe())
-    full = [r for r in runs if r.label == "full"]
-    worst = max(r.total for r in full)
-    print(f"target total < {TARGET_TOTAL_S:.0f} s for {full[0].samples} samples: {yes_no(worst < TARGET_TOTAL_S)} "
-          f"(slowest run {worst:.2f} s; {worst + model_load:.2f} s counting a cold model load)")
+    for threads in thread_settings:
+        full = [r for r in runs if r.label == "full" and r.threads == threads]
+        worst = max(r.total for r in full)
+        print(f"target total < {TARGET_TOTAL_S:.0f} s for {full[0].samples} samples, torch {threads} thread(s): "
+              f"{yes_no(worst < TARGET_TOTAL_S)} (slowest run {worst:.2f} s; {worst + model_load:.2f} s counting "
+              f"a cold model load)")
     return 0
 
 

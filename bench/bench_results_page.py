@@ -10,13 +10,13 @@ Django's test Client in-process, logged in as the project's admin:
   from the database by annotate.services.stats);
 - warm: the cache filled by an earlier request (the usual case: the data
   version is read, the figures come from the cache, the page is rendered);
-- baseline, measured in the same run: GET of the project page, a page that
-  reads a few rows.
+- baseline, measured in the same run and interleaved: the same page, warm, for
+  a 1,000-sample project in the same database.
 
 Target: p95 < 300 ms for the results page (warm). The cold figure is what
 the first visitor after a data change waits.
 
-    .venv/bin/python bench/bench_results_page.py [--samples 100000] [--requests 30] [--cold 5]
+    .venv/bin/python bench/bench_results_page.py [--samples 100000] [--requests 30] [--cold 5] [--agreement]
 
 SQLite in a temporary folder (its own FAITHLAB_DATA_DIR) by default;
 PostgreSQL when DATABASE_URL is set (a throwaway database is created on that
@@ -46,6 +46,7 @@ from _common import (  # noqa: E402
 )
 
 TARGET_P95_MS = 300.0
+SMALL_SAMPLES = 1_000
 GENERATORS = [f"org/model-{index}" for index in range(10)]
 PASSAGES_PER_BATCH = 5
 ANNOTATORS = 12
@@ -55,21 +56,25 @@ TRUTH = (("C", 0.55), ("B", 0.15), ("Q", 0.1), ("U", 0.2))
 LABELS = {"B": ["Benign"], "Q": ["Questionable"], "U": ["Unwanted", "Unwanted.Intrinsic"]}
 
 
-def build(samples: int, seed: int) -> tuple[Any, Any]:
-    """The project and its admin; samples rounded down to whole passages."""
+def make_people() -> tuple[Any, list[Any]]:
+    """The admin (who logs in) and the annotators, shared by the benchmark's projects."""
     from django.contrib.auth import get_user_model
+
+    user_model = get_user_model()
+    admin = user_model.objects.create_user(username="bench-admin", password="unused-password-1")  # noqa: S106
+    user_model.objects.bulk_create([user_model(username=f"annotator-{index}") for index in range(ANNOTATORS)])
+    return admin, list(user_model.objects.filter(username__startswith="annotator-").order_by("username"))
+
+
+def build(slug: str, samples: int, seed: int, admin: Any, people: list[Any]) -> Any:
+    """A project of ``samples`` samples (rounded down to whole passages) with ``admin`` as its admin."""
     from django.db import transaction
 
     from annotate.models import Assignment, Batch, Membership, Passage, Project, Sample, SpanAnnotation
 
     rng = random.Random(seed)
-    user_model = get_user_model()
-    project = Project.objects.create(name="Results bench", slug="results-bench")
-    admin = user_model.objects.create_user(username="bench-admin", password="unused-password-1")  # noqa: S106
+    project = Project.objects.create(name=f"Results bench {slug}", slug=slug)
     Membership.objects.create(project=project, user=admin, role=Membership.Role.ADMIN)
-    people = [user_model(username=f"annotator-{index}") for index in range(ANNOTATORS)]
-    user_model.objects.bulk_create(people)
-    people = list(user_model.objects.filter(username__startswith="annotator-").order_by("username"))
     Membership.objects.bulk_create(
         [Membership(project=project, user=person, role=Membership.Role.ANNOTATOR) for person in people]
     )
@@ -137,7 +142,7 @@ def build(samples: int, seed: int) -> tuple[Any, Any]:
                     )
         Assignment.objects.bulk_create(assignments, batch_size=5000)
         SpanAnnotation.objects.bulk_create(spans, batch_size=5000)
-    return project, admin
+    return project
 
 
 def main() -> int:
@@ -147,6 +152,7 @@ def main() -> int:
     parser.add_argument("--cold", type=int, default=5, help="measured cold requests (cache emptied each time)")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--agreement", action="store_true", help="also time the agreement page once cold, 5x warm")
     options = parser.parse_args()
     env = start_django("results")
     try:
@@ -162,18 +168,21 @@ def run(options: argparse.Namespace) -> int:
     from annotate.models import Sample, SpanAnnotation
 
     started = time.perf_counter()
-    project, admin = build(options.samples, options.seed)
+    admin, people = make_people()
+    project = build("results-bench", options.samples, options.seed, admin, people)
+    small = build("results-small", SMALL_SAMPLES, options.seed + 1, admin, people)
     built = time.perf_counter() - started
     samples = Sample.objects.filter(project=project).count()
     spans = SpanAnnotation.objects.filter(sample__project=project).count()
     print(f"machine: {machine()}; database: {database_version()}")
     print(f"data: {samples} samples, {PER_BATCH} annotators per batch of {PASSAGES_PER_BATCH * len(GENERATORS)}, "
-          f"{spans} spans, {len(GENERATORS)} generators, 4 detectors (built in {built:.1f} s)")
+          f"{spans} spans, {len(GENERATORS)} generators, 4 detectors; baseline project {SMALL_SAMPLES} samples "
+          f"(built in {built:.1f} s)")
 
     client = Client()
     client.force_login(admin)
     results_url = f"/projects/{project.slug}/results/"
-    project_url = f"/projects/{project.slug}/"
+    small_url = f"/projects/{small.slug}/results/"
 
     def get(url: str) -> float:
         began = time.perf_counter()
@@ -183,29 +192,37 @@ def run(options: argparse.Namespace) -> int:
             raise SystemExit(f"bench: {url} answered {response.status_code}: {response.content[:300]!r}")
         return took
 
-    timings: dict[str, list[float]] = {"cold": [], "warm": [], "project": []}
+    timings: dict[str, list[float]] = {"cold": [], "warm": [], "small": []}
     with CpuMonitor() as monitor:
         for _ in range(options.cold):
             cache.clear()
             timings["cold"].append(get(results_url))
         for number in range(options.warmup + options.requests):
             # Interleaved, so both pages see the same machine load.
-            warm, base = get(results_url), get(project_url)
+            warm, base = get(results_url), get(small_url)
             if number >= options.warmup:
                 timings["warm"].append(warm)
-                timings["project"].append(base)
+                timings["small"].append(base)
+        if options.agreement:
+            agreement_url = f"/projects/{project.slug}/agreement/"
+            cache.clear()
+            timings["agreement-cold"] = [get(agreement_url)]
+            timings["agreement-warm"] = [get(agreement_url) for _ in range(5)]
 
     figures = {key: summary(values) for key, values in timings.items()}
     print(f"\nGET {results_url} through the test Client, logged in as the admin, DEBUG off")
-    print(f"{'case':<36} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'p50 x':>7}")
-    base = figures["project"]["p50"]
-    for label, key in (
+    print(f"{'case':<44} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'p50 x':>7}")
+    base = figures["small"]["p50"]
+    rows = [
         ("results page, cold (cache emptied)", "cold"),
         ("results page, warm", "warm"),
-        ("project page (baseline)", "project"),
-    ):
+        (f"baseline: results page, {SMALL_SAMPLES} samples, warm", "small"),
+    ]
+    if options.agreement:
+        rows += [("agreement page, cold (defaults)", "agreement-cold"), ("agreement page, warm", "agreement-warm")]
+    for label, key in rows:
         row = figures[key]
-        print(f"{label:<36} {row['n']:>4} {row['p50']:>8.1f} {row['p95']:>8.1f} {row['p99']:>8.1f} "
+        print(f"{label:<44} {row['n']:>4} {row['p50']:>8.1f} {row['p95']:>8.1f} {row['p99']:>8.1f} "
               f"{row['p50'] / base:>6.2f}x")
     print(monitor.describe())
     p95 = figures["warm"]["p95"]

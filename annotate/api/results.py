@@ -1,0 +1,158 @@
+"""Agreement and results as JSON: the same objects the commands print with --json.
+
+Admins and auditors only (annotators 403, outsiders 404), as on the pages.
+Every number comes from annotate.services.stats through the cache in
+annotate.services.results_cache. Bad query parameters get 400 with the
+parameter named: ``{"scheme": ["..."]}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate import agreement
+from annotate.models import Project
+from annotate.services.results_cache import ProjectFigures
+from annotate.views.results import get_project_for_results
+
+MAX_BOOTSTRAP = 10_000
+
+
+# --------------------------------------------------------------------------- queries
+
+
+class AgreementQuerySerializer(serializers.Serializer):
+    scheme = serializers.CharField(
+        help_text="Label scheme: groups of C, B, Q, U in order, '|' between groups, '+' merging, e.g. 'C+B|Q+U'."
+    )
+    level = serializers.ChoiceField(choices=agreement.LEVELS, default="nominal")
+    aggregate = serializers.ChoiceField(choices=agreement.AGGREGATES, default="pooled")
+    round = serializers.IntegerField(min_value=1, default=1)
+    bootstrap = serializers.IntegerField(
+        min_value=0, max_value=MAX_BOOTSTRAP, default=0,
+        help_text="Pooled only: resamples for a 95% bootstrap interval (0 = none).",
+    )
+
+    def validate_scheme(self, value: str) -> str:
+        try:
+            return agreement.parse_scheme(value).text
+        except agreement.SchemeError as error:
+            raise serializers.ValidationError(str(error)) from None
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data["bootstrap"] and data["aggregate"] != "pooled":
+            raise serializers.ValidationError(
+                {"bootstrap": "a bootstrap interval is only computed for the pooled alpha"}
+            )
+        return data
+
+
+class RoundQuerySerializer(serializers.Serializer):
+    round = serializers.IntegerField(min_value=1, default=1)
+
+
+class DetectorQuerySerializer(RoundQuerySerializer):
+    threshold = serializers.FloatField(
+        min_value=0.0, max_value=1.0, default=0.5,
+        help_text="Probability of consistency at or above which a prediction counts as consistent.",
+    )
+
+
+# --------------------------------------------------------------------------- responses (for the schema)
+
+
+class BatchAlphaSerializer(serializers.Serializer):
+    batch = serializers.CharField()
+    alpha = serializers.FloatField(allow_null=True)
+    reason = serializers.CharField(allow_null=True)
+    units = serializers.IntegerField()
+    annotators = serializers.IntegerField()
+
+
+class AgreementReportSerializer(serializers.Serializer):
+    alpha = serializers.FloatField(allow_null=True)
+    reason = serializers.CharField(allow_null=True, help_text="Why alpha is undefined, when it is.")
+    units = serializers.IntegerField()
+    annotators = serializers.IntegerField()
+    per_batch = BatchAlphaSerializer(many=True)
+    scheme = serializers.CharField()
+    level = serializers.CharField()
+    aggregate = serializers.CharField()
+    round = serializers.IntegerField()
+    interval = serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True, required=False,
+        help_text="95% bootstrap interval [low, high]; only when bootstrap > 0; null when alpha is undefined.",
+    )
+    bootstrap_resamples = serializers.IntegerField(required=False)
+
+
+# The two results are objects keyed by generator / detector name: described as type hints.
+GeneratorRates = TypedDict(  # noqa: UP013 (the keys "U+Q" and "U+Q+B" are not identifiers)
+    "GeneratorRates", {"n": int, "U": float, "U+Q": float, "U+Q+B": float}
+)
+
+
+class DetectorScores(TypedDict):
+    n: int
+    invalid: int
+    balanced_accuracy: float | None
+    f1_macro: float | None
+
+
+RATES_RESPONSE = dict[str, GeneratorRates]
+DETECTORS_RESPONSE = dict[str, DetectorScores]
+
+
+# --------------------------------------------------------------------------- views
+
+
+def _checked(project: Project, figures: ProjectFigures, query: serializers.Serializer) -> dict[str, Any]:
+    query.is_valid(raise_exception=True)
+    data = dict(query.validated_data)
+    known = figures.rounds()
+    if data["round"] not in known:
+        listed = ", ".join(map(str, known)) if known else "none yet"
+        raise ValidationError(
+            {"round": [f"project {project.slug!r} has no round {data['round']} (rounds with assignments: {listed})"]}
+        )
+    return data
+
+
+class AgreementView(APIView):
+    @extend_schema(parameters=[AgreementQuerySerializer], responses=AgreementReportSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        """Krippendorff's alpha of the worst-pooled sample labels; the ``agreement --json`` object."""
+        project, _ = get_project_for_results(request.user, slug)
+        figures = ProjectFigures(project)
+        query = _checked(project, figures, AgreementQuerySerializer(data=request.query_params))
+        report = figures.agreement(
+            query["scheme"], query["level"], query["aggregate"], query["round"], bootstrap=query["bootstrap"]
+        )
+        return Response(report)
+
+
+class HaluRatesView(APIView):
+    @extend_schema(parameters=[RoundQuerySerializer], responses=RATES_RESPONSE)
+    def get(self, request: Request, slug: str) -> Response:
+        """Hallucination rate per generator (U, U+Q, U+Q+B, percent); the ``halu_rates --json`` object."""
+        project, _ = get_project_for_results(request.user, slug)
+        figures = ProjectFigures(project)
+        query = _checked(project, figures, RoundQuerySerializer(data=request.query_params))
+        return Response(figures.halu_rates(query["round"]))
+
+
+class DetectorEvalView(APIView):
+    @extend_schema(parameters=[DetectorQuerySerializer], responses=DETECTORS_RESPONSE)
+    def get(self, request: Request, slug: str) -> Response:
+        """Balanced accuracy and F1-macro of the detectors in the samples' metadata; ``detector_eval --json``."""
+        project, _ = get_project_for_results(request.user, slug)
+        figures = ProjectFigures(project)
+        query = _checked(project, figures, DetectorQuerySerializer(data=request.query_params))
+        return Response(figures.detector_eval(query["threshold"], query["round"]))

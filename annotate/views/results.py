@@ -1,0 +1,641 @@
+"""Agreement, disputes and results pages (htmx). Admins and auditors only.
+
+Annotators get 403 on all of them: the figures pool everyone's work, and an
+annotator must not see another annotator's round-1 labels. Every number comes
+from annotate.services.stats through the cache in
+annotate.services.results_cache; this module only reads the query, shapes
+the figures into rows and renders. A form change re-renders only the
+``results`` partial when the request comes from htmx.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotate import access, agreement
+from annotate.models import Assignment, Batch, Membership, Project, Sample
+from annotate.results import RATE_COLUMNS, rank_generators
+from annotate.services import agreement_admin
+from annotate.services.results_cache import ProjectFigures
+from annotate.taxonomy import CATEGORY_NAMES
+
+Role = Membership.Role
+
+# FaithBench's three views of the labels, from coarse to fine (DESIGN.md lists all five).
+DEFAULT_SCHEMES: tuple[str, ...] = ("C+B|Q+U", "C+B|Q|U", "C|B|Q|U")
+# Krippendorff (2004): alpha below .667 does not support even tentative conclusions.
+LOW_ALPHA = 0.667
+PAGE_BOOTSTRAP = 200  # resamples for the page's intervals; the agreement command's --bootstrap takes any
+MAX_BOOTSTRAP = 2000
+MAX_SCHEMES = 6
+DEFAULT_K = 7
+DEFAULT_THRESHOLD = 0.5
+SHOWN_GROUPS = 100
+BATCHES_PER_PAGE = 100
+CATEGORY_COLOURS = {"C": "#4c9a6a", "B": "#7ea6d8", "Q": "#e0a530", "U": "#c8412f"}
+
+
+def get_project_for_results(user: Any, slug: str) -> tuple[Project, str]:
+    """The project, for its admins and auditors; 404 for outsiders, 403 for annotators.
+
+    (Belongs in annotate/access.py beside get_project_for_exporter.)
+    """
+    project, role = access.get_project_for_user(user, slug)
+    if role not in (Role.ADMIN, Role.AUDITOR):
+        raise access.Forbidden(
+            "Only the project's admins and auditors see agreement and results: they pool every annotator's work"
+        )
+    return project, role
+
+
+class BadQuery(ValueError):
+    """A query parameter the page cannot use; the message names it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+# --------------------------------------------------------------------------- reading the query
+
+
+def parse_schemes(values: list[str]) -> list[str]:
+    """Canonical scheme texts from repeated and/or comma-separated ``scheme`` values; the defaults when none."""
+    texts = [part for value in values for part in value.split(",") if part.strip()]
+    if not texts:
+        return list(DEFAULT_SCHEMES)
+    if len(texts) > MAX_SCHEMES:
+        raise BadQuery("scheme", f"at most {MAX_SCHEMES} schemes at once")
+    schemes = []
+    for text in texts:
+        try:
+            schemes.append(agreement.parse_scheme(text).text)
+        except agreement.SchemeError as error:
+            raise BadQuery("scheme", str(error)) from None
+    return list(dict.fromkeys(schemes))
+
+
+def parse_choice(raw: str | None, name: str, choices: tuple[str, ...], default: str) -> str:
+    value = (raw or "").strip() or default
+    if value not in choices:
+        raise BadQuery(name, f"unknown {name} {value!r}; use one of {', '.join(choices)}")
+    return value
+
+
+def parse_int(raw: str | None, name: str, default: int, low: int, high: int | None = None) -> int:
+    text = (raw or "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise BadQuery(name, f"must be a whole number {bound}, not {text!r}")
+    return value
+
+
+def parse_id(raw: str | None, name: str) -> int:
+    text = (raw or "").strip()
+    if not text:
+        raise BadQuery(name, f"which {name}? give its id, e.g. {name}=12")
+    if not text.isdigit() or len(text) > 18:
+        raise BadQuery(name, f"{text!r} is not an id")
+    return int(text)
+
+
+def parse_threshold(raw: str | None) -> float:
+    text = (raw or "").strip()
+    if not text:
+        return DEFAULT_THRESHOLD
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise BadQuery("threshold", f"must be a number between 0 and 1, not {text!r}")
+    return value
+
+
+def parse_round(raw: str | None, known: list[int], *, default: int | None) -> int | None:
+    text = (raw or "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise BadQuery("round", f"{text!r} is not a round number (1, 2, ...)")
+    if int(text) not in known:
+        listed = ", ".join(map(str, known)) if known else "none yet"
+        raise BadQuery("round", f"the project has no round {int(text)} (rounds with assignments: {listed})")
+    return int(text)
+
+
+def parse_rounds(raw: str | None, known: list[int]) -> list[int]:
+    """Every round side by side by default (or for ``all``), else the one asked for."""
+    if (raw or "").strip().lower() in ("", "all"):
+        return list(known)
+    chosen = parse_round(raw, known, default=None)
+    return [chosen] if chosen is not None else []
+
+
+def _render(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    """The whole page, or only its ``results`` partial for htmx."""
+    name = f"{template}#results" if request.htmx else template
+    return render(request, name, context, status=status)
+
+
+def _url(name: str, slug: str, **query: Any) -> str:
+    params = QueryDict(mutable=True)
+    for key, value in query.items():
+        if isinstance(value, list):
+            params.setlist(key, [str(item) for item in value])
+        elif value is not None and value != "":
+            params[key] = str(value)
+    encoded = params.urlencode()
+    return reverse(name, args=[slug]) + (f"?{encoded}" if encoded else "")
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+@dataclass
+class AgreementQuery:
+    schemes: list[str]
+    levels: list[str]
+    aggregate: str
+    rounds: list[int]
+    bootstrap: int
+    level_param: str = ""
+    round_param: str = ""
+    batch_page: int = 1
+
+    @property
+    def focus_scheme(self) -> str:
+        return self.schemes[0]
+
+    @property
+    def focus_level(self) -> str:
+        return self.levels[0]
+
+    @property
+    def pooled_bootstrap(self) -> int:
+        return self.bootstrap if self.aggregate == "pooled" else 0
+
+    def params(self, **override: Any) -> dict[str, Any]:
+        values: dict[str, Any] = {
+            "scheme": ", ".join(self.schemes),
+            "level": self.level_param,
+            "aggregate": self.aggregate,
+            "round": self.round_param,
+            "bootstrap": self.bootstrap if self.bootstrap != PAGE_BOOTSTRAP else "",
+            "bpage": self.batch_page if self.batch_page > 1 else "",
+        }
+        return values | override
+
+
+def read_agreement_query(query: QueryDict, known_rounds: list[int]) -> AgreementQuery:
+    schemes = parse_schemes(query.getlist("scheme"))
+    level_param = (query.get("level") or "").strip()
+    levels = [parse_choice(level_param, "level", agreement.LEVELS, "nominal")] if level_param else list(agreement.LEVELS)
+    aggregate = parse_choice(query.get("aggregate"), "aggregate", agreement.AGGREGATES, "pooled")
+    rounds = parse_rounds(query.get("round"), known_rounds)
+    bootstrap = parse_int(query.get("bootstrap"), "bootstrap", PAGE_BOOTSTRAP, 0, MAX_BOOTSTRAP)
+    batch_page = parse_int(query.get("bpage"), "bpage", 1, 1)
+    round_param = (query.get("round") or "").strip()
+    return AgreementQuery(schemes, levels, aggregate, rounds, bootstrap, level_param, round_param, batch_page)
+
+
+def _alpha_cell(report: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    alpha = report["alpha"]
+    return {
+        "alpha": alpha,
+        "reason": report["reason"],
+        "units": report["units"],
+        "annotators": report["annotators"],
+        "interval": report.get("interval"),
+        "low": alpha is None or alpha < LOW_ALPHA,
+        **extra,
+    }
+
+
+def agreement_context(project: Project, figures: ProjectFigures, query: AgreementQuery, role: str) -> dict[str, Any]:
+    """Rows of the main table, the per-batch table, the pairwise tables."""
+    reports = {
+        (scheme, level, round): figures.agreement(
+            scheme, level, query.aggregate, round, bootstrap=query.pooled_bootstrap
+        )
+        for round in query.rounds
+        for scheme in query.schemes
+        for level in query.levels
+    }
+    table = [
+        {
+            "scheme": scheme,
+            "cells": [
+                _alpha_cell(reports[(scheme, level, round)], round=round, level=level)
+                for round in query.rounds
+                for level in query.levels
+            ],
+        }
+        for scheme in query.schemes
+    ]
+    # The per-batch table is paged: a 100,000-sample project has 2,000 batches.
+    names = list(
+        dict.fromkeys(
+            entry["batch"]
+            for round in query.rounds
+            for entry in reports[(query.focus_scheme, query.focus_level, round)]["per_batch"]
+        )
+    )
+    pages = max(1, math.ceil(len(names) / BATCHES_PER_PAGE))
+    number = min(query.batch_page, pages)
+    shown = set(names[(number - 1) * BATCHES_PER_PAGE : number * BATCHES_PER_PAGE])
+    batch_ids = dict(Batch.objects.filter(project=project, name__in=shown).values_list("name", "id"))
+    people = _agreement_people(project, query.rounds, list(batch_ids.values()))
+    batch_rows: dict[str, dict[str, Any]] = {}
+    for round in query.rounds:
+        for scheme in query.schemes:
+            for entry in reports[(scheme, query.focus_level, round)]["per_batch"]:
+                if entry["batch"] not in shown:
+                    continue
+                batch_id = batch_ids.get(entry["batch"])
+                row = batch_rows.setdefault(
+                    entry["batch"], {"batch": entry["batch"], "batch_id": batch_id, "rounds": {}}
+                )
+                slot = row["rounds"].setdefault(round, {"round": round, "cells": [], "people": []})
+                slot["cells"].append(
+                    _alpha_cell(
+                        entry,
+                        scheme=scheme,
+                        disputes_url=_url("disputes", project.slug, batch=batch_id, round=round, scheme=scheme)
+                        if batch_id
+                        else None,
+                    )
+                )
+                slot["people"] = people.get((batch_id, round), [])
+    per_batch = [
+        {**row, "rounds": [row["rounds"].get(round) for round in query.rounds]} for row in batch_rows.values()
+    ]
+    pairwise = [
+        {"round": round, "pairs": figures.pairwise_alpha(query.focus_scheme, query.focus_level, round)}
+        for round in query.rounds
+    ]
+    return {
+        "table": table,
+        "per_batch": per_batch,
+        "batch_pages": {
+            "number": number,
+            "count": pages,
+            "batches": len(names),
+            "previous": _url("agreement", project.slug, **query.params(bpage=number - 1)) if number > 1 else None,
+            "next": _url("agreement", project.slug, **query.params(bpage=number + 1)) if number < pages else None,
+        },
+        "pairwise": pairwise,
+        "is_admin": role == Role.ADMIN,
+        "spans_url": _url("agreement", project.slug, **query.params(section="spans")),
+    }
+
+
+def _agreement_people(
+    project: Project, rounds: list[int], batch_ids: list[int]
+) -> dict[tuple[int, int], list[dict[str, Any]]]:
+    """(batch id, round) -> the batch's submitters in that round, with their exclusion flag."""
+    rows = (
+        Assignment.objects.filter(
+            batch__project=project, batch_id__in=batch_ids, round__in=rounds, status=Assignment.Status.SUBMITTED
+        )
+        .order_by("batch_id", "round", "annotator__username")
+        .values_list("pk", "batch_id", "round", "annotator__username", "excluded_from_agreement")
+    )
+    people: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for pk, batch_id, round, username, excluded in rows:
+        people.setdefault((batch_id, round), []).append({"assignment": pk, "name": username, "excluded": excluded})
+    return people
+
+
+def span_context(figures: ProjectFigures, query: AgreementQuery) -> dict[str, Any]:
+    """Token-level alpha beside the sample-level alpha, and pairwise span F1, per round."""
+    rounds = []
+    for round in query.rounds:
+        spans = figures.span_agreement(query.focus_scheme, round)
+        sample_level = figures.agreement(
+            query.focus_scheme, "nominal", "pooled", round,
+            bootstrap=query.pooled_bootstrap if "nominal" in query.levels else 0,
+        )
+        pairs = [
+            {
+                "annotators": pair["annotators"],
+                "exact": pair["exact"]["overall"],
+                "overlap": pair["overlap"]["overall"],
+                "labels": [
+                    {
+                        "label": label,
+                        "exact": pair["exact"]["per_label"].get(label),
+                        "overlap": pair["overlap"]["per_label"].get(label),
+                    }
+                    for label in spans["labels"]
+                ],
+            }
+            for pair in spans["pairs"]
+        ]
+        rounds.append(
+            {
+                "round": round,
+                "labels": [{"code": label, "name": CATEGORY_NAMES.get(label, label)} for label in spans["labels"]],
+                "sample_alpha": _alpha_cell(sample_level),
+                "token_alpha": _alpha_cell(spans["token_alpha"]),
+                "pairs": pairs,
+            }
+        )
+    return {"span_rounds": rounds, "span_scheme": query.focus_scheme}
+
+
+@require_GET
+@login_required
+def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project, role = get_project_for_results(request.user, slug)
+    figures = ProjectFigures(project)
+    known = figures.rounds()
+    context: dict[str, Any] = {
+        "project": project,
+        "role": role,
+        "known_rounds": known,
+        "levels": agreement.LEVELS,
+        "aggregates": agreement.AGGREGATES,
+        "default_schemes": DEFAULT_SCHEMES,
+        "low_alpha": LOW_ALPHA,
+        "form": {
+            "scheme": ", ".join(request.GET.getlist("scheme")) or ", ".join(DEFAULT_SCHEMES),
+            "level": request.GET.get("level", ""),
+            "aggregate": request.GET.get("aggregate", "") or "pooled",
+            "round": request.GET.get("round", ""),
+            "bootstrap": request.GET.get("bootstrap", "") or PAGE_BOOTSTRAP,
+        },
+    }
+    try:
+        query = read_agreement_query(request.GET, known)
+    except BadQuery as error:
+        return _render(request, "annotate/agreement.html", context | {"error": str(error)}, status=400)
+    context |= {"query": query, "back": _url("agreement", project.slug, **query.params()).partition("?")[2]}
+    section = request.GET.get("section", "")
+    if section not in ("", "spans"):
+        return _render(request, "annotate/agreement.html", context | {"error": f"section: unknown section {section!r}; "
+                                                                      "use spans or leave it out"}, status=400)
+    if not query.rounds:
+        return _render(request, "annotate/agreement.html", context)
+    if section == "spans":
+        context |= span_context(figures, query) | {"show_spans": True}
+        if request.htmx:
+            return render(request, "annotate/agreement.html#spans", context)
+    context |= agreement_context(project, figures, query, role)
+    return _render(request, "annotate/agreement.html", context)
+
+
+def _parse_flag(raw: str | None) -> bool:
+    value = (raw or "").strip().lower()
+    if value in ("1", "true", "on", "yes"):
+        return True
+    if value in ("0", "false", "off", "no"):
+        return False
+    raise BadQuery("excluded", f"must be true or false, not {raw!r}")
+
+
+@require_POST
+@login_required
+def agreement_exclusion(request: HttpRequest, slug: str) -> HttpResponse:
+    """Admins: leave an annotator out of one batch's agreement, or bring them back."""
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    try:
+        pk = parse_id(request.POST.get("assignment"), "assignment")
+        excluded = _parse_flag(request.POST.get("excluded"))
+    except BadQuery as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("batch", "annotator"), pk=pk, batch__project=project
+    )
+    agreement_admin.set_agreement_exclusion(assignment, excluded)
+    verb = "left out of" if excluded else "counted again in"
+    messages.success(
+        request,
+        f"{assignment.annotator.username} is {verb} the agreement of {assignment.batch.name} (round {assignment.round}).",
+    )
+    back = QueryDict(request.POST.get("back", "")).urlencode()  # re-encoded: only ever a query string
+    url = reverse("agreement", args=[project.slug]) + (f"?{back}" if back else "")
+    return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
+
+
+# --------------------------------------------------------------------------- disputes
+
+
+@require_GET
+@login_required
+def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Samples of one batch whose annotators' worst labels differ, each linked to its sample page."""
+    project, role = get_project_for_results(request.user, slug)
+    figures = ProjectFigures(project)
+    known = figures.rounds()
+    context: dict[str, Any] = {"project": project, "role": role}
+    try:
+        batch_id = parse_id(request.GET.get("batch"), "batch")
+        round = parse_round(request.GET.get("round"), known, default=known[0] if known else None)
+        if round is None:
+            raise BadQuery("round", "the project has no round with assignments yet")
+        scheme = parse_schemes(request.GET.getlist("scheme") or ["C|B|Q|U"])[0]
+    except BadQuery as error:
+        return _render(request, "annotate/disputes.html", context | {"error": str(error)}, status=400)
+    batch = get_object_or_404(Batch, pk=batch_id, project=project)
+    found = figures.batch_disputes(batch, round, scheme)
+    details = {
+        row["id"]: row
+        for row in Sample.objects.filter(pk__in=[entry["sample_id"] for entry in found["disputed"]]).values(
+            "id", "position", "external_id", "generator", "summary"
+        )
+    }
+    rows = [
+        {
+            "sample": details[entry["sample_id"]],
+            "labels": [
+                {"annotator": name, "code": code, "name": CATEGORY_NAMES[code]}
+                for name, code in entry["labels"].items()
+            ],
+            "url": f"{reverse('sample', args=[project.slug, entry['sample_id']])}?round={round}",
+        }
+        for entry in found["disputed"]
+        if entry["sample_id"] in details
+    ]
+    context |= {
+        "batch": batch,
+        "round": round,
+        "scheme": found["scheme"],
+        "disputes": found,
+        "rows": rows,
+        "agreement_url": _url("agreement", project.slug, scheme=found["scheme"], round=round),
+    }
+    return _render(request, "annotate/disputes.html", context)
+
+
+# --------------------------------------------------------------------------- results
+
+
+def stacked_bars(distribution: dict[str, dict[str, int]], order: list[str]) -> dict[str, Any]:
+    """Geometry of the worst-label chart: one 100% bar per generator, segments C, B, Q, U (SVG user units)."""
+    label_width, bar_width, bar_height, gap, top = 200, 440, 22, 10, 8
+    bars = []
+    for index, generator in enumerate(order):
+        counts = distribution.get(generator, {})
+        total = counts.get("n", 0)
+        y = top + index * (bar_height + gap)
+        x = float(label_width)
+        segments = []
+        for code in agreement.CATEGORIES:
+            count = counts.get(code, 0)
+            share = count / total if total else 0.0
+            width = share * bar_width
+            segments.append(
+                {
+                    "code": code,
+                    "name": CATEGORY_NAMES[code],
+                    "count": count,
+                    "percent": f"{100 * share:.1f}",
+                    "x": f"{x:.2f}",
+                    "width": f"{width:.2f}",
+                    "colour": CATEGORY_COLOURS[code],
+                }
+            )
+            x += width
+        bars.append(
+            {
+                "generator": generator,
+                "short": generator if len(generator) <= 30 else generator[:29] + "…",
+                "n": total,
+                "y": y,
+                "text_y": y + bar_height * 0.7,
+                "segments": segments,
+            }
+        )
+    legend_y = top + len(order) * (bar_height + gap) + 6
+    legend = [
+        {"code": code, "name": CATEGORY_NAMES[code], "colour": CATEGORY_COLOURS[code], "x": label_width + 110 * i,
+         "text_x": label_width + 110 * i + 18}
+        for i, code in enumerate(agreement.CATEGORIES)
+    ]
+    return {
+        "width": label_width + bar_width + 60,
+        "height": legend_y + 24,
+        "bar_height": bar_height,
+        "n_x": label_width + bar_width + 6,
+        "label_x": label_width - 8,
+        "legend_y": legend_y,
+        "legend_text_y": legend_y + 12,
+        "bars": bars,
+        "legend": legend,
+    }
+
+
+@dataclass
+class ResultsQuery:
+    round: int | None
+    threshold: float
+    k: int
+
+
+def read_results_query(query: QueryDict, known_rounds: list[int]) -> ResultsQuery:
+    default_round = 1 if 1 in known_rounds else (known_rounds[0] if known_rounds else None)
+    return ResultsQuery(
+        round=parse_round(query.get("round"), known_rounds, default=default_round),
+        threshold=parse_threshold(query.get("threshold")),
+        k=parse_int(query.get("k"), "k", DEFAULT_K, 1),
+    )
+
+
+def results_context(project: Project, figures: ProjectFigures, query: ResultsQuery) -> dict[str, Any]:
+    context: dict[str, Any] = {}
+    if query.round is not None:
+        rates = figures.halu_rates(query.round)
+        ranks = rank_generators(rates) if rates else {}
+        order = sorted(rates, key=lambda generator: (rates[generator]["U+Q"], generator))
+        context["rates"] = [
+            {
+                "generator": generator,
+                "n": rates[generator]["n"],
+                "columns": [
+                    {"column": column, "rate": rates[generator][column], "rank": ranks[column][generator]}
+                    for column in RATE_COLUMNS
+                ],
+            }
+            for generator in order
+        ]
+        context["chart"] = stacked_bars(figures.worst_label_distribution(query.round), order) if order else None
+        detectors = figures.detector_eval(query.threshold, query.round)
+        context["detectors"] = [{"name": name, **scores} for name, scores in detectors.items()]
+    selection = figures.challenging_groups(query.k, query.threshold)
+    context["selection"] = selection
+    context["shown_groups"] = selection["kept"][:SHOWN_GROUPS]
+    context["rate_columns"] = list(RATE_COLUMNS)
+    return context
+
+
+@require_GET
+@login_required
+def results_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project, role = get_project_for_results(request.user, slug)
+    figures = ProjectFigures(project)
+    known = figures.rounds()
+    context: dict[str, Any] = {
+        "project": project,
+        "role": role,
+        "is_admin": role == Role.ADMIN,
+        "known_rounds": known,
+        "form": {
+            "round": request.GET.get("round", ""),
+            "threshold": request.GET.get("threshold", "") or DEFAULT_THRESHOLD,
+            "k": request.GET.get("k", "") or DEFAULT_K,
+        },
+    }
+    try:
+        query = read_results_query(request.GET, known)
+    except BadQuery as error:
+        return _render(request, "annotate/results.html", context | {"error": str(error)}, status=400)
+    context |= {"query": query, **results_context(project, figures, query)}
+    return _render(request, "annotate/results.html", context)
+
+
+@require_POST
+@login_required
+def results_selection(request: HttpRequest, slug: str) -> HttpResponse:
+    """Admins: new batches holding copies of the kept passage groups' samples (see agreement_admin)."""
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    back = reverse("results", args=[project.slug])
+    try:
+        threshold = parse_threshold(request.POST.get("threshold"))
+        k = parse_int(request.POST.get("k"), "k", DEFAULT_K, 1)
+        per_batch = parse_int(request.POST.get("passages_per_batch"), "passages_per_batch", 5, 1, 1000)
+        selection = ProjectFigures(project).challenging_groups(k, threshold)
+        batches = agreement_admin.create_batches_from_selection(
+            project,
+            [entry["passage_id"] for entry in selection["kept"]],
+            request.POST.get("name_prefix", ""),
+            passages_per_batch=per_batch,
+        )
+    except (BadQuery, agreement_admin.AgreementAdminError) as error:
+        messages.error(request, f"No batch created. {error}")
+        back = _url("results", project.slug, k=request.POST.get("k"), threshold=request.POST.get("threshold"))
+    else:
+        samples = Sample.objects.filter(batch__in=batches).count()
+        messages.success(
+            request,
+            f"Created {len(batches)} batches ({batches[0].name} … {batches[-1].name}) with {samples} copied samples; "
+            "assign annotators on the project page.",
+        )
+        back = reverse("project", args=[project.slug])
+    return HttpResponseClientRedirect(back) if request.htmx else HttpResponseRedirect(back)

@@ -1,0 +1,483 @@
+"""Benchmark: 20 annotators saving spans at once through a real gunicorn server on PostgreSQL.
+
+Starts gunicorn (``config.wsgi``, gthread workers, DEBUG=false) on 127.0.0.1
+against a throwaway database, creates annotators with API tokens assigned to a
+50-sample batch, then runs client threads that each loop, as fast as the
+server answers: 70% POST /api/spans/ (create), 30% PATCH /api/spans/<id>/ of
+one of their own spans with the version they last read. Every request's
+latency is recorded. Afterwards the rows in the database are checked against
+the responses: every 201 has its row (none lost), no create made two rows
+(none duplicated; each create carries a unique tag in its note), and every
+span holds the version and labels of its last acknowledged PATCH (no lost
+update). Errors are non-2xx answers other than 409 and transport failures.
+
+Phases per server setting: a warm-up (20 annotators, not measured), the
+baseline (1 annotator, same loop), the run (20 annotators), and with
+``--think-ms`` a paced run where each annotator pauses about that long
+between saves, as people do. Target for the run: p95 <= 100 ms, zero errors,
+zero lost, zero duplicated.
+
+    scripts/with-postgres.sh .venv/bin/python bench/bench_span_save.py \
+        [--seconds 60] [--baseline-seconds 20] [--servers 4x4,2x8] [--think-ms 500]
+
+``--servers`` lists gunicorn settings as WORKERSxTHREADS. Exit status 1 when
+any request failed or any row was lost, duplicated or overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    CpuMonitor,
+    database_version,
+    is_postgres,
+    machine,
+    paragraph,
+    start_django,
+    summary,
+    yes_no,
+)
+
+TARGET_P95_MS = 100.0
+CREATE_SHARE = 0.7
+LABEL_CHOICES = [
+    ["Unwanted", "Unwanted.Intrinsic"],
+    ["Unwanted", "Unwanted.Extrinsic"],
+    ["Questionable"],
+    ["Benign"],
+]
+
+
+@dataclass
+class Annotator:
+    username: str
+    token: str
+
+
+@dataclass
+class Outcome:
+    """What one client thread sent and saw."""
+
+    username: str
+    records: list[tuple[float, float, str, int]] = field(default_factory=list)  # (sent at, seconds, kind, status)
+    created: dict[str, int] = field(default_factory=dict)  # tag -> span id, from 201 answers
+    versions: dict[int, tuple[int, list[str]]] = field(default_factory=dict)  # span id -> (version, labels)
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Check:
+    rows: int = 0
+    acknowledged: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    unacknowledged: int = 0
+    lost_updates: int = 0
+    per_annotator_mismatch: int = 0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def client_loop(annotator: Annotator, port: int, samples: list[tuple[int, int]], until: float, seed: int,
+                start_line: threading.Barrier, think: float) -> Outcome:
+    rng = random.Random(seed)
+    outcome = Outcome(annotator.username)
+    headers = {"Authorization": f"Token {annotator.token}", "Content-Type": "application/json",
+               "Accept": "application/json"}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    mine: list[int] = []
+    number = 0
+    start_line.wait()
+    while time.perf_counter() < until:
+        if think and number:
+            time.sleep(think * rng.uniform(0.5, 1.5))  # a person reading between two saves
+        number += 1
+        sample_id, length = rng.choice(samples)
+        start = rng.randrange(0, length - 1)
+        end = min(length, start + rng.randint(1, 40))
+        labels = rng.choice(LABEL_CHOICES)
+        if mine and rng.random() >= CREATE_SHARE:
+            kind, span_id = "patch", rng.choice(mine)
+            version = outcome.versions[span_id][0]
+            method, path = "PATCH", f"/api/spans/{span_id}/"
+            body: dict[str, Any] = {"version": version, "labels": labels}
+        else:
+            kind, span_id = "create", 0
+            tag = f"{annotator.username}#{number}"
+            method, path = "POST", "/api/spans/"
+            body = {"sample": sample_id, "round": 1, "start": start, "end": end, "labels": labels, "note": tag}
+        payload = json.dumps(body)
+        sent = time.perf_counter()
+        try:
+            connection.request(method, path, payload, headers)
+            response = connection.getresponse()
+            content = response.read()
+            status = response.status
+        except (OSError, http.client.HTTPException) as error:
+            took = time.perf_counter() - sent
+            outcome.records.append((sent, took, kind, 0))
+            outcome.failures.append(f"{method} {path}: {type(error).__name__}: {error}")
+            connection.close()
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            continue
+        took = time.perf_counter() - sent
+        outcome.records.append((sent, took, kind, status))
+        if status == 201 and kind == "create":
+            saved = json.loads(content)
+            outcome.created[tag] = saved["id"]
+            outcome.versions[saved["id"]] = (saved["version"], saved["labels"])
+            mine.append(saved["id"])
+        elif status == 200 and kind == "patch":
+            saved = json.loads(content)
+            outcome.versions[span_id] = (saved["version"], saved["labels"])
+        elif status == 409 and kind == "patch":
+            current = json.loads(content).get("current")
+            if current:
+                outcome.versions[span_id] = (current["version"], current["labels"])
+        else:
+            outcome.failures.append(f"{method} {path}: {status} {content[:200]!r}")
+    connection.close()
+    return outcome
+
+
+def run_clients(annotators: list[Annotator], port: int, samples: list[tuple[int, int]], seconds: float,
+                seed: int, think: float = 0.0) -> tuple[list[Outcome], float, float]:
+    """Run one client thread per annotator for ``seconds``; returns outcomes and the start/end clock."""
+    results: list[Outcome | None] = [None] * len(annotators)
+    start_line = threading.Barrier(len(annotators) + 1)
+    until_holder: dict[str, float] = {}
+
+    def work(index: int) -> None:
+        results[index] = client_loop(annotators[index], port, samples, until_holder["until"], seed * 1000 + index,
+                                     start_line, think)
+
+    threads = [threading.Thread(target=work, args=(index,), daemon=True) for index in range(len(annotators))]
+    began = time.perf_counter()
+    until_holder["until"] = began + seconds
+    for thread in threads:
+        thread.start()
+    start_line.wait()
+    for thread in threads:
+        thread.join(seconds + 120)
+    ended = time.perf_counter()
+    if any(result is None for result in results):
+        raise SystemExit("bench: a client thread did not finish")
+    return [result for result in results if result is not None], began, ended
+
+
+def check_rows(outcomes: list[Outcome]) -> Check:
+    """Compare the database with what the clients were told."""
+    from annotate.models import SpanAnnotation
+
+    check = Check()
+    names = [outcome.username for outcome in outcomes]
+    rows = list(
+        SpanAnnotation.objects.filter(annotator__username__in=names).values_list(
+            "id", "annotator__username", "note", "version", "labels"
+        )
+    )
+    check.rows = len(rows)
+    by_tag = Counter(note for _, _, note, _, _ in rows)
+    by_id = {row[0]: row for row in rows}
+    rows_per_annotator = Counter(username for _, username, _, _, _ in rows)
+    for outcome in outcomes:
+        check.acknowledged += len(outcome.created)
+        if rows_per_annotator[outcome.username] != len(outcome.created):
+            check.per_annotator_mismatch += 1
+        for tag, span_id in outcome.created.items():
+            row = by_id.get(span_id)
+            if row is None or row[2] != tag:
+                check.lost += 1
+        for span_id, (version, labels) in outcome.versions.items():
+            row = by_id.get(span_id)
+            if row is not None and (row[3] != version or row[4] != labels):
+                check.lost_updates += 1
+    acknowledged_tags = {tag for outcome in outcomes for tag in outcome.created}
+    check.duplicated = sum(count - 1 for count in by_tag.values() if count > 1)
+    check.unacknowledged = sum(count for tag, count in by_tag.items() if tag not in acknowledged_tags)
+    return check
+
+
+def make_annotators(prefix: str, count: int, batch: Any, project: Any) -> list[Annotator]:
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    from annotate.models import Assignment, Membership
+
+    annotators = []
+    for index in range(count):
+        user = get_user_model().objects.create_user(username=f"{prefix}-{index:02d}")
+        Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
+        Assignment.objects.create(batch=batch, annotator=user, round=1)
+        annotators.append(Annotator(user.username, Token.objects.create(user=user).key))
+    return annotators
+
+
+def postmaster_pid() -> int | None:
+    from django.db import connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW data_directory")
+            data_directory = cursor.fetchone()[0]
+        return int((Path(data_directory) / "postmaster.pid").read_text().split()[0])
+    except Exception:  # noqa: BLE001  (only used to attribute CPU; not essential)
+        return None
+
+
+class Server:
+    """gunicorn serving config.wsgi on a free loopback port."""
+
+    def __init__(self, workers: int, threads: int, log_dir: Path) -> None:
+        self.workers, self.threads = workers, threads
+        self.port = free_port()
+        self.log = log_dir / f"gunicorn-{workers}x{threads}.log"
+        gunicorn = Path(sys.executable).with_name("gunicorn")
+        self.command = [
+            str(gunicorn), "config.wsgi", "--bind", f"127.0.0.1:{self.port}",
+            "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread",
+            "--keep-alive", "5", "--timeout", "60", "--log-level", "warning",
+        ]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, token: str) -> None:
+        environment = dict(os.environ, DEBUG="false", ALLOWED_HOSTS="127.0.0.1")
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(self.command, env=environment, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"bench: gunicorn exited with {self.process.returncode}:\n{self.tail()}")
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                connection.request("GET", "/api/projects/", headers={"Authorization": f"Token {token}"})
+                status = connection.getresponse().status
+                connection.close()
+                if status == 200:
+                    return
+                raise SystemExit(f"bench: gunicorn answered {status} to GET /api/projects/:\n{self.tail()}")
+            except OSError:
+                time.sleep(0.2)
+        raise SystemExit(f"bench: gunicorn did not answer within 90 s:\n{self.tail()}")
+
+    def tail(self) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-30:])
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+
+@dataclass
+class Phase:
+    name: str
+    clients: int
+    seconds: float
+    stats: dict[str, dict[str, float]]
+    throughput: float
+    statuses: Counter[int]
+    errors: int
+    conflicts: int
+    check: Check
+    failures: list[str]
+    cpu: str = ""
+    per_client: list[int] = field(default_factory=list)
+
+
+def measure_phase(name: str, annotators: list[Annotator], server: Server, samples: list[tuple[int, int]],
+                  seconds: float, warmup: float, seed: int, extra_roots: list[int], think: float = 0.0) -> Phase:
+    assert server.process is not None
+    parts = {"gunicorn": [server.process.pid], "PostgreSQL": extra_roots}
+    client_cpu = time.process_time()
+    with CpuMonitor(extra_roots, parts) as monitor:
+        outcomes, began, ended = run_clients(annotators, server.port, samples, seconds, seed, think)
+    client_cpu = time.process_time() - client_cpu
+    measured_from = began + warmup
+    records = [record for outcome in outcomes for record in outcome.records]
+    kept = [record for record in records if record[0] >= measured_from]
+    window = max(1e-9, ended - measured_from)
+    statuses = Counter(status for _, _, _, status in records)
+    errors = sum(count for status, count in statuses.items() if not (200 <= status < 300 or status == 409))
+    stats = {
+        "all": summary([took for _, took, _, _ in kept]),
+        "create": summary([took for _, took, kind, _ in kept if kind == "create"]),
+        "patch": summary([took for _, took, kind, _ in kept if kind == "patch"]),
+    }
+    return Phase(name=name, clients=len(annotators), seconds=seconds, stats=stats, throughput=len(kept) / window,
+                 statuses=statuses, errors=errors, conflicts=statuses.get(409, 0), check=check_rows(outcomes),
+                 failures=[failure for outcome in outcomes for failure in outcome.failures][:10],
+                 per_client=sorted(len(outcome.records) for outcome in outcomes),
+                 cpu=monitor.describe() + "\n    CPU per request: " + ", ".join(
+                     f"{name} {seconds * 1000 / max(1, len(records)):.2f} ms"
+                     for name, seconds in {"clients": client_cpu, **monitor.part_seconds}.items()
+                 ))
+
+
+def print_phase(phase: Phase, baseline: Phase | None) -> None:
+    all_stats = phase.stats["all"]
+    print(f"  {phase.name}: {phase.clients} client(s) for {phase.seconds:.0f} s, "
+          f"{sum(phase.statuses.values())} requests, statuses {dict(sorted(phase.statuses.items()))}")
+    for kind in ("all", "create", "patch"):
+        s = phase.stats[kind]
+        print(f"    {kind:<7} n={s['n']:<6} p50 {s['p50']:7.2f} ms  p95 {s['p95']:7.2f} ms  p99 {s['p99']:7.2f} ms  "
+              f"mean {s['mean']:7.2f} ms")
+    line = f"    throughput {phase.throughput:.1f} req/s"
+    if baseline is not None:
+        base = baseline.stats["all"]
+        line += (f"; vs 1-annotator baseline: p50 x{all_stats['p50'] / base['p50']:.2f}, "
+                 f"p95 x{all_stats['p95'] / base['p95']:.2f}, throughput x{phase.throughput / baseline.throughput:.2f}")
+    print(line)
+    if len(phase.per_client) > 1:
+        counts = phase.per_client
+        print(f"    requests per annotator: min {counts[0]}, median {counts[len(counts) // 2]}, max {counts[-1]} "
+              "(a wide spread means the server serves connections unevenly)")
+    c = phase.check
+    print(f"    errors {phase.errors}, expected 409s {phase.conflicts}; rows {c.rows} vs 201s {c.acknowledged}: "
+          f"lost {c.lost}, duplicated {c.duplicated}, unacknowledged rows {c.unacknowledged}, "
+          f"lost updates {c.lost_updates}, annotators whose row count != their 201s {c.per_annotator_mismatch}")
+    for failure in phase.failures:
+        print(f"    failure: {failure}")
+    print(f"    {phase.cpu}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of the 20-annotator run")
+    parser.add_argument("--baseline-seconds", type=float, default=20.0, help="length of the 1-annotator run")
+    parser.add_argument("--warmup-seconds", type=float, default=5.0, help="unmeasured load before the baseline")
+    parser.add_argument("--skip-seconds", type=float, default=2.0,
+                        help="leading seconds of each phase left out of the latency figures (still checked)")
+    parser.add_argument("--annotators", type=int, default=20)
+    parser.add_argument("--servers", default="4x4", help="gunicorn settings WORKERSxTHREADS, comma-separated")
+    parser.add_argument("--think-ms", type=float, default=0.0,
+                        help="also run the 20 annotators pausing ~this long between saves (0: skip that phase)")
+    parser.add_argument("--seed", type=int, default=5)
+    options = parser.parse_args()
+    if not is_postgres(os.environ.get("DATABASE_URL")):
+        print("bench_span_save: needs PostgreSQL (DATABASE_URL is not a postgres:// URL). Run it as\n"
+              "    scripts/with-postgres.sh .venv/bin/python bench/bench_span_save.py", file=sys.stderr)
+        return 2
+    servers = []
+    for setting in options.servers.split(","):
+        workers, _, threads = setting.strip().partition("x")
+        if not (workers.isdigit() and threads.isdigit()):
+            parser.error(f"--servers: {setting!r} is not WORKERSxTHREADS, e.g. 4x4")
+        servers.append((int(workers), int(threads)))
+    env = start_django("spans")
+    try:
+        return run(options, servers, env.data_dir)
+    finally:
+        env.close()
+
+
+def run(options: argparse.Namespace, servers: list[tuple[int, int]], data_dir: Path) -> int:
+    import torch
+    from django.db import connections
+
+    from annotate.models import Project
+    from annotate.services import embedding
+    from annotate.services.ingest import import_batches, parse_samples_jsonl
+
+    rng = random.Random(options.seed)
+    lines = [
+        json.dumps({"passage_id": f"p{p}", "source": source, "summary": paragraph(rng, rng.randint(3, 5)),
+                    "generator": f"org/model-{s}", "sample_id": f"{p}-{s}"})
+        for p, source in enumerate(paragraph(rng, 20) for _ in range(5))
+        for s in range(10)
+    ]
+    project = Project.objects.create(name="Span save bench", slug="span-save-bench")
+    report = import_batches(project, parse_samples_jsonl("\n".join(lines), "spans.jsonl"))
+    batch = report.batches[0]
+    # Rows as in production: sentences split and embedded (a span save reads the sample and its passage).
+    torch.set_num_threads(1)
+    assert report.job is not None
+    embedding.run_embedding_job(report.job.pk)
+    samples = [(s.pk, len(s.summary)) for s in batch.samples.all()]
+    print(f"machine: {machine()}; database: {database_version()}")
+    print(f"batch of {len(samples)} samples (5 passages of 20 sentences, embedded); clients: {options.annotators} threads using http.client (keep-alive), "
+          f"{int(CREATE_SHARE * 100)}% create / {100 - int(CREATE_SHARE * 100)}% PATCH of own spans")
+    extra_roots = [pid for pid in [postmaster_pid()] if pid]
+
+    results: list[tuple[str, Phase, Phase]] = []
+    failed = False
+    for number, (workers, threads) in enumerate(servers):
+        label = f"{workers}x{threads}"
+        warm = make_annotators(f"s{number}-warm", options.annotators, batch, project)
+        solo = make_annotators(f"s{number}-solo", 1, batch, project)
+        crowd = make_annotators(f"s{number}-crowd", options.annotators, batch, project)
+        connections.close_all()
+        server = Server(workers, threads, data_dir)
+        print(f"\ngunicorn config.wsgi --workers {workers} --threads {threads} --worker-class gthread "
+              f"(DEBUG=false) on 127.0.0.1:{server.port}")
+        try:
+            server.start(warm[0].token)
+            run_clients(warm, server.port, samples, options.warmup_seconds, options.seed)
+            baseline = measure_phase("baseline", solo, server, samples, options.baseline_seconds,
+                                     options.skip_seconds, options.seed + 1, extra_roots)
+            print_phase(baseline, None)
+            crowd_phase = measure_phase("run", crowd, server, samples, options.seconds, options.skip_seconds,
+                                        options.seed + 2, extra_roots)
+            print_phase(crowd_phase, baseline)
+            results.append((label, baseline, crowd_phase))
+            if options.think_ms > 0:
+                paced = make_annotators(f"s{number}-paced", options.annotators, batch, project)
+                paced_phase = measure_phase(f"paced run (~{options.think_ms:.0f} ms between saves)", paced, server,
+                                            samples, options.seconds, options.skip_seconds, options.seed + 3,
+                                            extra_roots, options.think_ms / 1000)
+                print_phase(paced_phase, baseline)
+                results.append((f"{label} paced", baseline, paced_phase))
+        finally:
+            server.stop()
+
+    print(f"\nsummary ({options.annotators} annotators, {options.seconds:.0f} s; baseline 1 annotator, "
+          f"{options.baseline_seconds:.0f} s)")
+    print(f"{'server':<13} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'req/s':>7} {'base p50':>8} {'base p95':>8} "
+          f"{'base r/s':>8} {'p95 x':>6} {'r/s x':>6} {'errors':>6} {'lost':>5} {'dup':>4} {'lostupd':>7} target")
+    for label, baseline, phase in results:
+        s, b, c = phase.stats["all"], baseline.stats["all"], phase.check
+        bad = phase.errors + c.lost + c.duplicated + c.unacknowledged + c.lost_updates + c.per_annotator_mismatch
+        bad += baseline.errors + baseline.check.lost + baseline.check.duplicated + baseline.check.lost_updates
+        failed = failed or bad > 0
+        met = s["p95"] <= TARGET_P95_MS and bad == 0
+        print(f"{label:<13} {s['p50']:>7.2f} {s['p95']:>7.2f} {s['p99']:>7.2f} {phase.throughput:>7.1f} "
+              f"{b['p50']:>8.2f} {b['p95']:>8.2f} {baseline.throughput:>8.1f} {s['p95'] / b['p95']:>6.2f} "
+              f"{phase.throughput / baseline.throughput:>6.2f} {phase.errors:>6} {c.lost:>5} {c.duplicated:>4} "
+              f"{c.lost_updates:>7} {yes_no(met)}")
+    print(f"target (the closed-loop run; paced rows are for information): p95 <= {TARGET_P95_MS:.0f} ms with zero "
+          "errors, lost and duplicated rows")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
