@@ -26,6 +26,7 @@ run: venv
 	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
 
 test: venv
+	$(VENV)/bin/ruff check .
 	scripts/system-deps.sh
 	FAITHLAB_DATA_DIR=$$(mktemp -d /tmp/faithlab-test.XXXXXX) scripts/with-postgres.sh \
 		$(PY) -m pytest $(PYTEST_ARGS)
