@@ -48,7 +48,7 @@ def get_model(name: str | None = None) -> Any:
             from sentence_transformers import SentenceTransformer
 
             try:
-                _models[name] = SentenceTransformer(_resolve(name), device="cpu", local_files_only=True)
+                model = SentenceTransformer(_resolve(name), device="cpu", local_files_only=True)
             except EmbeddingModelError:
                 raise
             except Exception as error:
@@ -56,6 +56,11 @@ def get_model(name: str | None = None) -> Any:
                     f"cannot load embedding model {name!r} ({error}); set EMBEDDING_MODEL to a local "
                     "sentence-transformers model directory"
                 ) from error
+            import torch
+
+            # Process-wide; set once, under the lock, before any thread encodes with it.
+            torch.set_num_threads(settings.EMBEDDING_THREADS)
+            _models[name] = model
     return _models[name]
 
 

