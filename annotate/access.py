@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import F, FilteredRelation, Q, QuerySet
 from django.http import Http404
 
-from annotate.models import Assignment, Batch, Membership, Project, Sample, SpanAnnotation
+from annotate.models import Batch, Membership, Project, Sample, SpanAnnotation
 
 Role = Membership.Role
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -24,9 +24,18 @@ def role_in(user: AnyUser, project: Project) -> str | None:
         return Role.ADMIN
     cache = getattr(user, "_faithlab_roles", None)
     if cache is None:
+        known = getattr(user, "_faithlab_role_of", {})
+        if project.pk in known:
+            return known[project.pk]
         cache = dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
         user._faithlab_roles = cache  # type: ignore[union-attr]
     return cache.get(project.pk)
+
+
+def _remember_role(user: AbstractBaseUser, project_id: int, role: str | None) -> None:
+    """Keep a role learnt with a row, so role_in() later in the request does not ask again."""
+    if getattr(user, "_faithlab_roles", None) is None:
+        user._faithlab_role_of = {**getattr(user, "_faithlab_role_of", {}), project_id: role}  # type: ignore[attr-defined]
 
 
 def projects_for(user: AnyUser) -> QuerySet[Project]:
@@ -72,15 +81,54 @@ def samples_for(user: AnyUser, project: Project) -> QuerySet[Sample]:
     return samples.none()
 
 
-def get_sample_for_user(user: AnyUser, pk: int, *, write: bool = False) -> tuple[Sample, str]:
-    """The sample and the user's role; 404 unless the user may see it, 403 for a forbidden write."""
-    sample = Sample.objects.select_related("project", "passage", "batch").filter(pk=pk).first()
-    role = role_in(user, sample.project) if sample else None
-    if sample is None or role is None:
+# Columns a write never reads (the sentence vectors alone are ~60 KB for a 40-sentence passage).
+_NOT_FOR_WRITES = ("embeddings", "sentences", "metadata", "imported_fields")
+
+# The role and assignment checks below are joins read by the row's own query, not
+# Subquery()/Exists(): the same answers, but each ORM subquery costs about 0.5 ms of
+# CPU to build, more than the database spends answering it (docs/performance.md, 2).
+
+
+def get_sample_for_user(
+    user: AnyUser, pk: int, *, write: bool = False, round: int | None = None
+) -> tuple[Sample, str]:
+    """The sample and the user's role; 404 unless the user may see it, 403 for a forbidden write.
+
+    One query: the sample with its project, passage and batch, the user's role and
+    the rounds of the batch the user is assigned to (a row per round). With
+    ``round``, the answer for that round is left on ``sample.checked_assignment``
+    as ``(user id, round, assigned)``, which ``spans.create_span`` uses instead of
+    asking again.
+    """
+    if not user.is_authenticated:
         raise Http404("No such sample")
+    samples = Sample.objects.select_related("project", "passage", "batch").filter(pk=pk).order_by()
+    if write:
+        samples = samples.defer(*_NOT_FOR_WRITES, *(f"passage__{name}" for name in ("embeddings", "sentences")))
+    if user.is_superuser:
+        rows = list(samples)
+        role: str | None = Role.ADMIN
+        rounds: set[int] = set()
+    else:
+        rows = list(
+            samples.filter(project__memberships__user=user).annotate(
+                viewer_role=F("project__memberships__role"),
+                my_assignments=FilteredRelation("batch__assignments", condition=Q(batch__assignments__annotator=user)),
+                viewer_round=F("my_assignments__round"),
+            )
+        )
+        role = rows[0].viewer_role if rows else None  # no row: no such sample, or no role in its project
+        rounds = {row.viewer_round for row in rows if row.viewer_round is not None}
+    if not rows or role is None:
+        raise Http404("No such sample")
+    sample = rows[0]
+    if not user.is_superuser:
+        _remember_role(user, sample.project_id, role)
     if role == Role.ANNOTATOR:
-        if not Assignment.objects.filter(batch_id=sample.batch_id, annotator=user).exists():
+        if not rounds:
             raise Http404("No such sample")
+        if round is not None:
+            sample.checked_assignment = (user.pk, round, round in rounds)  # type: ignore[attr-defined]
     elif write:
         raise Forbidden("Only the batch's annotators write spans")
     return sample, role
@@ -105,13 +153,34 @@ def visible_spans(user: AnyUser, sample: Sample, round: int) -> QuerySet[SpanAnn
 
 
 def get_span_for_user(user: AnyUser, pk: int) -> SpanAnnotation:
-    """A span the user may change: only its own author, an annotator of its batch."""
-    span = SpanAnnotation.objects.select_related("sample__project", "sample__batch").filter(pk=pk).first()
-    if span is None or not user.is_authenticated:
+    """A span the user may change: only its own author, an annotator of its batch.
+
+    One query: the span, its sample and project, and the user's role there. The
+    passage is not joined; a change of the source link loads it.
+    """
+    if not user.is_authenticated:
         raise Http404("No such span")
-    role = role_in(user, span.sample.project)
-    if role is None or (role == Role.ANNOTATOR and span.annotator_id != user.pk):
+    spans = SpanAnnotation.objects.select_related("sample__project").defer(
+        *(f"sample__{name}" for name in _NOT_FOR_WRITES)
+    ).filter(pk=pk).order_by()
+    if user.is_superuser:
+        span = next(iter(spans), None)
+        role: str | None = Role.ADMIN
+    else:
+        span = next(
+            iter(
+                spans.filter(sample__project__memberships__user=user).annotate(
+                    viewer_role=F("sample__project__memberships__role")
+                )
+            ),
+            None,
+        )
+        role = span.viewer_role if span is not None else None  # type: ignore[attr-defined]
+    if span is None or role is None or (role == Role.ANNOTATOR and span.annotator_id != user.pk):
         raise Http404("No such span")
+    if not user.is_superuser:
+        _remember_role(user, span.sample.project_id, role)
     if span.annotator_id != user.pk:
         raise Forbidden("Only the span's author may change it")
+    span.annotator = user  # the author is the user authentication already loaded
     return span

