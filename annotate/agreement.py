@@ -6,9 +6,9 @@ cases (alpha undefined, said with a reason, never an exception), and adds the
 views FaithBench reports: label schemes, pooled vs batch-mean, per annotator
 pair, bootstrap intervals, span F1 and token-level alpha.
 
-Data flow: ``BatchLabels`` (one per batch) -> ``_CodedLabels`` (every
-annotator x sample cell of every batch as integer arrays, built once and
-independent of the scheme) -> per scheme, a value-count matrix (units x groups)
+Data flow: ``BatchLabels`` or ``BatchCodes`` (one per batch) -> ``CodedLabels``
+(every annotator x sample cell of every batch as integer arrays, built once by
+``code_labels`` and independent of the scheme) -> per scheme, a value-count matrix (units x groups)
 -> ``krippendorff.alpha(value_counts=...)``.
 
 Why value counts and not the annotators x samples reliability matrix: the
@@ -16,19 +16,34 @@ package reduces the matrix to exactly these counts as its first step, and
 building them directly costs memory in the number of labels instead of
 (all annotators ever seen) x (all samples). ``reliability_matrix`` still gives
 the matrix, for export and for tests that check both paths agree.
+
+Speed at 100,000 samples: the package's alpha is a function of the
+coincidence matrix, which is a sum over units, and units with the same value
+counts (the same *pattern*; with three annotators and four values there are
+at most 20) add the same matrix. So per-batch alphas (thousands of batches),
+bootstrap resamples and token-level alpha (millions of tokens) are computed
+from pattern histograms with the package's own coincidence, distance and
+expected-coincidence helpers, in ``_alphas_from_histograms``; the sums are
+exact when no unit has more than three values (coincidences are then whole
+or half numbers), so the figures are bit-identical to calling
+``krippendorff.alpha`` on the units, and equal to float rounding otherwise.
+Pooled and pairwise alphas still come from ``krippendorff.alpha`` itself.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
+import sys
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import krippendorff
 import numpy as np
+from krippendorff import krippendorff as _kd  # the package's own coincidence and distance helpers
 
 from annotate.taxonomy import SEVERITY
 
@@ -38,8 +53,7 @@ LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval")
 AGGREGATES: tuple[str, ...] = ("pooled", "batch-mean")
 SPAN_MODES: tuple[str, ...] = ("exact", "overlap")
 
-# Bootstrap cost is one krippendorff call per resample, linear in the units;
-# past this many unit draws in total we take fewer resamples (see bootstrap_interval).
+# Past this many unit draws in total the bootstrap takes fewer resamples (see bootstrap_resamples).
 BOOTSTRAP_MAX_DRAWS = 10_000_000
 BOOTSTRAP_MIN_RESAMPLES = 100
 
@@ -170,6 +184,21 @@ class BatchLabels:
 
 
 @dataclass
+class BatchCodes:
+    """Worst-pooled sample labels of one batch as a matrix (what stats reads from the database).
+
+    ``codes[i, j]`` is the category code (C=0, B=1, Q=2, U=3) that ``annotators[i]``
+    gave ``samples[j]``, 0 where they left no labelled span. Annotators and
+    samples are unique. Means the same as the BatchLabels with those labels.
+    """
+
+    name: str
+    annotators: list[str]
+    samples: list[SampleKey]
+    codes: np.ndarray
+
+
+@dataclass
 class AlphaResult:
     alpha: float | None
     reason: str | None
@@ -188,18 +217,19 @@ class AlphaResult:
 
 
 @dataclass
-class _CodedLabels:
+class CodedLabels:
     """Every (annotator of the batch, sample of the batch) cell as parallel integer arrays.
 
     Units are numbered batch after batch, so one batch is the contiguous unit
     range ``bounds[b]``; sample keys only need to be unique within a batch
-    (FaithBench numbers samples 0..49 in every file).
+    (FaithBench numbers samples 0..49 in every file). Build it once with
+    ``code_labels`` and pass it to several calls to skip the coding step.
     """
 
     batch_names: list[str]
     rosters: list[list[str]]
     bounds: list[tuple[int, int]]
-    units: list[tuple[str, SampleKey]]
+    batch_samples: list[list[SampleKey]]
     annotators: list[str]
     cell_annotator: np.ndarray
     cell_unit: np.ndarray
@@ -207,58 +237,87 @@ class _CodedLabels:
 
     @property
     def unit_count(self) -> int:
-        return len(self.units)
+        return self.bounds[-1][1] if self.bounds else 0
+
+    @property
+    def units(self) -> list[tuple[str, SampleKey]]:
+        return [(name, key) for name, keys in zip(self.batch_names, self.batch_samples, strict=True) for key in keys]
 
 
-def _code_labels(batches: Iterable[BatchLabels]) -> _CodedLabels:
+def _label_block(batch: BatchLabels, roster: list[str], samples: list[SampleKey]) -> np.ndarray:
+    row_of = {annotator: row for row, annotator in enumerate(roster)}
+    column_of = {key: column for column, key in enumerate(samples)}
+    # Start from C everywhere, then write the labels that exist: the loop runs
+    # over labels given, not over every annotator x sample pair.
+    block = np.zeros((len(roster), len(samples)), dtype=np.int8)
+    for (annotator, key), category in batch.labels.items():
+        row = row_of.get(annotator)
+        column = column_of.get(key)
+        if row is None or column is None:
+            continue
+        code = _CODE.get(category)
+        if code is None:
+            raise ValueError(
+                f"batch {batch.name!r}: label {category!r} of {annotator!r} on sample {key!r} "
+                f"is not one of {', '.join(CATEGORIES)}"
+            )
+        block[row, column] = code
+    return block
+
+
+def _code_block(batch: BatchCodes) -> np.ndarray:
+    block = np.asarray(batch.codes, dtype=np.int8)
+    if block.shape != (len(batch.annotators), len(batch.samples)):
+        raise ValueError(
+            f"batch {batch.name!r}: codes have shape {block.shape}, "
+            f"not annotators x samples ({len(batch.annotators)}, {len(batch.samples)})"
+        )
+    if len(set(batch.annotators)) != len(batch.annotators) or len(set(batch.samples)) != len(batch.samples):
+        raise ValueError(f"batch {batch.name!r}: annotators and samples must be unique")
+    if block.size and (block.min() < 0 or block.max() >= len(CATEGORIES)):
+        raise ValueError(f"batch {batch.name!r}: codes must be 0..{len(CATEGORIES) - 1} (C, B, Q, U)")
+    return block
+
+
+def code_labels(batches: Iterable[BatchLabels | BatchCodes] | CodedLabels) -> CodedLabels:
+    """The cells of every batch as integer arrays, independent of the scheme; a CodedLabels is returned as is."""
+    if isinstance(batches, CodedLabels):
+        return batches
     annotator_index: dict[str, int] = {}
     names: list[str] = []
     rosters: list[list[str]] = []
     bounds: list[tuple[int, int]] = []
-    units: list[tuple[str, SampleKey]] = []
+    batch_samples: list[list[SampleKey]] = []
     annotator_parts: list[np.ndarray] = []
     unit_parts: list[np.ndarray] = []
     category_parts: list[np.ndarray] = []
+    first = 0
     for batch in batches:
-        roster = list(dict.fromkeys(batch.annotators))
-        samples = list(dict.fromkeys(batch.samples))
-        first = len(units)
+        if isinstance(batch, BatchCodes):
+            roster, samples, block = list(batch.annotators), list(batch.samples), _code_block(batch)
+        else:
+            roster = list(dict.fromkeys(batch.annotators))
+            samples = list(dict.fromkeys(batch.samples))
+            block = _label_block(batch, roster, samples) if roster and samples else None
         names.append(batch.name)
         rosters.append(roster)
         bounds.append((first, first + len(samples)))
-        units.extend((batch.name, key) for key in samples)
-        if not roster or not samples:
-            continue
-        row_of = {annotator: row for row, annotator in enumerate(roster)}
-        column_of = {key: column for column, key in enumerate(samples)}
-        # Start from C everywhere, then write the labels that exist: the loop runs
-        # over labels given, not over every annotator x sample pair.
-        block = np.zeros((len(roster), len(samples)), dtype=np.int8)
-        for (annotator, key), category in batch.labels.items():
-            row = row_of.get(annotator)
-            column = column_of.get(key)
-            if row is None or column is None:
-                continue
-            code = _CODE.get(category)
-            if code is None:
-                raise ValueError(
-                    f"batch {batch.name!r}: label {category!r} of {annotator!r} on sample {key!r} "
-                    f"is not one of {', '.join(CATEGORIES)}"
-                )
-            block[row, column] = code
+        batch_samples.append(samples)
         indices = np.array([annotator_index.setdefault(a, len(annotator_index)) for a in roster], dtype=np.int64)
-        annotator_parts.append(np.repeat(indices, len(samples)))
-        unit_parts.append(np.tile(np.arange(first, first + len(samples), dtype=np.int64), len(roster)))
-        category_parts.append(block.ravel())
+        if roster and samples and block is not None:
+            annotator_parts.append(np.repeat(indices, len(samples)))
+            unit_parts.append(np.tile(np.arange(first, first + len(samples), dtype=np.int64), len(roster)))
+            category_parts.append(block.ravel())
+        first += len(samples)
 
     def joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
-    return _CodedLabels(
+    return CodedLabels(
         batch_names=names,
         rosters=rosters,
         bounds=bounds,
-        units=units,
+        batch_samples=batch_samples,
         annotators=list(annotator_index),
         cell_annotator=joined(annotator_parts, np.int64),
         cell_unit=joined(unit_parts, np.int64),
@@ -266,7 +325,7 @@ def _code_labels(batches: Iterable[BatchLabels]) -> _CodedLabels:
     )
 
 
-def _value_counts(coded: _CodedLabels, scheme: Scheme) -> np.ndarray:
+def _value_counts(coded: CodedLabels, scheme: Scheme) -> np.ndarray:
     """units x groups: how many annotators gave each unit each value (dropped categories count nowhere)."""
     groups = len(scheme.groups)
     values = scheme.lookup()[coded.cell_category]
@@ -276,11 +335,11 @@ def _value_counts(coded: _CodedLabels, scheme: Scheme) -> np.ndarray:
 
 
 def reliability_matrix(
-    batches: Iterable[BatchLabels], scheme: str | Scheme
+    batches: Iterable[BatchLabels | BatchCodes] | CodedLabels, scheme: str | Scheme
 ) -> tuple[list[str], list[tuple[str, SampleKey]], np.ndarray]:
     """(annotators, units as (batch, sample), annotators x units values with NaN for missing)."""
     scheme = parse_scheme(scheme)
-    coded = _code_labels(batches)
+    coded = code_labels(batches)
     matrix = np.full((len(coded.annotators), coded.unit_count), np.nan)
     values = scheme.lookup()[coded.cell_category].astype(float)
     values[values < 0] = np.nan
@@ -321,6 +380,104 @@ def _alpha_from_counts(counts: np.ndarray, scheme: Scheme, level: str) -> tuple[
     return value, None, units
 
 
+def _patterns(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct rows of a units x values count matrix, index of each unit's row among them)."""
+    if len(counts) == 0:
+        return np.zeros((0, counts.shape[1]), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    base = int(counts.max()) + 1
+    if base ** counts.shape[1] < 2**62:  # one integer per row: much faster than unique rows
+        keys = counts.astype(np.int64) @ (base ** np.arange(counts.shape[1], dtype=np.int64))
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(counts, axis=0, return_index=True, return_inverse=True)
+    return counts[first], inverse.reshape(-1)
+
+
+def _alphas_of_coincidences(coincidences: np.ndarray, groups: int, level: str) -> np.ndarray:
+    """Alpha for each (groups x groups) coincidence matrix of a stack, as krippendorff.alpha finishes its work.
+
+    ``1 - (o * d).sum() / (e * d).sum()`` with the package's expected
+    coincidences e and distances d; for thousands of matrices at once those
+    two are computed here with the package's formulas over the whole stack,
+    in the same order of operations (tests check the result against
+    krippendorff.alpha bit for bit).
+    """
+    n_v = coincidences.sum(axis=1)  # the package: o.sum(axis=0) of each matrix
+    # _random_coincidences: (outer(n_v, n_v) - diagflat(n_v)) / (n_v.sum() - 1)
+    expected = (n_v[:, :, np.newaxis] * n_v[:, np.newaxis, :] - n_v[:, :, np.newaxis] * np.eye(groups)) / (
+        n_v.sum(axis=1) - 1
+    )[:, np.newaxis, np.newaxis]
+    if level == "ordinal":  # the only distance that depends on the value frequencies
+        # _ordinal_metric: (sum of n_v[lo..hi] - (n_v[lo] + n_v[hi]) / 2) ** 2, summed left to right
+        distances = np.empty_like(coincidences)
+        for first in range(groups):
+            for second in range(groups):
+                lo, hi = min(first, second), max(first, second)
+                between = n_v[:, lo].copy()
+                for value in range(lo + 1, hi + 1):
+                    between = between + n_v[:, value]
+                distances[:, first, second] = (between - (n_v[:, lo] + n_v[:, hi]) / 2) ** 2
+    else:
+        distances = _kd._distances(np.arange(groups), _kd._distance_metric(level), np.zeros(groups))[np.newaxis]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1 - (coincidences * distances).sum(axis=(1, 2)) / (expected * distances).sum(axis=(1, 2))
+
+
+def _alphas_from_histograms(
+    histograms: np.ndarray, patterns: np.ndarray, scheme: Scheme, level: str
+) -> list[tuple[float | None, str | None, int]]:
+    """``_alpha_from_counts`` of many sets of units at once, each given as a histogram over ``patterns``.
+
+    ``patterns`` are value-count rows of pairable units (two or more values);
+    ``histograms[s, p]`` is how many units of set s have pattern p. A unit's
+    coincidences depend only on its pattern, so a set's coincidence matrix is
+    its histogram times the patterns' matrices (see the module docstring).
+    """
+    groups = len(scheme.groups)
+    histograms = np.asarray(histograms, dtype=np.float64)
+    if len(patterns):
+        per_pattern = np.stack([_kd._coincidences(row[np.newaxis, :]).ravel() for row in patterns])
+    else:
+        per_pattern = np.zeros((0, groups * groups))
+    coincidences = (histograms @ per_pattern).reshape(-1, groups, groups)
+    units = histograms.sum(axis=1).astype(np.int64)
+    present = (histograms @ patterns.astype(np.float64)) > 0
+    defined = (units > 0) & (present.sum(axis=1) >= 2)
+    values = np.full(len(histograms), np.nan)
+    if defined.any():
+        values[defined] = _alphas_of_coincidences(coincidences[defined], groups, level)
+    results: list[tuple[float | None, str | None, int]] = []
+    for row in range(len(histograms)):
+        count = int(units[row])
+        if count == 0:
+            results.append((None, "no sample has two values", 0))
+        elif not defined[row]:
+            only = scheme.group_name(int(np.flatnonzero(present[row])[0]))
+            results.append((None, f"only one value occurs: {only} (no disagreement is possible to measure)", count))
+        elif not math.isfinite(values[row]):
+            results.append((None, "expected disagreement is zero", count))
+        else:
+            results.append((float(values[row]), None, count))
+    return results
+
+
+def _alphas_by_range(
+    counts: np.ndarray, bounds: Sequence[tuple[int, int]], scheme: Scheme, level: str
+) -> list[tuple[float | None, str | None, int]]:
+    """``_alpha_from_counts(counts[start:stop])`` for every (start, stop) of contiguous, disjoint unit ranges."""
+    pairable = counts.sum(axis=1) >= 2
+    patterns, pattern_of = _patterns(counts[pairable])
+    sizes = [stop - start for start, stop in bounds]
+    owner = np.full(len(counts), -1, dtype=np.int64)
+    for index, (start, stop) in enumerate(bounds):
+        owner[start:stop] = index
+    owner = owner[pairable]
+    inside = owner >= 0
+    flat = owner[inside] * len(patterns) + pattern_of[inside]
+    histograms = np.bincount(flat, minlength=len(sizes) * len(patterns)).reshape(len(sizes), len(patterns))
+    return _alphas_from_histograms(histograms, patterns, scheme, level)
+
+
 def _undefined_reason(reason: str, rosters: Sequence[Sequence[str]], scheme: Scheme) -> str:
     """Say why no sample has two values, when that is the reason."""
     if reason != "no sample has two values":
@@ -334,18 +491,30 @@ def _undefined_reason(reason: str, rosters: Sequence[Sequence[str]], scheme: Sch
     return reason
 
 
-def _per_batch(coded: _CodedLabels, counts: np.ndarray, scheme: Scheme, level: str) -> list[dict[str, Any]]:
+def _per_batch_entries(
+    names: Sequence[str],
+    rosters: Sequence[Sequence[str]],
+    results: Sequence[tuple[float | None, str | None, int]],
+    scheme: Scheme,
+) -> list[dict[str, Any]]:
     entries = []
-    for name, roster, (start, stop) in zip(coded.batch_names, coded.rosters, coded.bounds, strict=True):
-        value, reason, units = _alpha_from_counts(counts[start:stop], scheme, level)
+    for name, roster, (value, reason, units) in zip(names, rosters, results, strict=True):
         if reason is not None:
             reason = _undefined_reason(reason, [roster], scheme)
         entries.append({"batch": name, "alpha": value, "reason": reason, "units": units, "annotators": len(roster)})
     return entries
 
 
+def _per_batch(coded: CodedLabels, counts: np.ndarray, scheme: Scheme, level: str) -> list[dict[str, Any]]:
+    results = _alphas_by_range(counts, coded.bounds, scheme, level)
+    return _per_batch_entries(coded.batch_names, coded.rosters, results, scheme)
+
+
 def compute_alpha(
-    batches: Iterable[BatchLabels], scheme: str | Scheme, level: str = "nominal", aggregate: str = "pooled"
+    batches: Iterable[BatchLabels | BatchCodes] | CodedLabels,
+    scheme: str | Scheme,
+    level: str = "nominal",
+    aggregate: str = "pooled",
 ) -> AlphaResult:
     """Krippendorff's alpha of worst-pooled sample labels under a scheme.
 
@@ -358,7 +527,7 @@ def compute_alpha(
     scheme = parse_scheme(scheme)
     check_level(level)
     check_aggregate(aggregate)
-    coded = _code_labels(batches)
+    coded = code_labels(batches)
     counts = _value_counts(coded, scheme)
     per_batch = _per_batch(coded, counts, scheme, level)
     annotators = len({person for roster in coded.rosters for person in roster})
@@ -382,10 +551,12 @@ def compute_alpha(
 def bootstrap_resamples(units: int, requested: int, max_draws: int = BOOTSTRAP_MAX_DRAWS) -> int:
     """How many resamples bootstrap_interval takes for this many units.
 
-    Each resample is one krippendorff call over all units (~30 ms at 100,000
-    units), so past ``max_draws`` units drawn in total we take fewer, never
-    fewer than BOOTSTRAP_MIN_RESAMPLES. With that many units the interval is
-    narrow and its percentiles are stable long before 1,000 resamples.
+    Past ``max_draws`` units drawn in total we take fewer, never fewer than
+    BOOTSTRAP_MIN_RESAMPLES. (The cap dates from when each resample was a
+    krippendorff call over all units; a resample now costs one draw and a
+    bincount, about 1 ms at 100,000 units, but the cap stays so that the
+    seeded intervals stay what they were.) With that many units the interval
+    is narrow and its percentiles are stable long before 1,000 resamples.
     """
     if units <= 0:
         return 0
@@ -394,7 +565,7 @@ def bootstrap_resamples(units: int, requested: int, max_draws: int = BOOTSTRAP_M
 
 
 def bootstrap_interval(
-    batches: Iterable[BatchLabels],
+    batches: Iterable[BatchLabels | BatchCodes] | CodedLabels,
     scheme: str | Scheme,
     level: str = "nominal",
     *,
@@ -411,6 +582,11 @@ def bootstrap_interval(
     which alpha is undefined (e.g. only one value drawn) are left out of the
     percentiles. The number of resamples may be lowered for huge data, see
     ``bootstrap_resamples``.
+
+    Each resample draws ``rng.integers(0, units, size=units)`` unit indices, as
+    resampling the count rows would; its alpha is then computed from how many
+    drawn units have each value pattern (the same alpha, see the module
+    docstring), not by a krippendorff call over 100,000 rows.
     """
     scheme = parse_scheme(scheme)
     check_level(level)
@@ -418,17 +594,20 @@ def bootstrap_interval(
         raise ValueError("samples must be at least 1")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be between 0 and 1, e.g. 0.95")
-    counts = _value_counts(_code_labels(batches), scheme)
+    counts = _value_counts(code_labels(batches), scheme)
     counts = counts[counts.sum(axis=1) >= 2]
-    point, _, units = _alpha_from_counts(counts, scheme, level)
+    patterns, pattern_of = _patterns(counts)
+    units = len(counts)
+    point, _, _ = _alphas_from_histograms(np.bincount(pattern_of, minlength=len(patterns))[np.newaxis], patterns,
+                                          scheme, level)[0]
     if point is None:
         return None
     rng = np.random.default_rng(seed)
-    estimates = []
-    for _ in range(bootstrap_resamples(units, samples, max_draws)):
-        value, _, _ = _alpha_from_counts(counts[rng.integers(0, units, size=units)], scheme, level)
-        if value is not None:
-            estimates.append(value)
+    resamples = bootstrap_resamples(units, samples, max_draws)
+    histograms = np.empty((resamples, len(patterns)))
+    for row in range(resamples):
+        histograms[row] = np.bincount(pattern_of[rng.integers(0, units, size=units)], minlength=len(patterns))
+    estimates = [value for value, _, _ in _alphas_from_histograms(histograms, patterns, scheme, level) if value is not None]
     if not estimates:
         return None
     tail = (1 - confidence) / 2 * 100
@@ -437,7 +616,7 @@ def bootstrap_interval(
 
 
 def pairwise_alpha(
-    batches: Iterable[BatchLabels], scheme: str | Scheme, level: str = "nominal"
+    batches: Iterable[BatchLabels | BatchCodes] | CodedLabels, scheme: str | Scheme, level: str = "nominal"
 ) -> list[dict[str, Any]]:
     """Alpha of every pair of annotators over the samples both gave a value (not dropped by the scheme).
 
@@ -446,7 +625,7 @@ def pairwise_alpha(
     """
     scheme = parse_scheme(scheme)
     check_level(level)
-    coded = _code_labels(batches)
+    coded = code_labels(batches)
     values = scheme.lookup()[coded.cell_category]
     kept = values >= 0
     # Per annotator: their units (sorted, unique since each cell is one annotator x unit) and values.
@@ -501,6 +680,7 @@ class BatchSpans:
     ``spans[(annotator, sample)]``: that annotator's spans on the sample, each
     ``(start, end, category)``; a category of None (empty label list) is ignored.
     A missing pair means the annotator left no span (the sample is consistent).
+    Batch names are unique: a sample is known by (batch name, sample key).
     """
 
     name: str
@@ -528,6 +708,18 @@ def _matched(spans: Sequence[Span], others: Sequence[Span], mode: str) -> int:
     return sum(any(start < o_end and o_start < end for o_start, o_end, _ in others) for start, end, _ in spans)
 
 
+def _category_order(category: str) -> tuple[int, str]:
+    return SEVERITY.get(category, 99), category
+
+
+def _check_modes(modes: Iterable[str]) -> tuple[str, ...]:
+    modes = tuple(modes)
+    for mode in modes:
+        if mode not in SPAN_MODES:
+            raise ValueError(f"unknown span mode {mode!r}; use one of {', '.join(SPAN_MODES)}")
+    return modes
+
+
 def span_f1(
     spans_a: Mapping[SampleKey, Sequence[Span]], spans_b: Mapping[SampleKey, Sequence[Span]], mode: str = "exact"
 ) -> dict[str, Any]:
@@ -548,15 +740,15 @@ def span_f1(
 
     Returns ``{"overall": entry, "per_label": {category: entry}}`` with
     entry ``{"precision", "recall", "f1", "spans_a", "spans_b"}`` (fractions).
+    pairwise_span_agreement computes the same for every pair of a project at once.
     """
-    if mode not in SPAN_MODES:
-        raise ValueError(f"unknown span mode {mode!r}; use one of {', '.join(SPAN_MODES)}")
+    _check_modes([mode])
     clean_a = {key: [s for s in spans if s[2] is not None] for key, spans in spans_a.items()}
     clean_b = {key: [s for s in spans if s[2] is not None] for key, spans in spans_b.items()}
     samples = list(dict.fromkeys([*clean_a, *clean_b]))
     categories = sorted(
         {s[2] for spans in [*clean_a.values(), *clean_b.values()] for s in spans},
-        key=lambda category: (SEVERITY.get(category, 99), category),  # type: ignore[arg-type]
+        key=_category_order,  # type: ignore[arg-type]
     )
 
     def tally(category: str | None) -> dict[str, Any]:
@@ -573,18 +765,119 @@ def span_f1(
     return {"overall": tally(None), "per_label": {category: tally(category) for category in categories}}
 
 
+@dataclass
+class _SpanTable:
+    """Every counted span of a set of batches as parallel arrays, sorted by (annotator, unit)."""
+
+    annotator: np.ndarray
+    batch: np.ndarray
+    unit: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    category: np.ndarray  # index into categories
+    categories: list[str]
+    annotator_starts: np.ndarray  # rows of annotator i: annotator_starts[i]:annotator_starts[i + 1]
+
+    def rows(self, annotator: int, batches: np.ndarray) -> np.ndarray:
+        lo, hi = self.annotator_starts[annotator], self.annotator_starts[annotator + 1]
+        return lo + np.flatnonzero(np.isin(self.batch[lo:hi], batches))
+
+
+def _span_table(batches: Sequence[BatchSpans], people: dict[str, int]) -> _SpanTable:
+    units: dict[tuple[str, SampleKey], int] = {}
+    categories: dict[str, int] = {}
+    columns: list[tuple[int, int, int, int, int, int]] = []
+    for index, batch in enumerate(batches):
+        roster = set(batch.annotators)
+        unit_of = {key: units.setdefault((batch.name, key), len(units)) for key in batch.summaries}
+        for (annotator, key), spans in batch.spans.items():
+            unit = unit_of.get(key)
+            if unit is None or annotator not in roster:
+                continue
+            person = people[annotator]
+            for start, end, category in spans:
+                if category is not None:
+                    code = categories.setdefault(category, len(categories))
+                    columns.append((person, index, unit, start, end, code))
+    table = np.array(columns, dtype=np.int64).reshape(-1, 6)
+    table = table[np.lexsort((table[:, 2], table[:, 0]))]
+    annotator_starts = np.searchsorted(table[:, 0], np.arange(len(people) + 1))
+    return _SpanTable(*table.T, categories=list(categories), annotator_starts=annotator_starts)
+
+
+def _pair_scores(table: _SpanTable, rows_a: np.ndarray, rows_b: np.ndarray, modes: tuple[str, ...]) -> dict[str, Any]:
+    """span_f1 of one pair in each mode, from the rows of A's and B's spans (each sorted by unit)."""
+    unit_a, unit_b = table.unit[rows_a], table.unit[rows_b]
+    # Every (span of A, span of B) on the same unit: for each A span, the run of B spans with its unit.
+    lo = np.searchsorted(unit_b, unit_a, side="left")
+    hi = np.searchsorted(unit_b, unit_a, side="right")
+    runs = hi - lo
+    at_a = np.repeat(np.arange(len(rows_a)), runs)
+    at_b = lo[at_a] + np.arange(len(at_a)) - np.repeat(np.cumsum(runs) - runs, runs)
+    start_a, end_a = table.start[rows_a][at_a], table.end[rows_a][at_a]
+    start_b, end_b = table.start[rows_b][at_b], table.end[rows_b][at_b]
+    category_a, category_b = table.category[rows_a], table.category[rows_b]
+    same_category = category_a[at_a] == category_b[at_b]
+    present = sorted(
+        {table.categories[code] for code in np.unique(np.concatenate([category_a, category_b]))}, key=_category_order
+    )
+    scores: dict[str, Any] = {}
+    for mode in modes:
+        if mode == "exact":
+            match = (start_a == start_b) & (end_a == end_b)
+        else:
+            match = (start_a < end_b) & (start_b < end_a)
+        per_label = {}
+        for label in [None, *present]:
+            hit = match & same_category if label is not None else match
+            matched_a = np.zeros(len(rows_a), dtype=bool)
+            matched_b = np.zeros(len(rows_b), dtype=bool)
+            matched_a[at_a[hit]] = True
+            matched_b[at_b[hit]] = True
+            if label is None:
+                scores[mode] = {"overall": _f1_entry(int(matched_a.sum()), len(rows_a), int(matched_b.sum()), len(rows_b))}
+                continue
+            code = table.categories.index(label)
+            mine, theirs = category_a == code, category_b == code
+            per_label[label] = _f1_entry(
+                int((matched_a & mine).sum()), int(mine.sum()), int((matched_b & theirs).sum()), int(theirs.sum())
+            )
+        scores[mode]["per_label"] = per_label
+    return scores
+
+
+def pairwise_span_agreement(batches: Iterable[BatchSpans], modes: Iterable[str] = SPAN_MODES) -> list[dict[str, Any]]:
+    """span_f1 of every annotator pair, in each mode, over the samples of the batches both annotated.
+
+    ``[{"annotators": [a, b], "exact": {"overall", "per_label"}, "overlap": {...}}]``,
+    pairs in the order they first share a batch, a and b in roster order.
+    Every span is compared once per pair, with arrays, not pair by pair in Python.
+    """
+    modes = _check_modes(modes)
+    batches = list(batches)
+    people: dict[str, int] = {}
+    pair_batches: dict[tuple[str, str], list[int]] = {}
+    for index, batch in enumerate(batches):
+        roster = list(dict.fromkeys(batch.annotators))
+        for person in roster:
+            people.setdefault(person, len(people))
+        for pair in itertools.combinations(roster, 2):
+            pair_batches.setdefault(pair, []).append(index)
+    table = _span_table(batches, people)
+    entries = []
+    for (first, second), shared in pair_batches.items():
+        shared_batches = np.array(shared, dtype=np.int64)
+        rows_a = table.rows(people[first], shared_batches)
+        rows_b = table.rows(people[second], shared_batches)
+        entries.append({"annotators": [first, second], **_pair_scores(table, rows_a, rows_b, modes)})
+    return entries
+
+
 def pairwise_span_f1(batches: Iterable[BatchSpans], mode: str = "exact") -> list[dict[str, Any]]:
     """span_f1 of every annotator pair over the samples of the batches both annotated."""
-    mine: dict[tuple[str, str], tuple[dict[Any, list[Span]], dict[Any, list[Span]]]] = {}
-    for batch in batches:
-        roster = list(dict.fromkeys(batch.annotators))
-        for first, second in itertools.combinations(roster, 2):
-            spans_a, spans_b = mine.setdefault((first, second), ({}, {}))
-            for key in batch.summaries:
-                unit = (batch.name, key)
-                spans_a[unit] = list(batch.spans.get((first, key), []))
-                spans_b[unit] = list(batch.spans.get((second, key), []))
-    return [{"annotators": [a, b], **span_f1(sa, sb, mode)} for (a, b), (sa, sb) in mine.items()]
+    return [
+        {"annotators": entry["annotators"], **entry[mode]} for entry in pairwise_span_agreement(batches, (mode,))
+    ]
 
 
 _TOKEN = re.compile(r"\S+")
@@ -595,6 +888,24 @@ def summary_tokens(text: str) -> list[tuple[int, int]]:
     return [match.span() for match in _TOKEN.finditer(text)]
 
 
+@functools.cache
+def _whitespace() -> np.ndarray:
+    """Every code point ``\\s`` matches, asked of the regex engine itself (so tokens agree with summary_tokens)."""
+    everything = "".join(map(chr, range(sys.maxunicode + 1)))
+    return np.array(sorted(ord(character) for character in re.findall(r"\s", everything)), dtype=np.uint32)
+
+
+def _token_bounds(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(token starts, token ends, text starts) in one string joining the texts with newlines: summary_tokens of all."""
+    joined = "\n".join(texts)
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    word = np.concatenate(([False], ~np.isin(codes, _whitespace()), [False]))
+    edges = np.diff(word.astype(np.int8))
+    lengths = np.fromiter((len(text) for text in texts), dtype=np.int64, count=len(texts))
+    text_starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])) if len(texts) else np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), text_starts
+
+
 def token_alpha(batches: Iterable[BatchSpans], scheme: str | Scheme = "C|B|Q|U") -> AlphaResult:
     """Nominal alpha with every summary token as a unit.
 
@@ -602,44 +913,73 @@ def token_alpha(batches: Iterable[BatchSpans], scheme: str | Scheme = "C|B|Q|U")
     annotator's spans covering at least one of its characters, C when none
     does; then mapped through the scheme (default: all four categories).
     Pooled over every token of every batch; per_batch as in compute_alpha.
+
+    Computed with arrays: each span covers a contiguous run of its summary's
+    tokens, so coverage is a difference array over (annotator, token) cells.
     """
     scheme = parse_scheme(scheme)
     lookup = scheme.lookup()
     groups = len(scheme.groups)
-    names: list[str] = []
-    rosters: list[list[str]] = []
-    batch_counts: list[np.ndarray] = []
-    for batch in batches:
-        roster = list(dict.fromkeys(batch.annotators))
-        names.append(batch.name)
-        rosters.append(roster)
-        parts = []
+    batches = list(batches)
+    names = [batch.name for batch in batches]
+    rosters = [list(dict.fromkeys(batch.annotators)) for batch in batches]
+    texts: list[str] = []
+    text_batch: list[int] = []
+    covering: list[tuple[int, int, int, int, int]] = []  # (text, roster slot, start, end, code)
+    for index, (batch, roster) in enumerate(zip(batches, rosters, strict=True)):
+        slot_of = {annotator: slot for slot, annotator in enumerate(roster)}
+        text_of = {}
         for key, text in batch.summaries.items():
-            tokens = np.array(summary_tokens(text), dtype=np.int64).reshape(-1, 2)
-            counts = np.zeros((len(tokens), groups), dtype=np.int64)
-            rows = np.arange(len(tokens))
-            for annotator in roster:
-                codes = np.zeros(len(tokens), dtype=np.int64)
-                for start, end, category in batch.spans.get((annotator, key), []):
-                    if category is None:
-                        continue
-                    if category not in _CODE:
-                        raise ValueError(f"batch {batch.name!r}: span category {category!r} is not one of C, B, Q, U")
-                    covered = (tokens[:, 0] < end) & (tokens[:, 1] > start)
-                    codes[covered] = np.maximum(codes[covered], _CODE[category])
-                values = lookup[codes]
-                kept = values >= 0
-                np.add.at(counts, (rows[kept], values[kept]), 1)
-            parts.append(counts)
-        batch_counts.append(np.concatenate(parts) if parts else np.zeros((0, groups), dtype=np.int64))
-    per_batch = []
-    for name, roster, counts in zip(names, rosters, batch_counts, strict=True):
-        value, reason, units = _alpha_from_counts(counts, scheme, "nominal")
-        if reason is not None:
-            reason = _undefined_reason(reason, [roster], scheme)
-        per_batch.append({"batch": name, "alpha": value, "reason": reason, "units": units, "annotators": len(roster)})
-    everything = np.concatenate(batch_counts) if batch_counts else np.zeros((0, groups), dtype=np.int64)
-    value, reason, units = _alpha_from_counts(everything, scheme, "nominal")
+            text_of[key] = len(texts)
+            texts.append(text)
+            text_batch.append(index)
+        for (annotator, key), spans in batch.spans.items():
+            slot, text = slot_of.get(annotator), text_of.get(key)
+            if slot is None or text is None:
+                continue
+            for start, end, category in spans:
+                if category is None:
+                    continue
+                if category not in _CODE:
+                    raise ValueError(f"batch {batch.name!r}: span category {category!r} is not one of C, B, Q, U")
+                covering.append((text, slot, start, end, _CODE[category]))
+    token_starts, token_ends, text_starts = _token_bounds(texts)
+    # Tokens and cells, batch after batch; a batch's cells are roster slot x its tokens.
+    batch_of_text = np.array(text_batch, dtype=np.int64)
+    text_of_token = np.searchsorted(text_starts, token_starts, side="right") - 1
+    tokens_per_batch = np.bincount(batch_of_text[text_of_token], minlength=len(batches))
+    first_token = np.concatenate(([0], np.cumsum(tokens_per_batch)))
+    roster_sizes = np.array([len(roster) for roster in rosters], dtype=np.int64)
+    first_cell = np.concatenate(([0], np.cumsum(tokens_per_batch * roster_sizes)))
+    cell_count = int(first_cell[-1])
+    cell_token = np.concatenate(
+        [np.tile(np.arange(first_token[b], first_token[b + 1]), roster_sizes[b]) for b in range(len(batches))]
+        or [np.zeros(0, dtype=np.int64)]
+    )
+    worst = np.zeros(cell_count, dtype=np.int8)
+    if covering:
+        text, slot, start, end, code = np.array(covering, dtype=np.int64).T
+        lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+        begin = text_starts[text] + np.clip(start, 0, lengths[text])
+        finish = text_starts[text] + np.clip(end, 0, lengths[text])
+        first = np.searchsorted(token_ends, begin, side="right")  # first token ending after the span starts
+        last = np.searchsorted(token_starts, finish, side="left")  # tokens starting before the span ends
+        batch = batch_of_text[text]
+        base = first_cell[batch] + slot * tokens_per_batch[batch] - first_token[batch]
+        some = first < last
+        for value in range(1, len(CATEGORIES)):  # C (0) is the default
+            chosen = some & (code == value)
+            edges = np.bincount(base[chosen] + first[chosen], minlength=cell_count + 1)
+            edges -= np.bincount(base[chosen] + last[chosen], minlength=cell_count + 1)
+            worst[np.cumsum(edges[:-1]) > 0] = value  # ascending severity: the worst covering span wins
+    values = lookup[worst]
+    kept = values >= 0
+    counts = np.bincount(
+        cell_token[kept] * groups + values[kept], minlength=len(token_starts) * groups
+    ).reshape(len(token_starts), groups)
+    bounds = [(int(first_token[b]), int(first_token[b + 1])) for b in range(len(batches))]
+    per_batch = _per_batch_entries(names, rosters, _alphas_by_range(counts, bounds, scheme, "nominal"), scheme)
+    (value, reason, units), = _alphas_by_range(counts, [(0, len(counts))], scheme, "nominal")
     if reason is not None:
         reason = _undefined_reason(reason, rosters, scheme)
     annotators = len({person for roster in rosters for person in roster})

@@ -9,8 +9,11 @@ from __future__ import annotations
 import math
 import numbers
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 RATE_COLUMNS: dict[str, frozenset[str]] = {
     "U": frozenset({"U"}),
@@ -33,13 +36,14 @@ def hallucination_rates(samples: Iterable[tuple[str, str]]) -> dict[str, dict[st
     the share of the generator's samples whose category is in the column's set,
     in percent rounded to 2 decimals. Generators are in name order.
     """
+    pairs = Counter(samples)  # one pass at C speed; 100,000 samples have a few dozen distinct pairs
     totals: Counter[str] = Counter()
     hits: dict[str, Counter[str]] = defaultdict(Counter)
-    for generator, category in samples:
-        totals[generator] += 1
+    for (generator, category), count in pairs.items():
+        totals[generator] += count
         for column, members in RATE_COLUMNS.items():
             if category in members:
-                hits[generator][column] += 1
+                hits[generator][column] += count
     return {
         generator: {"n": totals[generator]}
         | {column: _percent(hits[generator][column], totals[generator]) for column in RATE_COLUMNS}
@@ -74,7 +78,10 @@ def is_score(value: Any) -> bool:
     """A usable prediction: a real finite number in [0, 1]. Bools and strings are not."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond float range: a number, just not a score
+        return False
     return math.isfinite(number) and 0.0 <= number <= 1.0
 
 
@@ -179,8 +186,8 @@ def evaluate_detectors(
     return report
 
 
-def _scores(truth: list[int], predicted: list[int]) -> dict[str, float | None]:
-    if not truth:
+def _scores(truth: Sequence[int] | np.ndarray, predicted: Sequence[int] | np.ndarray) -> dict[str, float | None]:
+    if not len(truth):
         return {"balanced_accuracy": None, "f1_macro": None}
     import warnings
 
@@ -246,3 +253,144 @@ def challenging_groups(
     ]
     ranked.sort(key=lambda entry: -entry["challenging"])  # stable: ties keep the given order
     return [entry for entry in ranked if entry["challenging"] >= k]
+
+
+# --------------------------------------------------------------------------- detectors over many samples
+# The same rules as detector_keys, verdict_detectors, binarise, evaluate_detectors
+# and challenging_samples, on every sample's metadata classified once into
+# arrays: a results page over 100,000 samples looks at each value once.
+
+_ABSENT, _SCORE, _OTHER = 0, 1, 2
+
+
+@dataclass
+class DetectorOutputs:
+    """Every metadata key's value in every sample, classified once.
+
+    ``status[key][i]``: 0 when sample i has no such key, null or NaN (not
+    counted by detector_keys), 1 for a score (is_score), 2 for anything else.
+    ``scores[key][i]``: the score where status is 1, else NaN.
+    ``layout[i]`` indexes ``layouts``, the distinct key orders of the samples'
+    metadata, which fix the first-seen order of detector_keys.
+    """
+
+    size: int
+    layouts: list[tuple[str, ...]]
+    layout: np.ndarray
+    status: dict[str, np.ndarray]
+    scores: dict[str, np.ndarray]
+
+    def detector_keys(self, rows: np.ndarray) -> list[str]:
+        """detector_keys of the metadata of samples ``rows``, in that order."""
+        firsts = np.unique(self.layout[rows], return_index=True)[1] if len(rows) else np.zeros(0, dtype=np.int64)
+        order: dict[str, None] = {}
+        for first in np.sort(firsts):
+            for key in self.layouts[int(self.layout[rows[first]])]:
+                if key in self.status:
+                    order.setdefault(key, None)
+        keys = []
+        for key in order:
+            status = self.status[key][rows]
+            numeric, other = int((status == _SCORE).sum()), int((status == _OTHER).sum())
+            if numeric > 0 and numeric > other:
+                keys.append(key)
+        return keys
+
+    def verdicts(self, keys: Iterable[str], rows: np.ndarray) -> set[str]:
+        """verdict_detectors of these detectors over samples ``rows``."""
+        found = set()
+        for key in keys:
+            valid = self.scores[key][rows][self.status[key][rows] == _SCORE]
+            if len(valid) and bool(np.isin(valid, (0.0, 1.0)).all()):
+                found.add(key)
+        return found
+
+    def predictions(self, key: str, rows: np.ndarray, threshold: float, verdict: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(valid, consistent) for samples ``rows``: binarise, as arrays."""
+        valid = self.status[key][rows] == _SCORE
+        scores = self.scores[key][rows]
+        with np.errstate(invalid="ignore"):
+            consistent = scores == 1.0 if verdict else scores >= threshold
+        return valid, consistent & valid
+
+
+def _classify_values(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(status, scores) of one key's values, None meaning absent (see DetectorOutputs)."""
+    kinds = set(map(type, values))
+    if kinds <= {float, int, type(None)}:  # the usual case, with arrays: None and NaN become NaN
+        try:
+            numbers = np.array(values, dtype=np.float64)
+        except OverflowError:  # an integer too large for a float: the general path says what it is
+            pass
+        else:
+            absent = np.isnan(numbers)
+            with np.errstate(invalid="ignore"):
+                score = ~absent & (numbers >= 0.0) & (numbers <= 1.0)
+            status = np.where(absent, _ABSENT, np.where(score, _SCORE, _OTHER)).astype(np.int8)
+            return status, np.where(score, numbers, np.nan)
+    status = np.zeros(len(values), dtype=np.int8)
+    scores = np.full(len(values), np.nan)
+    for index, value in enumerate(values):
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        if is_score(value):
+            status[index] = _SCORE
+            scores[index] = float(value)
+        else:
+            status[index] = _OTHER
+    return status, scores
+
+
+def classify_detector_outputs(
+    metadatas: Sequence[Mapping[str, Any]], exclude: Iterable[str] = GENERATOR_KEYS
+) -> DetectorOutputs:
+    """Classify every value of every sample's metadata once (see DetectorOutputs)."""
+    excluded = set(exclude)
+    layouts: dict[tuple[str, ...], int] = {}
+    layout = np.fromiter(
+        (layouts.setdefault(tuple(metadata), len(layouts)) for metadata in metadatas),
+        dtype=np.int64,
+        count=len(metadatas),
+    )
+    keys = dict.fromkeys(key for keys in layouts for key in keys if key not in excluded)
+    status: dict[str, np.ndarray] = {}
+    scores: dict[str, np.ndarray] = {}
+    for key in keys:
+        status[key], scores[key] = _classify_values([metadata.get(key) for metadata in metadatas])
+    return DetectorOutputs(size=len(metadatas), layouts=list(layouts), layout=layout, status=status, scores=scores)
+
+
+def evaluate_detector_outputs(
+    outputs: DetectorOutputs,
+    rows: np.ndarray,
+    categories: Sequence[str],
+    threshold: float = 0.5,
+    hallucinated: frozenset[str] = HALLUCINATED,
+) -> dict[str, dict[str, Any]]:
+    """evaluate_detectors of every detector found in the metadata of samples ``rows`` (detector_keys order).
+
+    ``categories[j]`` is the worst human category of sample ``rows[j]``.
+    """
+    threshold = _check_threshold(threshold)
+    keys = outputs.detector_keys(rows)
+    verdicts = outputs.verdicts(keys, rows)
+    truth = np.array([0 if category in hallucinated else 1 for category in categories], dtype=np.int64)
+    report: dict[str, dict[str, Any]] = {}
+    for key in keys:
+        valid, consistent = outputs.predictions(key, rows, threshold, key in verdicts)
+        predicted = consistent[valid].astype(np.int64)
+        report[key] = {"n": int(valid.sum()), "invalid": int((~valid).sum())} | _scores(truth[valid], predicted)
+    return report
+
+
+def challenging_mask(outputs: DetectorOutputs, keys: Sequence[str], rows: np.ndarray, threshold: float) -> np.ndarray:
+    """challenging_samples over samples ``rows`` and detectors ``keys``, as a boolean array over ``rows``."""
+    threshold = _check_threshold(threshold)
+    verdicts = outputs.verdicts(keys, rows)
+    says_consistent = np.zeros(len(rows), dtype=bool)
+    says_hallucinated = np.zeros(len(rows), dtype=bool)
+    for key in keys:
+        valid, consistent = outputs.predictions(key, rows, threshold, key in verdicts)
+        says_consistent |= consistent
+        says_hallucinated |= valid & ~consistent
+    return says_consistent & says_hallucinated

@@ -1,9 +1,6 @@
 """The figures the agreement and results pages and the results API show, cached.
 
-Every number comes from annotate.services.stats (or, for the few views stats
-does not offer yet, from stats' row readers fed to the pure modules
-annotate.agreement and annotate.results, in the functions at the bottom of
-this module). This module adds one thing: a short-lived cache, so that a page
+Every number comes from annotate.services.stats. This module adds one thing: a short-lived cache, so that a page
 over 100,000 samples does not recompute seconds of statistics on every view.
 
 The cache key is the project plus a *data version*: a fingerprint of every
@@ -36,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter, defaultdict
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any, TypeVar
@@ -44,9 +40,8 @@ from typing import Any, TypeVar
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, Sum
 
-from annotate import agreement, results
-from annotate.agreement import CATEGORIES
-from annotate.models import Assignment, Batch, Passage, Project, Sample, SpanAnnotation
+from annotate import agreement
+from annotate.models import Assignment, Batch, Project, Sample, SpanAnnotation
 from annotate.services import stats
 
 CACHE_SECONDS = 300
@@ -143,126 +138,23 @@ class ProjectFigures:
             "detectors", (float(threshold), round), lambda: stats.project_detector_eval(self.project, threshold, round)
         )
 
-    # ------------------------------------------------------------------ views stats does not offer yet
 
     def worst_label_distribution(self, round: int) -> dict[str, dict[str, int]]:
-        return self._cached("distribution", (round,), lambda: worst_label_distribution(self.project, round))
+        return self._cached("distribution", (round,), lambda: stats.worst_label_distribution(self.project, round))
 
     def span_agreement(self, scheme: str, round: int) -> dict[str, Any]:
         return self._cached(
-            "spans", (agreement.parse_scheme(scheme).text, round), lambda: span_agreement(self.project, scheme, round)
+            "spans", (agreement.parse_scheme(scheme).text, round), lambda: stats.span_agreement(self.project, scheme, round)
         )
 
     def challenging_groups(self, k: int, threshold: float) -> dict[str, Any]:
         return self._cached(
-            "challenging", (k, float(threshold)), lambda: challenging_groups(self.project, k, threshold)
+            "challenging", (k, float(threshold)), lambda: stats.challenging_groups(self.project, k, threshold)
         )
 
     def batch_disputes(self, batch: Batch, round: int, scheme: str) -> dict[str, Any]:
         return self._cached(
             "disputes",
             (batch.pk, round, agreement.parse_scheme(scheme).text),
-            lambda: batch_disputes(self.project, batch, round, scheme),
+            lambda: stats.batch_disputes(self.project, batch, round, scheme),
         )
-
-
-# --------------------------------------------------------------------------- compositions
-# Candidates for annotate/services/stats.py: they read rows through stats and
-# compute with the pure modules, as stats' own functions do.
-
-
-def worst_label_distribution(project: Project, round: int = 1) -> dict[str, dict[str, int]]:
-    """``{generator: {"n", "C", "B", "Q", "U"}}``: how many samples got each worst label (all submitters)."""
-    counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for verdict in stats.sample_worst_labels(project, round):
-        counts[verdict.generator][verdict.category] += 1
-    return {
-        generator: {"n": sum(counts[generator].values())} | {category: counts[generator][category] for category in CATEGORIES}
-        for generator in sorted(counts)
-    }
-
-
-def span_agreement(project: Project, scheme: str = "C|B|Q|U", round: int = 1) -> dict[str, Any]:
-    """Pairwise span F1 (exact and overlap, overall and per label) and token-level alpha under the scheme."""
-    parsed = agreement.parse_scheme(scheme)
-    batches = stats.batch_spans(project, round)
-    pairs: dict[tuple[str, str], dict[str, Any]] = {}
-    for mode in agreement.SPAN_MODES:
-        for entry in agreement.pairwise_span_f1(batches, mode):
-            first, second = entry["annotators"]
-            pair = pairs.setdefault((first, second), {"annotators": [first, second]})
-            pair[mode] = {"overall": entry["overall"], "per_label": entry["per_label"]}
-    labels = sorted(
-        {label for pair in pairs.values() for mode in agreement.SPAN_MODES for label in pair[mode]["per_label"]},
-        key=lambda label: -CATEGORIES.index(label) if label in CATEGORIES else 0,
-    )
-    token = agreement.token_alpha(batches, parsed).as_dict()
-    return {"scheme": parsed.text, "round": round, "labels": labels, "pairs": list(pairs.values()),
-            "token_alpha": token}
-
-
-def challenging_groups(project: Project, k: int = 7, threshold: float = 0.5) -> dict[str, Any]:
-    """FaithBench's selection over every sample of the project (annotated or not): detectors disagree.
-
-    Passage groups ranked by their number of challenging samples, keeping
-    those with at least k. A (generator, summary) that occurs more than once
-    in a passage (copied into a later batch) counts once.
-    """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive whole number, not {k!r}")
-    rows = (
-        Sample.objects.filter(project=project)
-        .order_by("passage_id", "batch__position", "batch_id", "position", "id")
-        .values_list("id", "passage_id", "generator", "summary", "metadata")
-    )
-    metadata_by_sample: dict[int, dict[str, Any]] = {}
-    passage_of: dict[int, int] = {}
-    seen: set[tuple[int, str, str]] = set()
-    for sample_id, passage_id, generator, summary, metadata in rows.iterator(chunk_size=10000):
-        if (passage_id, generator, summary) in seen:
-            continue
-        seen.add((passage_id, generator, summary))
-        metadata_by_sample[sample_id] = metadata if isinstance(metadata, dict) else {}
-        passage_of[sample_id] = passage_id
-    detectors = results.detector_keys(metadata_by_sample.values())
-    groups: dict[int, dict[int, dict[str, Any]]] = defaultdict(dict)
-    for sample_id, metadata in metadata_by_sample.items():
-        groups[passage_of[sample_id]][sample_id] = {detector: metadata.get(detector) for detector in detectors}
-    kept = results.challenging_groups(groups, k, threshold) if len(detectors) >= 2 else []
-    names = dict(
-        Passage.objects.filter(pk__in=[entry["group"] for entry in kept]).values_list("pk", "external_id")
-    )
-    return {
-        "k": k,
-        "threshold": float(threshold),
-        "detectors": detectors,
-        "groups_total": len(groups),
-        "kept": [
-            {"passage_id": entry["group"], "passage": names.get(entry["group"], str(entry["group"])),
-             "challenging": entry["challenging"], "samples": entry["samples"]}
-            for entry in kept
-        ],
-    }
-
-
-def batch_disputes(project: Project, batch: Batch, round: int, scheme: str = "C|B|Q|U") -> dict[str, Any]:
-    """Samples of one batch on which the agreement annotators' worst labels differ under the scheme.
-
-    A label the scheme drops is a missing value and cannot disagree; merged
-    categories (C+B) agree with each other. Each disputed sample lists every
-    annotator's worst label (C when they left no span).
-    """
-    parsed = agreement.parse_scheme(scheme)
-    found = next((entry for entry in stats.batch_labels(project, round) if entry.name == batch.name), None)
-    if found is None:
-        return {"batch": batch.name, "round": round, "scheme": parsed.text, "annotators": [], "samples": 0,
-                "disputed": [], "reason": f"nobody submitted batch {batch.name!r} in round {round}"}
-    disputed = []
-    for sample_id in found.samples:
-        labels = {annotator: found.labels.get((annotator, sample_id), "C") for annotator in found.annotators}
-        values = {parsed[category] for category in labels.values()} - {None}
-        if len(values) > 1:
-            disputed.append({"sample_id": sample_id, "labels": labels})
-    reason = "only one annotator counts for agreement" if len(found.annotators) < 2 else None
-    return {"batch": batch.name, "round": round, "scheme": parsed.text, "annotators": list(found.annotators),
-            "samples": len(found.samples), "disputed": disputed, "reason": reason}

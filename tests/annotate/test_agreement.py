@@ -8,6 +8,7 @@ alpha = 1 - (n - 1) * sum(o_ck d_ck) / sum(n_c n_k d_ck).
 from __future__ import annotations
 
 import itertools
+import random
 import re
 
 import krippendorff
@@ -17,14 +18,18 @@ import pytest
 from annotate.agreement import (
     AGGREGATES,
     LEVELS,
+    BatchCodes,
     BatchLabels,
     BatchSpans,
     Scheme,
     SchemeError,
+    _token_bounds,
     bootstrap_interval,
     bootstrap_resamples,
+    code_labels,
     compute_alpha,
     pairwise_alpha,
+    pairwise_span_agreement,
     pairwise_span_f1,
     parse_scheme,
     reliability_matrix,
@@ -32,6 +37,8 @@ from annotate.agreement import (
     summary_tokens,
     token_alpha,
 )
+
+CODE = {"C": 0, "B": 1, "Q": 2, "U": 3}
 
 SCHEMES = ["C|U", "C|B|U", "C+B|Q|U", "C+B|Q+U", "C|B|Q|U"]
 
@@ -440,3 +447,223 @@ def test_token_alpha_worst_category_wins_on_a_token() -> None:
     merged = token_alpha([spans], "C+B|Q+U")
     assert merged.alpha is None
     assert merged.reason.startswith("only one value occurs: Q+U")
+
+
+# --------------------------------------------------------------------------- fast paths against straightforward ones
+# The per-batch alphas, the bootstrap and token-level alpha are computed from
+# value-count patterns and arrays (see the module docstring). These tests hold
+# them to straightforward implementations: krippendorff.alpha per set of units,
+# resampling count rows with the same draws, and the loops the module used to run.
+
+
+def random_counts_batches(seed: int, most: int, count: int = 12) -> list[BatchLabels]:
+    """Batches of 1..``most`` annotators, some of them one-valued, some one-person, some empty."""
+    rng = np.random.default_rng(seed)
+    people = [f"p{index}" for index in range(8)]
+    batches = []
+    for index in range(count):
+        roster = [str(person) for person in rng.choice(people, size=int(rng.integers(1, most + 1)), replace=False)]
+        samples = list(range(int(rng.integers(1, 25))))
+        palette = list("CBQU") if index % 4 else ["C", "U"]
+        labels = {
+            (person, key): str(rng.choice(palette))
+            for person in roster
+            for key in samples
+            if rng.random() < 0.8
+        }
+        batches.append(BatchLabels(f"b{index}", roster, samples, labels))
+    return batches
+
+
+def straightforward_alpha(counts: np.ndarray, groups: int, level: str) -> float | None:
+    counts = counts[counts.sum(axis=1) >= 2]
+    if len(counts) == 0 or np.count_nonzero(counts.sum(axis=0)) < 2:
+        return None
+    value = float(krippendorff.alpha(value_counts=counts, value_domain=np.arange(groups), level_of_measurement=level))
+    return value if np.isfinite(value) else None
+
+
+def value_counts(batch: BatchLabels, scheme: Scheme) -> np.ndarray:
+    counts = np.zeros((len(batch.samples), len(scheme.groups)), dtype=np.int64)
+    for column, key in enumerate(batch.samples):
+        for person in batch.annotators:
+            value = scheme[batch.labels.get((person, key), "C")]
+            if value is not None:
+                counts[column, value] += 1
+    return counts
+
+
+@pytest.mark.parametrize("most", [3, 5])
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_per_batch_alphas_equal_krippendorff_on_each_batch(most: int, scheme: str) -> None:
+    parsed = parse_scheme(scheme)
+    batches = random_counts_batches(seed=most * 7 + len(scheme), most=most)
+    for level in LEVELS:
+        per_batch = compute_alpha(batches, parsed, level).per_batch
+        for batch, entry in zip(batches, per_batch, strict=True):
+            expected = straightforward_alpha(value_counts(batch, parsed), len(parsed.groups), level)
+            if most <= 3:  # coincidences are whole or half numbers: the same float, bit for bit
+                assert entry["alpha"] == expected, (batch.name, level)
+            else:
+                assert entry["alpha"] == (None if expected is None else pytest.approx(expected, rel=1e-12, abs=1e-15))
+
+
+def straightforward_bootstrap(batches: list[BatchLabels], scheme: Scheme, level: str, samples: int, seed: int):
+    """The bootstrap as it was: resample the count rows with the same draws, call krippendorff on each resample."""
+    counts = np.concatenate([value_counts(batch, scheme) for batch in batches])
+    counts = counts[counts.sum(axis=1) >= 2]
+    if straightforward_alpha(counts, len(scheme.groups), level) is None:
+        return None
+    rng = np.random.default_rng(seed)
+    estimates = []
+    for _ in range(bootstrap_resamples(len(counts), samples)):
+        value = straightforward_alpha(counts[rng.integers(0, len(counts), size=len(counts))], len(scheme.groups), level)
+        if value is not None:
+            estimates.append(value)
+    tail = (1 - 0.95) / 2 * 100  # as the module writes it (a hair above 2.5)
+    low, high = np.percentile(estimates, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+@pytest.mark.parametrize("most", [3, 5])
+@pytest.mark.parametrize("level", LEVELS)
+def test_bootstrap_equals_resampling_rows_with_krippendorff_and_the_same_draws(most: int, level: str) -> None:
+    for seed in range(3):
+        batches = random_counts_batches(seed=seed, most=most, count=5)
+        for scheme in ("C|B|Q|U", "C+B|Q+U", "C|U"):
+            parsed = parse_scheme(scheme)
+            fast = bootstrap_interval(batches, parsed, level, samples=60, seed=seed)
+            slow = straightforward_bootstrap(batches, parsed, level, samples=60, seed=seed)
+            if most <= 3 or slow is None:
+                assert fast == slow, (seed, scheme)
+            else:
+                assert fast == pytest.approx(slow, rel=1e-12)
+
+
+def test_batch_codes_mean_the_same_as_batch_labels() -> None:
+    batches = random_batches(seed=3, count=6)
+    codes = [
+        BatchCodes(
+            batch.name, batch.annotators, batch.samples,
+            np.array([[CODE[batch.labels.get((person, key), "C")] for key in batch.samples] for person in batch.annotators]),
+        )
+        for batch in batches
+    ]
+    coded = code_labels(codes)
+    for scheme in SCHEMES:
+        for level in LEVELS:
+            assert compute_alpha(codes, scheme, level).as_dict() == compute_alpha(batches, scheme, level).as_dict()
+            assert compute_alpha(coded, scheme, level, "batch-mean") == compute_alpha(batches, scheme, level, "batch-mean")
+        assert pairwise_alpha(coded, scheme) == pairwise_alpha(batches, scheme)
+    with pytest.raises(ValueError, match="codes have shape"):
+        code_labels([BatchCodes("x", ["a"], [1, 2], np.zeros((2, 2)))])
+    with pytest.raises(ValueError, match="codes must be 0..3"):
+        code_labels([BatchCodes("x", ["a"], [1], np.array([[7]]))])
+
+
+def test_a_pair_that_shares_only_an_empty_batch_gets_an_undefined_alpha() -> None:
+    entries = pairwise_alpha([BatchLabels("empty", ["a", "b"], []), batch("b", {"a": "CU", "c": "CU"})], "C|U")
+    assert entries[0] == {"annotators": ["a", "b"], "alpha": None, "units": 0,
+                          "reason": "no sample has values from both annotators"}
+
+
+WORDS = ["a", "bb", "🌉", "ccc", "d\u00a0e", "f\u2003g", "\x1c", "h\ti", "\n", "😀!", ""]
+
+
+def random_span_batches(seed: int, most: int) -> list[BatchSpans]:
+    rng = random.Random(seed)
+    people = [f"p{index}" for index in range(6)]
+    batches = []
+    for index in range(rng.randint(1, 6)):
+        roster = rng.sample(people, rng.randint(1, most))
+        summaries = {key: " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 9))) for key in range(rng.randint(0, 6))}
+        spans: dict[tuple[str, object], list] = {}
+        for person in people:  # people outside the roster and samples outside the batch are ignored
+            for key in [*summaries, "elsewhere"]:
+                length = len(summaries.get(key, "xyz")) + 2
+                marked = [
+                    (start, start + rng.randint(-2, 7), rng.choice(["B", "Q", "U", "C", None]))
+                    for start in (rng.randint(0, length) for _ in range(rng.choice([0, 0, 1, 2, 3])))
+                ]
+                if marked:
+                    spans[(person, key)] = marked + ([marked[0]] if rng.random() < 0.2 else [])
+        batches.append(BatchSpans(f"s{index}", roster, summaries, spans))
+    return batches
+
+
+def straightforward_token_alpha(batches: list[BatchSpans], scheme: str) -> dict:
+    """Token alpha as it was computed: a loop over summaries, annotators and spans, krippendorff per batch."""
+    parsed = parse_scheme(scheme)
+    lookup = parsed.lookup()
+    per_batch, everything = [], []
+    for spans in batches:
+        roster = list(dict.fromkeys(spans.annotators))
+        parts = []
+        for key, text in spans.summaries.items():
+            tokens = np.array(summary_tokens(text), dtype=np.int64).reshape(-1, 2)
+            counts = np.zeros((len(tokens), len(parsed.groups)), dtype=np.int64)
+            for annotator in roster:
+                codes = np.zeros(len(tokens), dtype=np.int64)
+                for start, end, category in spans.spans.get((annotator, key), []):
+                    if category is not None:
+                        covered = (tokens[:, 0] < end) & (tokens[:, 1] > start)
+                        codes[covered] = np.maximum(codes[covered], CODE[category])
+                values = lookup[codes]
+                for row, value in enumerate(values):
+                    if value >= 0:
+                        counts[row, value] += 1
+            parts.append(counts)
+        counts = np.concatenate(parts) if parts else np.zeros((0, len(parsed.groups)), dtype=np.int64)
+        everything.append(counts)
+        per_batch.append(straightforward_alpha(counts, len(parsed.groups), "nominal"))
+    pooled = straightforward_alpha(np.concatenate(everything), len(parsed.groups), "nominal") if everything else None
+    return {"alpha": pooled, "per_batch": per_batch}
+
+
+@pytest.mark.parametrize("most", [3, 5])
+def test_token_alpha_equals_the_straightforward_loop(most: int) -> None:
+    for seed in range(40):
+        batches = random_span_batches(seed, most)
+        for scheme in ("C|B|Q|U", "C+B|Q+U", "C|U"):
+            fast = token_alpha(batches, scheme)
+            slow = straightforward_token_alpha(batches, scheme)
+            values = [fast.alpha, *(entry["alpha"] for entry in fast.per_batch)]
+            expected = [slow["alpha"], *slow["per_batch"]]
+            if most <= 3:
+                assert values == expected, (seed, scheme)
+            else:
+                assert values == [None if value is None else pytest.approx(value, rel=1e-12) for value in expected]
+
+
+def test_token_bounds_equal_summary_tokens_for_every_kind_of_whitespace() -> None:
+    spaces = "".join(chr(code) for code in range(0x3001) if chr(code).isspace())
+    texts = ["", " ", "a", f"x{spaces}y", "🌉 b\u00a0c\u2028d", *(" ".join(random.Random(n).choices(WORDS, k=8)) for n in range(20))]
+    starts, ends, text_starts = _token_bounds(texts)
+    found = [[] for _ in texts]
+    for start, end in zip(starts, ends, strict=True):
+        text = int(np.searchsorted(text_starts, start, side="right")) - 1
+        found[text].append((int(start - text_starts[text]), int(end - text_starts[text])))
+    assert found == [summary_tokens(text) for text in texts]
+
+
+def straightforward_pairwise_span_f1(batches: list[BatchSpans], mode: str) -> list[dict]:
+    """Every pair's span_f1 over the samples of the batches both annotated, as the module used to compute it."""
+    mine: dict[tuple[str, str], tuple[dict, dict]] = {}
+    for spans in batches:
+        for first, second in itertools.combinations(list(dict.fromkeys(spans.annotators)), 2):
+            spans_a, spans_b = mine.setdefault((first, second), ({}, {}))
+            for key in spans.summaries:
+                spans_a[(spans.name, key)] = list(spans.spans.get((first, key), []))
+                spans_b[(spans.name, key)] = list(spans.spans.get((second, key), []))
+    return [{"annotators": [a, b], **span_f1(sa, sb, mode)} for (a, b), (sa, sb) in mine.items()]
+
+
+def test_pairwise_span_f1_equals_span_f1_of_each_pair() -> None:
+    for seed in range(60):
+        batches = random_span_batches(seed, 5)
+        for mode in ("exact", "overlap"):
+            assert pairwise_span_f1(batches, mode) == straightforward_pairwise_span_f1(batches, mode), (seed, mode)
+        both = pairwise_span_agreement(batches)
+        assert [{"annotators": entry["annotators"], **entry["overlap"]} for entry in both] == pairwise_span_f1(
+            batches, "overlap"
+        )

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import math
+import random
 
+import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score
 
 from annotate.results import (
     challenging_groups,
+    challenging_mask,
     challenging_samples,
+    classify_detector_outputs,
     detector_keys,
+    evaluate_detector_outputs,
     evaluate_detectors,
     hallucination_rates,
     rank_generators,
@@ -141,3 +146,65 @@ def test_challenging_groups_ranked_and_kept_from_k() -> None:
     assert challenging_groups(groups, k=2) == [{"group": "p1", "challenging": 2, "samples": 3}]
     assert [entry["group"] for entry in challenging_groups(groups, k=0)] == ["p1", "p3", "p2"]
     assert challenging_groups(groups, k=4) == []
+
+
+# --------------------------------------------------------------------------- detectors over many samples, as arrays
+
+
+ODD_VALUES = [0.0, 0.25, 0.5, 0.75, 1.0, 0, 1, 1.0, 0.5, None, math.nan, True, False, "0.7", 2, -0.5, 1.5,
+              math.inf, 10**400, [0.5], {"p": 1}]
+
+
+def random_metadatas(seed: int, count: int = 60) -> list[dict]:
+    rng = random.Random(seed)
+    keys = ["summarizer", "hhem", "gpt", "flaky", "raw_id", "note", "verdict"]
+    metadatas = []
+    for _ in range(count):
+        chosen = rng.sample(keys, rng.randint(0, len(keys)))  # key orders vary, as in real files
+        metadata = {}
+        for key in chosen:
+            if key == "raw_id":
+                metadata[key] = rng.randint(0, 10**6)
+            elif key == "note":
+                metadata[key] = rng.choice(["ok", None])
+            elif key == "verdict":
+                metadata[key] = rng.choice([0, 1, 1.0, None])
+            elif key == "flaky":
+                metadata[key] = rng.choice(ODD_VALUES)
+            elif key == "summarizer":
+                metadata[key] = "model"
+            else:
+                metadata[key] = rng.choice([round(rng.random(), 2), None] if key == "hhem" else [0, 1, "error"])
+        metadatas.append(metadata)
+    return metadatas
+
+
+def test_detector_outputs_follow_the_same_rules_as_the_mapping_functions() -> None:
+    for seed in range(25):
+        metadatas = random_metadatas(seed)
+        outputs = classify_detector_outputs(metadatas)
+        rng = random.Random(seed)
+        rows = np.array(sorted(rng.sample(range(len(metadatas)), rng.randint(0, len(metadatas)))), dtype=np.int64)
+        chosen = [metadatas[row] for row in rows]
+        keys = detector_keys(chosen)
+        assert outputs.detector_keys(rows) == keys
+        predictions = {key: {row: metadatas[row].get(key) for row in rows.tolist()} for key in keys}
+        assert outputs.verdicts(keys, rows) == verdict_detectors(predictions)
+        categories = [rng.choice("CBQU") for _ in rows]
+        truths = dict(zip(rows.tolist(), categories, strict=True))
+        for threshold in (0.0, 0.75, 1.0):
+            assert evaluate_detector_outputs(outputs, rows, categories, threshold) == evaluate_detectors(
+                predictions, truths, threshold
+            ), (seed, threshold)
+            mask = challenging_mask(outputs, keys, rows, threshold)
+            samples = {row: {key: metadatas[row].get(key) for key in keys} for row in rows.tolist()}
+            assert set(rows[mask].tolist()) == challenging_samples(samples, threshold), (seed, threshold)
+
+
+def test_detector_outputs_of_no_samples_are_empty() -> None:
+    outputs = classify_detector_outputs([])
+    none = np.zeros(0, dtype=np.int64)
+    assert outputs.detector_keys(none) == []
+    assert evaluate_detector_outputs(outputs, none, []) == {}
+    with pytest.raises(ValueError, match="threshold must be a number between 0 and 1"):
+        evaluate_detector_outputs(outputs, none, [], threshold=2)

@@ -26,6 +26,7 @@ from django.core.management import CommandError, call_command
 
 from annotate.models import Assignment, Batch, Passage, Project, Sample, SpanAnnotation
 from annotate.services import stats
+from annotate.taxonomy import category_of, label_categories, worst_category
 
 pytestmark = pytest.mark.django_db
 
@@ -317,3 +318,106 @@ def test_detector_eval_command(scenario: dict[str, Any]) -> None:
         run("detector_eval", "--project", "stats", "--threshold", "2")
     with pytest.raises(CommandError, match="has no round 2"):
         run("detector_eval", "--project", "stats", "--round", "2")
+
+
+# --------------------------------------------------------------------------- the readers against straightforward ORM loops
+
+
+def straightforward_batch_labels(project: Project, round: int) -> list[tuple[str, list[str], list[int], dict]]:
+    """The worst labels as the first version of stats read them: ORM rows and dictionaries."""
+    categories = label_categories(project.taxonomy)
+    submitted = Assignment.objects.filter(batch__project=project, round=round, status=Assignment.Status.SUBMITTED)
+    rosters: dict[int, list[str]] = {}
+    for assignment in submitted.select_related("annotator").order_by("batch_id", "annotator__username"):
+        people = rosters.setdefault(assignment.batch_id, [])
+        if not assignment.excluded_from_agreement:
+            people.append(assignment.annotator.username)
+    found = []
+    for batch in Batch.objects.filter(project=project, pk__in=list(rosters)).order_by("position", "id"):
+        samples = list(batch.samples.order_by("position", "id").values_list("id", flat=True))
+        labels: dict[tuple[str, int], str] = {}
+        for span in SpanAnnotation.objects.filter(sample__batch=batch, round=round).select_related("annotator"):
+            name = span.annotator.username
+            category = category_of(span.labels, categories) if isinstance(span.labels, list) else None
+            if name in rosters[batch.pk] and category is not None:
+                labels[(name, span.sample_id)] = worst_category([labels.get((name, span.sample_id)), category])
+        found.append((batch.name, rosters[batch.pk], samples, labels))
+    return found
+
+
+@pytest.fixture
+def busy_project(people: dict[str, Any]) -> Project:
+    """Three batches out of position order, rosters of one to four, exclusions, unsubmitted work, odd labels."""
+    project = Project.objects.create(name="Busy", slug="busy")
+    everyone = list(people.values()) + [get_user_model().objects.create(username=f"extra{n}") for n in range(2)]
+    label_lists = [["Unwanted"], ["Benign"], ["Questionable"], [], ["Unwanted.Instrinsic"], ["Benign", "Questionable"]]
+    for number, (position, roster_size) in enumerate([(2, 4), (0, 1), (1, 3)]):
+        samples = add_batch(project, f"busy{number}", ["g1", "g2", "", "g1", "g3"][: 3 + number])
+        Batch.objects.filter(pk=samples[0].batch_id).update(position=position)
+        for index, person in enumerate(everyone[:roster_size]):
+            assign(samples[0], person, excluded=(index == 1 and number == 0), submitted=index != 2 or number != 2)
+        for offset, sample in enumerate(samples):
+            for index, person in enumerate(everyone):  # also people outside the roster
+                if (index + offset + number) % 3:
+                    span(sample, person, label_lists[(index * 5 + offset + number) % len(label_lists)])
+    return project
+
+
+def test_batch_labels_equal_a_straightforward_orm_loop(busy_project: Project) -> None:
+    found = [(entry.name, entry.annotators, entry.samples, entry.labels) for entry in stats.batch_labels(busy_project)]
+    assert found == straightforward_batch_labels(busy_project, 1)
+    assert [name for name, *_ in found] == ["busy1", "busy2", "busy0"]  # batch position order
+
+
+def test_sample_worst_labels_count_every_submitter_of_the_round(busy_project: Project) -> None:
+    # As the first version did: any annotator who submitted some batch of the round counts on every sample.
+    submitters = set(
+        Assignment.objects.filter(batch__project=busy_project, status=Assignment.Status.SUBMITTED)
+        .values_list("annotator_id", flat=True)
+    )
+    categories = label_categories(busy_project.taxonomy)
+    expected = []
+    for sample in Sample.objects.filter(project=busy_project, batch__assignments__status="submitted").distinct().order_by(
+        "batch_id", "position", "id"
+    ):
+        found = [
+            category_of(labels, categories)
+            for labels in sample.spans.filter(round=1, annotator_id__in=submitters).values_list("labels", flat=True)
+        ]
+        expected.append((sample.pk, sample.generator or stats.UNKNOWN_GENERATOR, worst_category(found)))
+    verdicts = stats.sample_worst_labels(busy_project)
+    assert [(verdict.sample_id, verdict.generator, verdict.category) for verdict in verdicts] == expected
+
+
+def test_page_figure_sets_hold_the_same_numbers_as_the_single_figures(busy_project: Project) -> None:
+    figures = stats.results_figures(busy_project, 1, 0.5, 1)
+    assert figures["rates"] == stats.project_halu_rates(busy_project, 1)
+    assert figures["distribution"] == stats.worst_label_distribution(busy_project, 1)
+    assert figures["detectors"] == stats.project_detector_eval(busy_project, 0.5, 1)
+    assert figures["selection"] == stats.challenging_groups(busy_project, 1, 0.5)
+    assert set(stats.results_figures(busy_project, None, 0.5, 1)) == {"round", "selection"}
+    schemes, levels = ["C|B|Q|U", "C+B|Q+U"], ["ordinal", "nominal"]
+    for aggregate in ("pooled", "batch-mean"):
+        sets = stats.agreement_figures(busy_project, schemes, levels, aggregate, [1], bootstrap=40)
+        assert sets["reports"] == [
+            stats.project_agreement(busy_project, scheme, level, aggregate, 1, bootstrap=40 if aggregate == "pooled" else 0)
+            for scheme in schemes
+            for level in levels
+        ]
+        assert sets["pairwise"] == [{"round": 1, "pairs": stats.project_pairwise_alpha(busy_project, "C|B|Q|U", "ordinal")}]
+    [spans] = stats.span_figures(busy_project, "C+B|Q+U", [1], bootstrap=30)["rounds"]
+    assert spans["spans"] == stats.span_agreement(busy_project, "C+B|Q+U", 1)
+    assert spans["sample_alpha"] == stats.project_agreement(busy_project, "C+B|Q+U", "nominal", "pooled", 1, bootstrap=30)
+
+
+def test_batch_disputes_read_only_their_batch_and_match_the_labels(busy_project: Project) -> None:
+    for entry in stats.batch_labels(busy_project):
+        batch = Batch.objects.get(project=busy_project, name=entry.name)
+        found = stats.batch_disputes(busy_project, batch, 1, "C|B|Q|U")
+        expected = []
+        for sample in entry.samples:
+            labels = {name: entry.labels.get((name, sample), "C") for name in entry.annotators}
+            if len(set(labels.values())) > 1:
+                expected.append({"sample_id": sample, "labels": labels})
+        assert found["disputed"] == expected
+        assert found["annotators"] == entry.annotators and found["samples"] == len(entry.samples)
