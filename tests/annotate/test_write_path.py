@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
+from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 
 from annotate import access, embedder
@@ -241,3 +242,26 @@ def test_service_checks_the_round_itself_without_the_access_lookup(sample: Any, 
     with pytest.raises(spans.SpanError, match="not assigned to round 2"):
         spans.create_span(looked_up, bob, round=2, start=0, end=4, labels=["Benign"])
     assert spans.create_span(looked_up, alice, round=1, start=0, end=4, labels=["Benign"]).pk
+
+
+class ModelSpanSerializer(serializers.ModelSerializer):
+    """What SpanSerializer was before it declared its fields; the answers must not change."""
+
+    annotator = serializers.CharField(source="annotator.username", read_only=True)
+
+    class Meta:
+        model = SpanAnnotation
+        fields = [
+            "id", "sample", "annotator", "round", "start", "end", "text", "labels", "note",
+            "source_start", "source_end", "source_text", "version", "updated_at",
+        ]
+        read_only_fields = fields
+
+
+def test_span_serializer_answers_as_the_model_serializer_did(sample: Any, alice: Any) -> None:
+    plain = spans.create_span(sample, alice, round=1, start=0, end=4, labels=["Benign"])
+    linked = spans.create_span(sample, alice, round=1, start=5, end=9, labels=["Unwanted.Intrinsic"], note="n",
+                               source_start=4, source_end=10)
+    for span in (plain, linked, SpanAnnotation.objects.get(pk=linked.pk)):
+        assert SpanSerializer(span).data == ModelSpanSerializer(span).data
+    assert SpanSerializer([plain, linked], many=True).data == ModelSpanSerializer([plain, linked], many=True).data
