@@ -168,7 +168,11 @@ class SpanAnnotation(models.Model):
 
     class Meta:
         ordering = ["start", "end", "id"]
-        indexes = [models.Index(fields=["sample", "round", "annotator"])]
+        indexes = [
+            models.Index(fields=["sample", "round", "annotator"]),
+            # The results pages' data version reads the latest edit; with this index that is one lookup.
+            models.Index(fields=["updated_at"], name="span_updated_at"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.labels} on {self.text!r}"
@@ -254,3 +258,31 @@ class Job(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in {self.Status.QUEUED, self.Status.RUNNING}
+
+
+class FigureSet(models.Model):
+    """The figures one query of a results page shows, kept so that every process can serve them at once.
+
+    Written only by annotate.services.results_cache, which computes them with
+    annotate.services.stats. ``version`` is the data version they were
+    computed from (stale when it differs from the current one);
+    ``refresh_queued_at`` is set while a refresh task is queued or running,
+    the lock that keeps refreshes of one query to one at a time.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="figure_sets")
+    kind = models.CharField(max_length=20)  # which stats figure set: results, agreement, spans
+    key = models.CharField(max_length=64)  # digest of the kind and the query
+    query = models.JSONField(default=dict)  # the figure set's arguments
+    version = models.CharField(max_length=64)
+    # JSON text, not a JSONField: PostgreSQL's jsonb reorders object keys, and their order is part of the figures.
+    value = models.TextField()
+    computed_at = models.DateTimeField()  # when the rows were read
+    compute_seconds = models.FloatField(default=0.0)
+    refresh_queued_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "key"], name="one_figure_set_per_query")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} figures of {self.project_id} ({self.version[:8]})"

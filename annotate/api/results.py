@@ -1,9 +1,10 @@
 """Agreement and results as JSON: the same objects the commands print with --json.
 
 Admins and auditors only (annotators 403, outsiders 404), as on the pages.
-Every number comes from annotate.services.stats through the cache in
-annotate.services.results_cache. Bad query parameters get 400 with the
-parameter named: ``{"scheme": ["..."]}``.
+Every number comes straight from annotate.services.stats, the service the
+commands call, computed for each request: the API never answers with the
+stale figures a page may show while they refresh. Bad query parameters get
+400 with the parameter named: ``{"scheme": ["..."]}``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from rest_framework.views import APIView
 
 from annotate import agreement
 from annotate.models import Project
-from annotate.services.results_cache import ProjectFigures
+from annotate.services import stats
 from annotate.views.results import get_project_for_results
 
 MAX_BOOTSTRAP = 10_000
@@ -113,10 +114,10 @@ DETECTORS_RESPONSE = dict[str, DetectorScores]
 # --------------------------------------------------------------------------- views
 
 
-def _checked(project: Project, figures: ProjectFigures, query: serializers.Serializer) -> dict[str, Any]:
+def _checked(project: Project, query: serializers.Serializer) -> dict[str, Any]:
     query.is_valid(raise_exception=True)
     data = dict(query.validated_data)
-    known = figures.rounds()
+    known = stats.project_rounds(project)
     if data["round"] not in known:
         listed = ", ".join(map(str, known)) if known else "none yet"
         raise ValidationError(
@@ -130,10 +131,9 @@ class AgreementView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         """Krippendorff's alpha of the worst-pooled sample labels; the ``agreement --json`` object."""
         project, _ = get_project_for_results(request.user, slug)
-        figures = ProjectFigures(project)
-        query = _checked(project, figures, AgreementQuerySerializer(data=request.query_params))
-        report = figures.agreement(
-            query["scheme"], query["level"], query["aggregate"], query["round"], bootstrap=query["bootstrap"]
+        query = _checked(project, AgreementQuerySerializer(data=request.query_params))
+        report = stats.project_agreement(
+            project, query["scheme"], query["level"], query["aggregate"], query["round"], bootstrap=query["bootstrap"]
         )
         return Response(report)
 
@@ -143,9 +143,8 @@ class HaluRatesView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         """Hallucination rate per generator (U, U+Q, U+Q+B, percent); the ``halu_rates --json`` object."""
         project, _ = get_project_for_results(request.user, slug)
-        figures = ProjectFigures(project)
-        query = _checked(project, figures, RoundQuerySerializer(data=request.query_params))
-        return Response(figures.halu_rates(query["round"]))
+        query = _checked(project, RoundQuerySerializer(data=request.query_params))
+        return Response(stats.project_halu_rates(project, query["round"]))
 
 
 class DetectorEvalView(APIView):
@@ -153,6 +152,5 @@ class DetectorEvalView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         """Balanced accuracy and F1-macro of the detectors in the samples' metadata; ``detector_eval --json``."""
         project, _ = get_project_for_results(request.user, slug)
-        figures = ProjectFigures(project)
-        query = _checked(project, figures, DetectorQuerySerializer(data=request.query_params))
-        return Response(figures.detector_eval(query["threshold"], query["round"]))
+        query = _checked(project, DetectorQuerySerializer(data=request.query_params))
+        return Response(stats.project_detector_eval(project, query["threshold"], query["round"]))

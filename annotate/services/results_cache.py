@@ -1,63 +1,68 @@
-"""The figures the agreement and results pages and the results API show, cached.
+"""The figures the agreement and results pages show: kept in the database, served stale while they refresh.
 
-Every number comes from annotate.services.stats. This module adds one thing: a short-lived cache, so that a page
-over 100,000 samples does not recompute seconds of statistics on every view.
+Every number comes from annotate.services.stats (its page figure sets,
+``FIGURE_SETS`` below); this module decides when to compute them. The API and
+the management commands call stats directly and always get fresh numbers.
 
-The cache key is the project plus a *data version*: a fingerprint of every
-row the figures depend on, read with a handful of cheap aggregate queries on
-each request (about a millisecond each at 100,000 samples):
+Why: at 100,000 samples a figure set takes one to a few seconds to compute,
+and during a live campaign the data changes with every span save, so a cache
+keyed by the data alone would almost never be warm. Instead each page query
+keeps its last figures in a ``FigureSet`` row, which every process (web
+servers, the Celery worker) reads and writes:
 
-- spans: count and highest id (a new or deleted span changes them), and the
-  latest ``updated_at`` (an edited label). That last one needs a scan of the
-  span table (~90 ms at 160,000 spans on SQLite), so it is itself remembered
-  for EDIT_STAMP_SECONDS: an edit of an existing span's labels shows on the
-  pages within that many seconds; everything else shows at once;
+- figures of the current data version: served as they are;
+- figures of an older version: served at once, with their age, and a refresh
+  is queued (``refresh_figure_set`` in a Celery task; at most one queued or
+  running per query, by a lock on the row) unless recomputing is cheap (the
+  last computation took under ``settings.FIGURES_SYNC_MS``), in which case
+  they are recomputed in the request;
+- no figures yet: computed in the request.
+
+The *data version* is a fingerprint of every row the figures depend on, read
+with a handful of cheap aggregate queries (indexed, about a millisecond each
+at 100,000 samples):
+
+- spans: count, highest id (a new or deleted span) and latest ``updated_at``
+  (an edited label; indexed);
 - assignments: count, highest id, the id sums of the submitted and of the
   excluded-from-agreement ones, latest ``submitted_at`` (a submission, a
   re-opening, an admin exclusion);
 - samples and batches: count and highest id (imports, copies, deletions);
 - the project's taxonomy (it decides which label counts as what).
 
-The row counts are global, not per project, because a global count is
-answered from an index while a per-project one joins tables; a change in
-another project only costs a recomputation. What the fingerprint does not
-see (a renamed batch or user, a sample's metadata edited in the Django
-admin) shows after ``CACHE_SECONDS`` at the latest.
-
-Django's cache framework holds the values (LocMemCache by default, so each
-process has its own; point CACHES at Redis to share). Errors are never
-cached. Nothing is kept in module globals.
+The counts are global, not per project, because a global count is answered
+from an index while a per-project one joins tables; a change in another
+project only costs a refresh. What the fingerprint does not see (a renamed
+batch or user, a sample's metadata edited in the Django admin) shows after
+the next change it does see.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import time
 from collections.abc import Callable
-from functools import cached_property
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
 
-from django.core.cache import cache
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q, Sum
+from django.utils import timezone
 
-from annotate import agreement
-from annotate.models import Assignment, Batch, Project, Sample, SpanAnnotation
+from annotate.models import Assignment, Batch, FigureSet, Project, Sample, SpanAnnotation
 from annotate.services import stats
 
-CACHE_SECONDS = 300
-EDIT_STAMP_SECONDS = 5
-KEY_PREFIX = "faithlab:figures"
-T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
-
-def _span_edit_stamp() -> str:
-    """Latest span ``updated_at``, remembered for EDIT_STAMP_SECONDS (reading it scans the span table)."""
-    key = f"{KEY_PREFIX}:span-edit-stamp"
-    stamp = cache.get(key)
-    if stamp is None:
-        stamp = str(SpanAnnotation.objects.aggregate(edited=Max("updated_at"))["edited"])
-        cache.set(key, stamp, EDIT_STAMP_SECONDS)
-    return stamp
+FIGURE_SETS: dict[str, Callable[..., dict[str, Any]]] = {
+    "results": stats.results_figures,
+    "agreement": stats.agreement_figures,
+    "spans": stats.span_figures,
+}
 
 
 def data_version(project: Project) -> str:
@@ -72,9 +77,9 @@ def data_version(project: Project) -> str:
     parts = [
         project.pk,
         json.dumps(project.taxonomy, sort_keys=True, default=str),
-        SpanAnnotation.objects.count(),  # separate queries: a bare count is answered from an index
+        SpanAnnotation.objects.count(),  # separate queries: each is answered from an index
         SpanAnnotation.objects.aggregate(top=Max("id"))["top"],
-        _span_edit_stamp(),
+        str(SpanAnnotation.objects.aggregate(edited=Max("updated_at"))["edited"]),
         *assignments.values(),
         Sample.objects.count(),
         Sample.objects.aggregate(top=Max("id"))["top"],
@@ -84,77 +89,135 @@ def data_version(project: Project) -> str:
     return hashlib.sha1(repr(parts).encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
-class ProjectFigures:
-    """The project's figures for one request: the data version is read once, on first use."""
+@dataclass
+class ServedFigures:
+    """Figures as a page shows them, with how fresh they are."""
 
-    def __init__(self, project: Project) -> None:
-        self.project = project
+    value: dict[str, Any]
+    version: str  # the data version they were computed from
+    computed_at: datetime
+    fresh: bool  # computed from the current data
+    refreshing: bool  # stale, and a refresh is queued or running
 
-    @cached_property
-    def version(self) -> str:
-        return data_version(self.project)
-
-    def _cached(self, name: str, arguments: tuple[Any, ...], compute: Callable[[], T]) -> T:
-        digest = hashlib.sha1(repr(arguments).encode("utf-8"), usedforsecurity=False).hexdigest()
-        key = f"{KEY_PREFIX}:{self.project.pk}:{self.version}:{name}:{digest}"
-        found = cache.get(key)
-        if found is not None:
-            return found[0]
-        value = compute()
-        cache.set(key, (value,), CACHE_SECONDS)  # wrapped, so a cached None is told apart from a miss
-        return value
-
-    # ------------------------------------------------------------------ straight from stats
-
-    def rounds(self) -> list[int]:
-        return self._cached("rounds", (), lambda: stats.project_rounds(self.project))
-
-    def agreement(
-        self, scheme: str, level: str, aggregate: str, round: int, *, bootstrap: int = 0, seed: int = 0
-    ) -> dict[str, Any]:
-        """stats.project_agreement, the agreement command's JSON."""
-        return self._cached(
-            "agreement",
-            (agreement.parse_scheme(scheme).text, level, aggregate, round, bootstrap, seed),
-            lambda: stats.project_agreement(
-                self.project, scheme, level, aggregate, round, bootstrap=bootstrap, seed=seed
-            ),
-        )
-
-    def pairwise_alpha(self, scheme: str, level: str, round: int) -> list[dict[str, Any]]:
-        return self._cached(
-            "pairwise",
-            (agreement.parse_scheme(scheme).text, level, round),
-            lambda: stats.project_pairwise_alpha(self.project, scheme, level, round),
-        )
-
-    def halu_rates(self, round: int) -> dict[str, dict[str, Any]]:
-        """stats.project_halu_rates, the halu_rates command's JSON."""
-        return self._cached("halu", (round,), lambda: stats.project_halu_rates(self.project, round))
-
-    def detector_eval(self, threshold: float, round: int) -> dict[str, dict[str, Any]]:
-        """stats.project_detector_eval, the detector_eval command's JSON."""
-        return self._cached(
-            "detectors", (float(threshold), round), lambda: stats.project_detector_eval(self.project, threshold, round)
-        )
+    @property
+    def age_seconds(self) -> float:
+        return max(0.0, (timezone.now() - self.computed_at).total_seconds())
 
 
-    def worst_label_distribution(self, round: int) -> dict[str, dict[str, int]]:
-        return self._cached("distribution", (round,), lambda: stats.worst_label_distribution(self.project, round))
+def _key(kind: str, query: dict[str, Any]) -> str:
+    text = json.dumps([kind, query], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-    def span_agreement(self, scheme: str, round: int) -> dict[str, Any]:
-        return self._cached(
-            "spans", (agreement.parse_scheme(scheme).text, round), lambda: stats.span_agreement(self.project, scheme, round)
-        )
 
-    def challenging_groups(self, k: int, threshold: float) -> dict[str, Any]:
-        return self._cached(
-            "challenging", (k, float(threshold)), lambda: stats.challenging_groups(self.project, k, threshold)
-        )
+def _check_kind(kind: str) -> None:
+    if kind not in FIGURE_SETS:
+        raise ValueError(f"unknown figure set {kind!r}; use one of {', '.join(FIGURE_SETS)}")
 
-    def batch_disputes(self, batch: Batch, round: int, scheme: str) -> dict[str, Any]:
-        return self._cached(
-            "disputes",
-            (batch.pk, round, agreement.parse_scheme(scheme).text),
-            lambda: stats.batch_disputes(self.project, batch, round, scheme),
-        )
+
+def serve_figures(project: Project, kind: str, **query: Any) -> ServedFigures:
+    """The figures of one page query: kept ones when current, else stale ones while a refresh runs, else new ones.
+
+    ``query`` holds the arguments of the stats figure set (JSON values).
+    """
+    _check_kind(kind)
+    query = json.loads(json.dumps(query))  # as it is stored: lists, not tuples
+    version = data_version(project)
+    kept = FigureSet.objects.filter(project=project, key=_key(kind, query)).first()
+    if kept is not None and kept.version == version:
+        return ServedFigures(json.loads(kept.value), kept.version, kept.computed_at, fresh=True, refreshing=False)
+    if kept is not None and kept.compute_seconds * 1000 >= settings.FIGURES_SYNC_MS:
+        request_refresh(kept)
+        return ServedFigures(json.loads(kept.value), kept.version, kept.computed_at, fresh=False, refreshing=True)
+    stored = compute_figure_set(project, kind, query, version)
+    return ServedFigures(json.loads(stored.value), stored.version, stored.computed_at, fresh=True, refreshing=False)
+
+
+def compute_figure_set(project: Project, kind: str, query: dict[str, Any], version: str | None = None) -> FigureSet:
+    """Compute a figure set with stats and keep it, unless figures read later are already kept.
+
+    The data version is read before the rows, so a change made while
+    computing leaves the kept figures stale, never wrongly current.
+    """
+    _check_kind(kind)
+    if version is None:
+        version = data_version(project)
+    started = timezone.now()
+    clock = time.perf_counter()
+    value = FIGURE_SETS[kind](project, **query)
+    fields = {
+        "kind": kind,
+        "query": query,
+        "version": version,
+        "value": json.dumps(value),
+        "computed_at": started,
+        "compute_seconds": time.perf_counter() - clock,
+    }
+    key = _key(kind, query)
+    kept = FigureSet.objects.filter(project=project, key=key)
+    if not kept.filter(computed_at__lte=started).update(**fields) and not kept.exists():
+        try:
+            with transaction.atomic():
+                FigureSet.objects.create(project=project, key=key, **fields)
+        except IntegrityError:
+            pass  # another process kept the same query meanwhile
+        _prune(project)
+    return FigureSet(project=project, key=key, **fields)
+
+
+def _prune(project: Project) -> None:
+    """Keep the most recently computed sets of a project (each distinct page query makes one)."""
+    old = FigureSet.objects.filter(project=project).order_by("-computed_at").values_list("pk", flat=True)
+    stale_ids = list(old[settings.FIGURES_KEPT_PER_PROJECT :])
+    if stale_ids:
+        FigureSet.objects.filter(pk__in=stale_ids).delete()
+
+
+def request_refresh(figure_set: FigureSet) -> bool:
+    """Queue a refresh of these figures unless one is queued or running; True when this call queued it.
+
+    The lock is ``refresh_queued_at``, taken by a conditional UPDATE so that
+    of many requests at once only one queues the task; it runs out after
+    ``settings.FIGURES_REFRESH_LOCK_SECONDS`` (a worker that died).
+    """
+    now = timezone.now()
+    expired = now - timedelta(seconds=settings.FIGURES_REFRESH_LOCK_SECONDS)
+    taken = (
+        FigureSet.objects.filter(pk=figure_set.pk)
+        .filter(Q(refresh_queued_at__isnull=True) | Q(refresh_queued_at__lt=expired))
+        .update(refresh_queued_at=now)
+    )
+    if not taken:
+        return False
+    transaction.on_commit(lambda: _queue_refresh(figure_set.pk, now))
+    return True
+
+
+def _queue_refresh(figure_set_id: int, locked_at: datetime) -> None:
+    from annotate.tasks import refresh_figures
+
+    try:
+        refresh_figures.delay(figure_set_id)
+    except Exception:  # the broker is down: the page still shows the kept figures; the next view tries again
+        logger.exception("could not queue a refresh of figure set %s", figure_set_id)
+        FigureSet.objects.filter(pk=figure_set_id, refresh_queued_at=locked_at).update(refresh_queued_at=None)
+
+
+def refresh_figure_set(figure_set_id: int) -> None:
+    """Recompute a kept figure set if the data changed, then release its refresh lock (the Celery task's work).
+
+    Idempotent: run twice, the second run finds the figures current. A query
+    that no longer makes sense (its round is gone) drops the set; the page
+    then computes and explains it.
+    """
+    kept = FigureSet.objects.select_related("project").filter(pk=figure_set_id).first()
+    if kept is None:
+        return
+    try:
+        version = data_version(kept.project)
+        if kept.version != version:
+            compute_figure_set(kept.project, kept.kind, kept.query, version)
+    except ValueError:
+        logger.warning("figure set %s no longer computes; dropped", figure_set_id, exc_info=True)
+        FigureSet.objects.filter(pk=figure_set_id).delete()
+    finally:
+        FigureSet.objects.filter(pk=figure_set_id).update(refresh_queued_at=None)

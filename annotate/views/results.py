@@ -2,9 +2,11 @@
 
 Annotators get 403 on all of them: the figures pool everyone's work, and an
 annotator must not see another annotator's round-1 labels. Every number comes
-from annotate.services.stats through the cache in
-annotate.services.results_cache; this module only reads the query, shapes
-the figures into rows and renders. A form change re-renders only the
+from annotate.services.stats: the agreement and results figures through the
+figure store in annotate.services.results_cache (stale figures are shown with
+their age while a task refreshes them, and the page polls once for the new
+ones), the disputes of one batch directly. This module only reads the query,
+shapes the figures into rows and renders. A form change re-renders only the
 ``results`` partial when the request comes from htmx.
 """
 
@@ -19,14 +21,15 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.timesince import timesince
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotate import access, agreement
 from annotate.models import Assignment, Batch, Membership, Project, Sample
 from annotate.results import RATE_COLUMNS, rank_generators
-from annotate.services import agreement_admin
-from annotate.services.results_cache import ProjectFigures
+from annotate.services import agreement_admin, results_cache, stats
+from annotate.services.results_cache import ServedFigures
 from annotate.taxonomy import CATEGORY_NAMES
 
 Role = Membership.Role
@@ -42,6 +45,8 @@ DEFAULT_K = 7
 DEFAULT_THRESHOLD = 0.5
 SHOWN_GROUPS = 100
 BATCHES_PER_PAGE = 100
+SHOWN = "shown"  # query parameter of the stale note's poll: the data version the page shows
+POLL_SECONDS = 2
 CATEGORY_COLOURS = {"C": "#4c9a6a", "B": "#7ea6d8", "Q": "#e0a530", "U": "#c8412f"}
 
 
@@ -165,6 +170,35 @@ def _url(name: str, slug: str, **query: Any) -> str:
     return reverse(name, args=[slug]) + (f"?{encoded}" if encoded else "")
 
 
+def _age(seconds: float, computed_at: Any) -> str:
+    if seconds < 60:
+        whole = int(seconds)
+        return f"{whole} second{'' if whole == 1 else 's'}"
+    return timesince(computed_at, depth=1)
+
+
+def _freshness(request: HttpRequest, served: ServedFigures, poll_url: str, target: str) -> dict[str, Any]:
+    """What the stale note shows: the figures' age, and where to poll for the refreshed ones.
+
+    The page polls only when it was not itself the answer to a poll: one
+    automatic update per page view, however busy the campaign.
+    """
+    polled = bool(request.GET.get(SHOWN))
+    return {
+        "stale": not served.fresh,
+        "age": _age(served.age_seconds, served.computed_at),
+        "computed_at": served.computed_at,
+        "poll_url": None if served.fresh or polled else poll_url,
+        "poll_seconds": POLL_SECONDS,
+        "target": target,
+    }
+
+
+def _nothing_newer(request: HttpRequest, served: ServedFigures) -> bool:
+    """A poll of the stale note while its refresh is still running: answered 204, which htmx does not swap."""
+    return bool(request.htmx) and request.GET.get(SHOWN) == served.version and served.refreshing
+
+
 # --------------------------------------------------------------------------- agreement
 
 
@@ -228,16 +262,16 @@ def _alpha_cell(report: dict[str, Any], **extra: Any) -> dict[str, Any]:
     }
 
 
-def agreement_context(project: Project, figures: ProjectFigures, query: AgreementQuery, role: str) -> dict[str, Any]:
-    """Rows of the main table, the per-batch table, the pairwise tables."""
-    reports = {
-        (scheme, level, round): figures.agreement(
-            scheme, level, query.aggregate, round, bootstrap=query.pooled_bootstrap
-        )
-        for round in query.rounds
-        for scheme in query.schemes
-        for level in query.levels
-    }
+def serve_agreement(project: Project, query: AgreementQuery) -> ServedFigures:
+    return results_cache.serve_figures(
+        project, "agreement", schemes=query.schemes, levels=query.levels, aggregate=query.aggregate,
+        rounds=query.rounds, bootstrap=query.pooled_bootstrap,
+    )
+
+
+def agreement_context(project: Project, figures: dict[str, Any], query: AgreementQuery, role: str) -> dict[str, Any]:
+    """Rows of the main table, the per-batch table, the pairwise tables (figures: stats.agreement_figures)."""
+    reports = {(report["scheme"], report["level"], report["round"]): report for report in figures["reports"]}
     table = [
         {
             "scheme": scheme,
@@ -286,10 +320,7 @@ def agreement_context(project: Project, figures: ProjectFigures, query: Agreemen
     per_batch = [
         {**row, "rounds": [row["rounds"].get(round) for round in query.rounds]} for row in batch_rows.values()
     ]
-    pairwise = [
-        {"round": round, "pairs": figures.pairwise_alpha(query.focus_scheme, query.focus_level, round)}
-        for round in query.rounds
-    ]
+    pairwise = [{"round": entry["round"], "pairs": entry["pairs"]} for entry in figures["pairwise"]]
     return {
         "table": table,
         "per_batch": per_batch,
@@ -323,15 +354,18 @@ def _agreement_people(
     return people
 
 
-def span_context(figures: ProjectFigures, query: AgreementQuery) -> dict[str, Any]:
-    """Token-level alpha beside the sample-level alpha, and pairwise span F1, per round."""
+def serve_spans(project: Project, query: AgreementQuery) -> ServedFigures:
+    return results_cache.serve_figures(
+        project, "spans", scheme=query.focus_scheme, rounds=query.rounds,
+        bootstrap=query.pooled_bootstrap if "nominal" in query.levels else 0,
+    )
+
+
+def span_context(figures: dict[str, Any], query: AgreementQuery) -> dict[str, Any]:
+    """Token-level alpha beside the sample-level alpha, and pairwise span F1, per round (stats.span_figures)."""
     rounds = []
-    for round in query.rounds:
-        spans = figures.span_agreement(query.focus_scheme, round)
-        sample_level = figures.agreement(
-            query.focus_scheme, "nominal", "pooled", round,
-            bootstrap=query.pooled_bootstrap if "nominal" in query.levels else 0,
-        )
+    for entry in figures["rounds"]:
+        round, spans, sample_level = entry["round"], entry["spans"], entry["sample_alpha"]
         pairs = [
             {
                 "annotators": pair["annotators"],
@@ -364,8 +398,7 @@ def span_context(figures: ProjectFigures, query: AgreementQuery) -> dict[str, An
 @login_required
 def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
     project, role = get_project_for_results(request.user, slug)
-    figures = ProjectFigures(project)
-    known = figures.rounds()
+    known = stats.project_rounds(project)
     context: dict[str, Any] = {
         "project": project,
         "role": role,
@@ -394,10 +427,22 @@ def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
     if not query.rounds:
         return _render(request, "annotate/agreement.html", context)
     if section == "spans":
-        context |= span_context(figures, query) | {"show_spans": True}
+        served = serve_spans(project, query)
+        if _nothing_newer(request, served):
+            return HttpResponse(status=204)
+        poll = _url("agreement", project.slug, **query.params(section="spans", **{SHOWN: served.version}))
+        context |= span_context(served.value, query) | {
+            "show_spans": True, "span_freshness": _freshness(request, served, poll, "span-agreement"),
+        }
         if request.htmx:
             return render(request, "annotate/agreement.html#spans", context)
-    context |= agreement_context(project, figures, query, role)
+    served = serve_agreement(project, query)
+    if _nothing_newer(request, served):
+        return HttpResponse(status=204)
+    poll = _url("agreement", project.slug, **query.params(**{SHOWN: served.version}))
+    context |= agreement_context(project, served.value, query, role) | {
+        "freshness": _freshness(request, served, poll, "agreement-results"),
+    }
     return _render(request, "annotate/agreement.html", context)
 
 
@@ -442,8 +487,7 @@ def agreement_exclusion(request: HttpRequest, slug: str) -> HttpResponse:
 def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Samples of one batch whose annotators' worst labels differ, each linked to its sample page."""
     project, role = get_project_for_results(request.user, slug)
-    figures = ProjectFigures(project)
-    known = figures.rounds()
+    known = stats.project_rounds(project)
     context: dict[str, Any] = {"project": project, "role": role}
     try:
         batch_id = parse_id(request.GET.get("batch"), "batch")
@@ -454,7 +498,7 @@ def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
     except BadQuery as error:
         return _render(request, "annotate/disputes.html", context | {"error": str(error)}, status=400)
     batch = get_object_or_404(Batch, pk=batch_id, project=project)
-    found = figures.batch_disputes(batch, round, scheme)
+    found = stats.batch_disputes(project, batch, round, scheme)  # one batch's rows: quick, always fresh
     details = {
         row["id"]: row
         for row in Sample.objects.filter(pk__in=[entry["sample_id"] for entry in found["disputed"]]).values(
@@ -558,10 +602,11 @@ def read_results_query(query: QueryDict, known_rounds: list[int]) -> ResultsQuer
     )
 
 
-def results_context(project: Project, figures: ProjectFigures, query: ResultsQuery) -> dict[str, Any]:
+def results_context(figures: dict[str, Any], query: ResultsQuery) -> dict[str, Any]:
+    """Rows of the rates table, the chart, the detector table and the selection (figures: stats.results_figures)."""
     context: dict[str, Any] = {}
     if query.round is not None:
-        rates = figures.halu_rates(query.round)
+        rates = figures["rates"]
         ranks = rank_generators(rates) if rates else {}
         order = sorted(rates, key=lambda generator: (rates[generator]["U+Q"], generator))
         context["rates"] = [
@@ -575,10 +620,9 @@ def results_context(project: Project, figures: ProjectFigures, query: ResultsQue
             }
             for generator in order
         ]
-        context["chart"] = stacked_bars(figures.worst_label_distribution(query.round), order) if order else None
-        detectors = figures.detector_eval(query.threshold, query.round)
-        context["detectors"] = [{"name": name, **scores} for name, scores in detectors.items()]
-    selection = figures.challenging_groups(query.k, query.threshold)
+        context["chart"] = stacked_bars(figures["distribution"], order) if order else None
+        context["detectors"] = [{"name": name, **scores} for name, scores in figures["detectors"].items()]
+    selection = figures["selection"]
     context["selection"] = selection
     context["shown_groups"] = selection["kept"][:SHOWN_GROUPS]
     context["rate_columns"] = list(RATE_COLUMNS)
@@ -589,8 +633,7 @@ def results_context(project: Project, figures: ProjectFigures, query: ResultsQue
 @login_required
 def results_page(request: HttpRequest, slug: str) -> HttpResponse:
     project, role = get_project_for_results(request.user, slug)
-    figures = ProjectFigures(project)
-    known = figures.rounds()
+    known = stats.project_rounds(project)
     context: dict[str, Any] = {
         "project": project,
         "role": role,
@@ -606,7 +649,13 @@ def results_page(request: HttpRequest, slug: str) -> HttpResponse:
         query = read_results_query(request.GET, known)
     except BadQuery as error:
         return _render(request, "annotate/results.html", context | {"error": str(error)}, status=400)
-    context |= {"query": query, **results_context(project, figures, query)}
+    served = results_cache.serve_figures(project, "results", round=query.round, threshold=query.threshold, k=query.k)
+    if _nothing_newer(request, served):
+        return HttpResponse(status=204)
+    poll = _url("results", project.slug, round=query.round, threshold=query.threshold, k=query.k,
+                **{SHOWN: served.version})
+    context |= {"query": query, **results_context(served.value, query),
+                "freshness": _freshness(request, served, poll, "results-figures")}
     return _render(request, "annotate/results.html", context)
 
 
@@ -620,7 +669,7 @@ def results_selection(request: HttpRequest, slug: str) -> HttpResponse:
         threshold = parse_threshold(request.POST.get("threshold"))
         k = parse_int(request.POST.get("k"), "k", DEFAULT_K, 1)
         per_batch = parse_int(request.POST.get("passages_per_batch"), "passages_per_batch", 5, 1, 1000)
-        selection = ProjectFigures(project).challenging_groups(k, threshold)
+        selection = stats.challenging_groups(project, k, threshold)  # fresh: batches are made from it
         batches = agreement_admin.create_batches_from_selection(
             project,
             [entry["passage_id"] for entry in selection["kept"]],
