@@ -588,8 +588,25 @@ def bootstrap_interval(
     drawn units have each value pattern (the same alpha, see the module
     docstring), not by a krippendorff call over 100,000 rows.
     """
+    return bootstrap_intervals(
+        batches, scheme, [level], samples=samples, seed=seed, confidence=confidence, max_draws=max_draws
+    )[level]
+
+
+def bootstrap_intervals(
+    batches: Iterable[BatchLabels | BatchCodes] | CodedLabels,
+    scheme: str | Scheme,
+    levels: Sequence[str],
+    *,
+    samples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    max_draws: int = BOOTSTRAP_MAX_DRAWS,
+) -> dict[str, tuple[float, float] | None]:
+    """bootstrap_interval for several levels: each level's resamples are the same draws, so they are drawn once."""
     scheme = parse_scheme(scheme)
-    check_level(level)
+    for level in levels:
+        check_level(level)
     if samples < 1:
         raise ValueError("samples must be at least 1")
     if not 0 < confidence < 1:
@@ -598,21 +615,29 @@ def bootstrap_interval(
     counts = counts[counts.sum(axis=1) >= 2]
     patterns, pattern_of = _patterns(counts)
     units = len(counts)
-    point, _, _ = _alphas_from_histograms(np.bincount(pattern_of, minlength=len(patterns))[np.newaxis], patterns,
-                                          scheme, level)[0]
-    if point is None:
-        return None
-    rng = np.random.default_rng(seed)
-    resamples = bootstrap_resamples(units, samples, max_draws)
-    histograms = np.empty((resamples, len(patterns)))
-    for row in range(resamples):
-        histograms[row] = np.bincount(pattern_of[rng.integers(0, units, size=units)], minlength=len(patterns))
-    estimates = [value for value, _, _ in _alphas_from_histograms(histograms, patterns, scheme, level) if value is not None]
-    if not estimates:
-        return None
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(estimates, [tail, 100 - tail])
-    return float(low), float(high)
+    everything = np.bincount(pattern_of, minlength=len(patterns))[np.newaxis]
+    histograms: np.ndarray | None = None
+    intervals: dict[str, tuple[float, float] | None] = {}
+    for level in levels:
+        point, _, _ = _alphas_from_histograms(everything, patterns, scheme, level)[0]
+        if point is None:
+            intervals[level] = None
+            continue
+        if histograms is None:
+            rng = np.random.default_rng(seed)
+            histograms = np.empty((bootstrap_resamples(units, samples, max_draws), len(patterns)))
+            for row in range(len(histograms)):
+                histograms[row] = np.bincount(pattern_of[rng.integers(0, units, size=units)], minlength=len(patterns))
+        estimates = [
+            value for value, _, _ in _alphas_from_histograms(histograms, patterns, scheme, level) if value is not None
+        ]
+        if not estimates:
+            intervals[level] = None
+            continue
+        tail = (1 - confidence) / 2 * 100
+        low, high = np.percentile(estimates, [tail, 100 - tail])
+        intervals[level] = (float(low), float(high))
+    return intervals
 
 
 def pairwise_alpha(

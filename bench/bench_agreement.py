@@ -37,6 +37,7 @@ from annotate.agreement import (  # noqa: E402  (after the path set-up above)
     LEVELS,
     BatchLabels,
     bootstrap_interval,
+    bootstrap_intervals,
     bootstrap_resamples,
     code_labels,
     compute_alpha,
@@ -93,9 +94,9 @@ def page_figures(batches: list[BatchLabels]) -> None:
     """What the agreement page computes once the round's labels are read (stats.agreement_figures)."""
     coded = code_labels(batches)
     for scheme in PAGE_SCHEMES:
+        bootstrap_intervals(coded, scheme, LEVELS, samples=PAGE_BOOTSTRAP)
         for level in LEVELS:
             compute_alpha(coded, scheme, level, "pooled")
-            bootstrap_interval(coded, scheme, level, samples=PAGE_BOOTSTRAP)
     pairwise_alpha(coded, PAGE_SCHEMES[0], LEVELS[0])
 
 

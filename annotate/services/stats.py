@@ -329,25 +329,35 @@ def project_agreement(
     *,
     bootstrap: int = 0,
     seed: int = 0,
-    coded: agreement.CodedLabels | None = None,
 ) -> dict[str, Any]:
     """Alpha of the project's worst-pooled labels, as the agreement command prints it.
 
     With ``bootstrap`` > 0 (pooled only) adds ``interval``: a 95% percentile
-    bootstrap interval, or None when alpha is undefined. ``coded``: the
-    round's labels already read (agreement_figures reads them once for many calls).
+    bootstrap interval, or None when alpha is undefined.
     """
     parsed = agreement.parse_scheme(scheme)  # bad arguments fail before any query
     agreement.check_level(level)
     agreement.check_aggregate(aggregate)
     if bootstrap and aggregate != "pooled":
         raise ValueError("a bootstrap interval is only computed for the pooled alpha")
-    if coded is None:
-        coded = _coded_round(project, round)
-    report = agreement.compute_alpha(coded, parsed, level, aggregate).as_dict()
-    report |= {"scheme": parsed.text, "level": level, "aggregate": aggregate, "round": round}
+    coded = _coded_round(project, round)
+    intervals = agreement.bootstrap_intervals(coded, parsed, [level], samples=bootstrap, seed=seed) if bootstrap else {}
+    return _agreement_report(coded, parsed, level, aggregate, round, bootstrap, intervals)
+
+
+def _agreement_report(
+    coded: agreement.CodedLabels,
+    scheme: agreement.Scheme,
+    level: str,
+    aggregate: str,
+    round: int,
+    bootstrap: int = 0,
+    intervals: dict[str, tuple[float, float] | None] | None = None,
+) -> dict[str, Any]:
+    report = agreement.compute_alpha(coded, scheme, level, aggregate).as_dict()
+    report |= {"scheme": scheme.text, "level": level, "aggregate": aggregate, "round": round}
     if bootstrap:
-        report["interval"] = agreement.bootstrap_interval(coded, parsed, level, samples=bootstrap, seed=seed)
+        report["interval"] = (intervals or {}).get(level)
         report["bootstrap_resamples"] = agreement.bootstrap_resamples(report["units"], bootstrap)
     return report
 
@@ -612,15 +622,19 @@ def agreement_figures(
     (with an interval when pooled and ``bootstrap`` > 0); ``pairwise``:
     ``[{"round", "pairs"}]``.
     """
+    parsed = [agreement.parse_scheme(scheme) for scheme in schemes]
+    for level in levels:
+        agreement.check_level(level)
+    agreement.check_aggregate(aggregate)
+    resamples = bootstrap if aggregate == "pooled" else 0
     reports, pairwise = [], []
-    interval = bootstrap if aggregate == "pooled" else 0
     for round in rounds:
         coded = _coded_round(project, round)
-        for scheme in schemes:
+        for scheme in parsed:
+            # The levels of one scheme resample the same units with the same draws: drawn once.
+            intervals = agreement.bootstrap_intervals(coded, scheme, levels, samples=resamples) if resamples else {}
             for level in levels:
-                reports.append(
-                    project_agreement(project, scheme, level, aggregate, round, bootstrap=interval, coded=coded)
-                )
+                reports.append(_agreement_report(coded, scheme, level, aggregate, round, resamples, intervals))
         pairs = project_pairwise_alpha(project, schemes[0], levels[0], round, coded=coded)
         pairwise.append({"round": round, "pairs": pairs})
     return {"reports": reports, "pairwise": pairwise}
@@ -637,10 +651,10 @@ def span_figures(project: Project, scheme: str, rounds: Iterable[int], bootstrap
         found = _round_batches(project, round, summaries=True)
         spans = _read_spans(project, round, offsets=True)
         coded = agreement.code_labels(_batch_codes(found, spans)[0])
+        intervals = agreement.bootstrap_intervals(coded, parsed, ["nominal"], samples=bootstrap) if bootstrap else {}
         figures.append({
             "round": round,
             "spans": _span_agreement(_batch_spans(found, spans), parsed, round),
-            "sample_alpha": project_agreement(project, parsed.text, "nominal", "pooled", round, bootstrap=bootstrap,
-                                              coded=coded),
+            "sample_alpha": _agreement_report(coded, parsed, "nominal", "pooled", round, bootstrap, intervals),
         })
     return {"rounds": figures}

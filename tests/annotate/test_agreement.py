@@ -25,6 +25,7 @@ from annotate.agreement import (
     SchemeError,
     _token_bounds,
     bootstrap_interval,
+    bootstrap_intervals,
     bootstrap_resamples,
     code_labels,
     compute_alpha,
@@ -667,3 +668,10 @@ def test_pairwise_span_f1_equals_span_f1_of_each_pair() -> None:
         assert [{"annotators": entry["annotators"], **entry["overlap"]} for entry in both] == pairwise_span_f1(
             batches, "overlap"
         )
+
+
+def test_bootstrap_intervals_of_several_levels_equal_one_call_per_level() -> None:
+    batches = random_batches(seed=9, count=8)
+    together = bootstrap_intervals(batches, "C+B|Q|U", LEVELS, samples=80, seed=4)
+    assert together == {level: bootstrap_interval(batches, "C+B|Q|U", level, samples=80, seed=4) for level in LEVELS}
+    assert bootstrap_intervals([batch("b", {"a": "CC", "b": "CC"})], "C|U", LEVELS) == dict.fromkeys(LEVELS)
