@@ -418,11 +418,13 @@ class _Verdicts:
 
 
 def _verdicts(project: Project, round: int, samples: _Samples) -> _Verdicts:
-    """Worst category per sample of a submitted batch, over every submitter of the round.
+    """Worst category per sample of a submitted batch, over the annotators who submitted that batch.
 
     Samples of batches nobody submitted in the round are left out: they have
-    no human label yet. Every round submitter's spans count (admin exclusion
-    is for agreement only).
+    no human label yet. A span counts when its annotator submitted the
+    sample's batch in the round (DESIGN.md: "over all the batch's
+    annotators"); work in progress on a batch one has not submitted does not.
+    Admin exclusion is for agreement only.
     """
     _check_round(project, round)
     roster = _roster(project, round)
@@ -430,7 +432,14 @@ def _verdicts(project: Project, round: int, samples: _Samples) -> _Verdicts:
     rows = rows[np.lexsort((samples.ids[rows], samples.position[rows], samples.batch[rows]))]
     spans = _read_spans(project, round)
     index = samples.index_of(spans.sample)
-    counted = (index >= 0) & np.isin(spans.user, np.array(list(roster.usernames), dtype=np.int64))
+    user_of_name = {name: user for user, name in roster.usernames.items()}
+    stride = max(roster.usernames, default=0) + 1
+    submitted = np.array(
+        [batch * stride + user_of_name[name] for batch, names in roster.submitted.items() for name in names],
+        dtype=np.int64,
+    )
+    span_batch = np.where(index >= 0, samples.batch[np.maximum(index, 0)], -1)
+    counted = (index >= 0) & (spans.user < stride) & np.isin(span_batch * stride + spans.user, submitted)
     worst = np.zeros(len(samples.ids), dtype=np.int8)
     np.maximum.at(worst, index[counted], spans.code[counted])
     return _Verdicts(
@@ -441,7 +450,7 @@ def _verdicts(project: Project, round: int, samples: _Samples) -> _Verdicts:
 
 
 def sample_worst_labels(project: Project, round: int = 1, *, with_metadata: bool = False) -> list[SampleVerdict]:
-    """Worst category per sample over every submitter of its batch (admin exclusion is for agreement only).
+    """Worst category per sample over the annotators who submitted its batch (exclusion is for agreement only).
 
     Samples of batches nobody submitted in the round are left out: they have no
     human label yet. ``metadata`` is filled only when asked (detector outputs).

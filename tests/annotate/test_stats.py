@@ -369,17 +369,18 @@ def test_batch_labels_equal_a_straightforward_orm_loop(busy_project: Project) ->
     assert [name for name, *_ in found] == ["busy1", "busy2", "busy0"]  # batch position order
 
 
-def test_sample_worst_labels_count_every_submitter_of_the_round(busy_project: Project) -> None:
-    # As the first version did: any annotator who submitted some batch of the round counts on every sample.
-    submitters = set(
-        Assignment.objects.filter(batch__project=busy_project, status=Assignment.Status.SUBMITTED)
-        .values_list("annotator_id", flat=True)
-    )
+def test_sample_worst_labels_count_only_those_who_submitted_the_batch(busy_project: Project) -> None:
+    # DESIGN.md: a sample's worst label is over all the batch's annotators, that is, who submitted that batch.
+    # busy_project has spans by people outside each roster and by someone who has not submitted busy2.
     categories = label_categories(busy_project.taxonomy)
     expected = []
     for sample in Sample.objects.filter(project=busy_project, batch__assignments__status="submitted").distinct().order_by(
         "batch_id", "position", "id"
     ):
+        submitters = set(
+            Assignment.objects.filter(batch=sample.batch, round=1, status=Assignment.Status.SUBMITTED)
+            .values_list("annotator_id", flat=True)
+        )
         found = [
             category_of(labels, categories)
             for labels in sample.spans.filter(round=1, annotator_id__in=submitters).values_list("labels", flat=True)
@@ -387,6 +388,20 @@ def test_sample_worst_labels_count_every_submitter_of_the_round(busy_project: Pr
         expected.append((sample.pk, sample.generator or stats.UNKNOWN_GENERATOR, worst_category(found)))
     verdicts = stats.sample_worst_labels(busy_project)
     assert [(verdict.sample_id, verdict.generator, verdict.category) for verdict in verdicts] == expected
+    # The rule matters on this data: pooling over every submitter of the round gives other labels.
+    everyone = set(
+        Assignment.objects.filter(batch__project=busy_project, status=Assignment.Status.SUBMITTED)
+        .values_list("annotator_id", flat=True)
+    )
+    loose = [
+        worst_category(
+            category_of(labels, categories)
+            for labels in Sample.objects.get(pk=sample_id).spans.filter(round=1, annotator_id__in=everyone)
+            .values_list("labels", flat=True)
+        )
+        for sample_id, _, _ in expected
+    ]
+    assert loose != [category for _, _, category in expected]
 
 
 def test_page_figure_sets_hold_the_same_numbers_as_the_single_figures(busy_project: Project) -> None:
