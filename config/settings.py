@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our static files: the docs work offline
     "django_htmx",
     "template_partials",
     "annotate",
@@ -127,6 +128,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Annotate, audit and measure hallucinations in LLM-written text.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Background jobs. The embedded default is kombu's filesystem transport, which

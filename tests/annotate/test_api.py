@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
@@ -137,3 +138,13 @@ def test_openapi_schema_is_served(alice: Any) -> None:
     response = login(alice).get("/api/schema/")
     assert response.status_code == 200
     assert b"/api/spans/" in response.content and b"/api/samples/{id}/similarity/" in response.content
+
+
+def test_api_docs_load_swagger_ui_from_our_static_files(alice: Any) -> None:
+    # The machines FaithLab runs on may have no internet: the docs page must not point at a CDN.
+    response = login(alice).get("/api/docs/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "cdn." not in page and "unpkg" not in page
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
+    assert finders.find("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js") is not None
