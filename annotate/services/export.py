@@ -104,6 +104,9 @@ def _sample_id(sample: Sample) -> Any:
 def faithbench_annotation(span: dict, names: _Names) -> dict[str, Any]:
     kept = span["imported_fields"] or {}
     name = names(span["annotator_id"])
+    original = kept.get("annotator_name")
+    if not names.pseudonyms and isinstance(original, str) and original.strip() == name:
+        name = original  # people are matched by the stripped name; the file gets its own spelling back
     record = {
         "annot_id": kept.get("annot_id", span["id"]),
         "annotator_id": name if names.pseudonyms else kept.get("annotator_id", str(span["annotator_id"])),

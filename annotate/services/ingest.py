@@ -107,7 +107,9 @@ def _offset(value: Any, where: str, name: str) -> int:
 
 
 def _check_range(text: str, start: int, end: int, quoted: Any, where: str, prefix: str) -> None:
-    if not 0 <= start < end <= len(text):
+    # An empty span (start == end) is in range and is kept, as a real dump may hold one; spans made
+    # in the app are never empty (annotate.services.spans checks that).
+    if not 0 <= start <= end <= len(text):
         raise ImportFailed(
             f"{where}: {prefix}_start/{prefix}_end {start}..{end} out of range for a text of {len(text)} characters"
         )

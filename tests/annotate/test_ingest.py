@@ -88,6 +88,20 @@ def test_quirks_are_loaded_verbatim(tmp_path: Path) -> None:
 
 
 @pytest.mark.django_db
+def test_an_empty_span_is_kept_and_exported_back(tmp_path: Path) -> None:
+    # In range and matching its (empty) quote: a dump may hold one, and it must not fail a whole import.
+    document = example()
+    document["samples"][1]["annotations"][0].update(summary_span="", summary_start=5, summary_end=5)
+    document["samples"][0]["annotations"][0]["annotator_name"] = " Ana "  # matched as Ana, written back as is
+    call_command("import_faithbench", str(write(tmp_path, "b.json", document)), "--project", "fb")
+    empty = SpanAnnotation.objects.get(start=5)
+    assert (empty.end, empty.text) == (5, "")
+    assert SpanAnnotation.objects.filter(annotator__username="Ana").count() == 2
+    call_command("export", "--project", "fb", "--format", "faithbench", "--out", str(tmp_path / "out"))
+    assert json.loads((tmp_path / "out" / "b.json").read_text()) == document
+
+
+@pytest.mark.django_db
 def test_non_bmp_text_offsets_are_code_points(tmp_path: Path) -> None:
     summary = "Bridge 🌉 reopened after 𝟗 weeks."
     start = summary.index("reopened")
@@ -136,6 +150,7 @@ def test_malformed_json_names_file_line_and_column(tmp_path: Path) -> None:
         (lambda d: d["samples"][0]["annotations"][0].pop("summary_start"), "missing field 'summary_start'"),
         (lambda d: d["samples"][0]["annotations"][0].update(summary_end=999), "out of range"),
         (lambda d: d["samples"][0]["annotations"][0].update(summary_start=-1), "out of range"),
+        (lambda d: d["samples"][0]["annotations"][0].update(summary_start=62), "out of range"),  # start > end
         (lambda d: d["samples"][0]["annotations"][0].update(summary_span="ten weeks"), "does not match the text"),
         (lambda d: d["samples"][0]["annotations"][0].update(source_span="nine weeks"), "'source_span'"),
         (lambda d: d["samples"][0]["annotations"][0].update(source_end=None), "both be set or both be null"),
