@@ -1080,8 +1080,40 @@
     applyShading(target);
   }
 
+  /* A mouse drag that starts or ends inside a word takes the whole word, so a
+   * hurried drag never saves "owfield's Calder Street Br". The browser's
+   * selection is moved too: what is shown is what a label saves. Alt while
+   * releasing keeps the exact characters; keyboard selection is always exact. */
+  const WORD_CHAR = /[\p{L}\p{N}\p{M}_'\u2019-]/u;
+  function snapToWords(event) {
+    if (!event.isTrusted || event.altKey || event.button !== 0) return;
+    const selection = window.getSelection();
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return;
+    const container = [sides.summary.el, sides.source.el].find(
+      (el) => el.contains(selection.anchorNode) && el.contains(selection.focusNode),
+    );
+    if (!container) return;
+    const text = container.textContent;
+    const anchor = offsetIn(container, selection.anchorNode, selection.anchorOffset);
+    const focus = offsetIn(container, selection.focusNode, selection.focusOffset);
+    const forward = anchor <= focus;
+    let start = Math.min(anchor, focus);
+    let end = Math.max(anchor, focus);
+    const isWord = (at) => at >= 0 && at < text.length && WORD_CHAR.test(text[at]);
+    // Only widen a boundary that cuts a word; one already between words stays put.
+    if (isWord(start) && isWord(start - 1)) while (isWord(start - 1)) start--;
+    if (isWord(end - 1) && isWord(end)) while (isWord(end)) end++;
+    if (start === Math.min(anchor, focus) && end === Math.max(anchor, focus)) return;
+    const from = pointAt(container, forward ? start : end);
+    const to = pointAt(container, forward ? end : start);
+    selection.setBaseAndExtent(from.node, from.offset, to.node, to.offset);
+  }
+
   document.addEventListener("selectionchange", onSelectionMaybeChanged);
-  document.addEventListener("mouseup", onSelectionMaybeChanged);
+  document.addEventListener("mouseup", (event) => {
+    snapToWords(event);
+    onSelectionMaybeChanged();
+  });
 
   const selectionIsCollapsed = () => {
     const selection = window.getSelection();
