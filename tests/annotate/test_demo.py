@@ -6,13 +6,16 @@ import json
 from io import StringIO
 from typing import Any
 
+import krippendorff
+import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from annotate.models import Assignment, Batch, Job, Membership, Passage, Project, Sample
+from annotate.models import Assignment, Batch, Job, Membership, Passage, Project, Sample, SpanAnnotation
+from annotate.services import rounds, stats
 from annotate.services.demo import DEMO_FILE
 
 GENERATORS = {
@@ -34,8 +37,12 @@ def has_non_bmp(text: str) -> bool:
 
 
 def load_demo(*args: str) -> str:
+    return run("load_demo", *args)
+
+
+def run(command: str, *args: str) -> str:
     out = StringIO()
-    call_command("load_demo", *args, stdout=out)
+    call_command(command, *args, stdout=out)
     return out.getvalue()
 
 
@@ -58,6 +65,8 @@ def test_load_demo_creates_accounts_project_batches_and_samples() -> None:
     assert admin.is_superuser and admin.is_staff
     assert Client().login(username="alice", password="demo")
     assert Client().login(username="bob", password="demo")
+    assert Client().login(username="carol", password="demo")
+    assert Client().login(username="dave", password="demo")
     assert Client().login(username="admin", password="demo")
 
     project = Project.objects.get(slug="demo")
@@ -67,6 +76,8 @@ def test_load_demo_creates_accounts_project_batches_and_samples() -> None:
         "admin": Membership.Role.ADMIN,
         "alice": Membership.Role.ANNOTATOR,
         "bob": Membership.Role.ANNOTATOR,
+        "carol": Membership.Role.ANNOTATOR,
+        "dave": Membership.Role.ANNOTATOR,
     }
     assert sorted(project.batches.values_list("name", flat=True)) == ["demo-batch-1", "demo-batch-2"]
     assert Sample.objects.filter(project=project).count() == 30
@@ -77,14 +88,75 @@ def test_load_demo_creates_accounts_project_batches_and_samples() -> None:
 
 
 @pytest.mark.django_db
-def test_alice_and_bob_are_assigned_to_the_first_batch_only() -> None:
+def test_alice_and_bob_have_the_first_batch_and_carol_and_dave_finished_the_second() -> None:
     load_demo()
     assignments = Assignment.objects.select_related("batch", "annotator")
-    assert sorted((a.batch.name, a.annotator.username, a.round) for a in assignments) == [
-        ("demo-batch-1", "alice", 1),
-        ("demo-batch-1", "bob", 1),
+    assert sorted((a.batch.name, a.annotator.username, a.round, a.status) for a in assignments) == [
+        ("demo-batch-1", "alice", 1, Assignment.Status.ASSIGNED),
+        ("demo-batch-1", "bob", 1, Assignment.Status.ASSIGNED),
+        ("demo-batch-2", "carol", 1, Assignment.Status.SUBMITTED),
+        ("demo-batch-2", "dave", 1, Assignment.Status.SUBMITTED),
     ]
-    assert all(a.status == Assignment.Status.ASSIGNED for a in assignments)
+    assert not SpanAnnotation.objects.filter(sample__batch__name="demo-batch-1").exists()
+    assert SpanAnnotation.objects.filter(sample__batch__name="demo-batch-2").count() == 32
+    ready, _ = rounds.reconciliation_ready(Batch.objects.get(name="demo-batch-2"))
+    assert ready
+
+
+# Worst labels of demo-batch-2, read by hand from fixtures/demo_round1.jsonl: passage, generator -> (carol, dave).
+HAND_LABELS = {
+    ("demo-vaccine", "contoso/gist-70b"): ("C", "C"),
+    ("demo-vaccine", "acme/summarizer-7b"): ("U", "U"),
+    ("demo-vaccine", "fabrikam/tldr-3b"): ("U", "U"),
+    ("demo-vaccine", "northwind/brief-13b"): ("U", "U"),
+    ("demo-vaccine", "globex/digest-8x7b"): ("B", "Q"),
+    ("demo-flood", "acme/summarizer-7b"): ("Q", "C"),
+    ("demo-flood", "northwind/brief-13b"): ("U", "U"),
+    ("demo-flood", "globex/digest-8x7b"): ("C", "B"),
+    ("demo-flood", "contoso/gist-70b"): ("U", "U"),
+    ("demo-flood", "fabrikam/tldr-3b"): ("Q", "U"),
+    ("demo-earnings", "globex/digest-8x7b"): ("U", "U"),
+    ("demo-earnings", "northwind/brief-13b"): ("C", "C"),
+    ("demo-earnings", "acme/summarizer-7b"): ("B", "B"),
+    ("demo-earnings", "contoso/gist-70b"): ("U", "Q"),
+    ("demo-earnings", "fabrikam/tldr-3b"): ("U", "U"),
+}
+
+
+@pytest.mark.django_db
+def test_demo_round_one_gives_the_figures_worked_out_by_hand() -> None:
+    load_demo()
+    project = Project.objects.get(slug="demo")
+    [batch] = stats.batch_labels(project)
+    assert batch.name == "demo-batch-2" and batch.annotators == ["carol", "dave"]
+    key_of = {s.pk: (s.passage.external_id, s.generator) for s in Sample.objects.select_related("passage")}
+    found = {key_of[pk]: (batch.labels.get(("carol", pk), "C"), batch.labels.get(("dave", pk), "C")) for pk in batch.samples}
+    assert found == HAND_LABELS
+
+    # Alpha against the krippendorff package on the hand matrix, for each scheme and level.
+    for scheme in ("C|U", "C|B|U", "C+B|Q|U", "C+B|Q+U", "C|B|Q|U"):
+        groups = scheme.split("|")
+        value = {c: i for i, group in enumerate(groups) for c in group.split("+")}
+        matrix = np.array([[value.get(pair[person], np.nan) for pair in HAND_LABELS.values()] for person in (0, 1)])
+        for level in ("nominal", "ordinal", "interval"):
+            report = json.loads(run("agreement", "--project", "demo", "--scheme", scheme, "--level", level,
+                                    "--aggregate", "pooled", "--json"))
+            expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level,
+                                          value_domain=list(range(len(groups))))
+            assert report["alpha"] == pytest.approx(expected, abs=1e-12), (scheme, level)
+
+    # Rates: the worst of the two labels, per generator (3 samples each).
+    worst = {key: max(pair, key="CBQU".index) for key, pair in HAND_LABELS.items()}
+    rates = json.loads(run("halu_rates", "--project", "demo", "--json"))
+    for generator, row in rates.items():
+        mine = [category for (_, g), category in worst.items() if g == generator]
+        assert row == {
+            "n": 3,
+            "U": round(100 * mine.count("U") / 3, 2),
+            "U+Q": round(100 * sum(c in "UQ" for c in mine) / 3, 2),
+            "U+Q+B": round(100 * sum(c in "UQB" for c in mine) / 3, 2),
+        }
+    assert rates["acme/summarizer-7b"] == {"n": 3, "U": 33.33, "U+Q": 66.67, "U+Q+B": 100.0}
 
 
 @pytest.mark.django_db

@@ -11,7 +11,10 @@ from annotate.services.ingest import ImportFailed
 
 
 class Command(BaseCommand):
-    help = "Load the demo users (admin, alice, bob; password 'demo'), project and samples into an empty database."
+    help = (
+        "Load the demo users (admin, alice, bob, carol, dave; password 'demo'), project and samples "
+        "into an empty database."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -33,6 +36,6 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Loaded project {project.slug!r}: {project.batches.count()} batches, {project.samples.count()} "
-                f"samples; users admin, alice, bob with password {DEMO_PASSWORD!r}."
+                f"samples; users admin, alice, bob, carol, dave with password {DEMO_PASSWORD!r}."
             )
         )
