@@ -21,8 +21,8 @@ from typing import Any, Literal
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
-from annotate.models import Batch, GoldLabel, Project, Sample, SpanAnnotation
-from annotate.taxonomy import CATEGORY_NAMES, category_of, label_categories, worst_category
+from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanAnnotation
+from annotate.taxonomy import CATEGORY_NAMES, CONSISTENT, category_of, label_categories, worst_category
 
 Format = Literal["faithbench", "jsonl", "csv"]
 FORMATS: tuple[str, ...] = ("faithbench", "jsonl", "csv")
@@ -56,10 +56,9 @@ class _Names:
 
     def __init__(self, project: Project, pseudonyms: bool) -> None:
         self.pseudonyms = pseudonyms
-        ids = (
-            SpanAnnotation.objects.filter(sample__project=project).values_list("annotator_id", flat=True)
-            .distinct().order_by("annotator_id")
-        )
+        with_spans = SpanAnnotation.objects.filter(sample__project=project).values_list("annotator_id", flat=True)
+        assigned = Assignment.objects.filter(batch__project=project).values_list("annotator_id", flat=True)
+        ids = sorted(set(with_spans) | set(assigned))
         self.numbers = {user_id: index for index, user_id in enumerate(ids, start=1)}
         self.usernames = dict(get_user_model().objects.filter(pk__in=self.numbers).values_list("pk", "username"))
 
@@ -92,9 +91,23 @@ def _batch_samples(batch: Batch, round: int) -> Iterator[tuple[Sample, list[dict
         after = (chunk[-1].position, chunk[-1].pk)
 
 
-def _project_samples(project: Project, round: int) -> Iterator[tuple[Sample, list[dict]]]:
+def _project_samples(project: Project, round: int, progress: Any = None) -> Iterator[tuple[Sample, list[dict]]]:
+    done = 0
     for batch in project.batches.all():
-        yield from _batch_samples(batch, round)
+        for item in _batch_samples(batch, round):
+            yield item
+            done += 1
+            if progress and done % CHUNK == 0:
+                progress(done)
+
+
+def _submitters(project: Project, round: int) -> dict[int, list[int]]:
+    """Batch id -> the annotators who submitted it in the round (their samples without a span are Consistent)."""
+    found: dict[int, list[int]] = defaultdict(list)
+    rows = Assignment.objects.filter(batch__project=project, round=round, status=Assignment.Status.SUBMITTED)
+    for batch_id, user_id in rows.order_by("annotator_id").values_list("batch_id", "annotator_id"):
+        found[batch_id].append(user_id)
+    return found
 
 
 def _sample_id(sample: Sample) -> Any:
@@ -171,13 +184,19 @@ def _gold(sample: Sample) -> dict[str, Any] | None:
             "spans": [{k: v for k, v in span.items() if k != "from_span"} for span in gold.spans]}
 
 
-def jsonl_lines(project: Project, options: ExportOptions) -> Iterator[str]:
-    """A sample a line: texts, metadata, every annotation of the round, and worst-pooled labels."""
+def jsonl_lines(project: Project, options: ExportOptions, progress: Any = None) -> Iterator[str]:
+    """A sample a line: texts, metadata, every annotation of the round, and worst-pooled labels.
+
+    ``worst_label_by_annotator`` holds everyone who submitted the sample's batch
+    in the round (Consistent where they left no span) and anyone else with a
+    span on it; ``worst_label`` is the worst of those, null when there is nobody.
+    """
     options.check(project)
     names = _Names(project, options.pseudonyms)
     categories = label_categories(project.taxonomy)
-    for sample, spans in _project_samples(project, options.round):
-        per_annotator: dict[str, str] = {}
+    submitters = _submitters(project, options.round)
+    for sample, spans in _project_samples(project, options.round, progress):
+        per_annotator: dict[str, str] = {names(user_id): CONSISTENT for user_id in submitters.get(sample.batch_id, [])}
         for span in spans:
             name = names(span["annotator_id"])
             per_annotator[name] = worst_category((per_annotator.get(name), category_of(span["labels"], categories)))
@@ -192,12 +211,13 @@ def jsonl_lines(project: Project, options: ExportOptions) -> Iterator[str]:
             "metadata": sample.metadata,
             "annotations": [faithbench_annotation(span, names) for span in spans],
             "worst_label_by_annotator": {name: CATEGORY_NAMES[c] for name, c in sorted(per_annotator.items())},
+            "worst_label": CATEGORY_NAMES[worst_category(per_annotator.values())] if per_annotator else None,
             "adjudicated": _gold(sample),
         }
         yield json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def csv_lines(project: Project, options: ExportOptions) -> Iterator[str]:
+def csv_lines(project: Project, options: ExportOptions, progress: Any = None) -> Iterator[str]:
     """A span a row, with a header row."""
     options.check(project)
     names = _Names(project, options.pseudonyms)
@@ -205,7 +225,7 @@ def csv_lines(project: Project, options: ExportOptions) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
-    for sample, spans in _project_samples(project, options.round):
+    for sample, spans in _project_samples(project, options.round, progress):
         for span in spans:
             category = category_of(span["labels"], categories)
             writer.writerow([
@@ -231,7 +251,7 @@ def export_to_path(project: Project, out: Path, options: ExportOptions, progress
     if out.is_dir():
         raise ExportError(f"out: {out} is a directory; {options.format} writes one file")
     out.parent.mkdir(parents=True, exist_ok=True)
-    lines = jsonl_lines(project, options) if options.format == "jsonl" else csv_lines(project, options)
+    lines = (jsonl_lines if options.format == "jsonl" else csv_lines)(project, options, progress)
     with out.open("w", encoding="utf-8", newline="") as handle:
         for text in lines:
             handle.write(text)
@@ -289,7 +309,7 @@ def run_export_job(job_id: int) -> Any:
             shutil.rmtree(folder / stem)
         else:
             result = folder / f"{stem}.{options.format}"
-            export_to_path(job.project, result, options)
+            export_to_path(job.project, result, options, progress)
     except Exception as error:
         Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
         raise

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotate.models import Project
+from annotate.models import Assignment, Project
 from annotate.services import spans
 
 pytestmark = pytest.mark.django_db
@@ -52,12 +53,19 @@ def test_jsonl_and_csv_exports(tmp_path: Path, sample: Any, alice: Any, bob: Any
     spans.create_span(sample, alice, round=1, start=51, end=61, labels=["Unwanted.Intrinsic"], note='says "nine"')
     spans.create_span(sample, alice, round=1, start=0, end=7, labels=["Benign"])
     spans.create_span(sample, bob, round=1, start=0, end=7, labels=["Questionable"])
+    # cy submitted the batch without a single span: every sample is Consistent for cy.
+    cy = get_user_model().objects.create(username="cy")
+    Assignment.objects.create(batch=sample.batch, annotator=cy, round=1, status=Assignment.Status.SUBMITTED)
     jsonl = tmp_path / "d.jsonl"
     call_command("export", "--project", "demo", "--format", "jsonl", "--out", str(jsonl))
     lines = [json.loads(line) for line in jsonl.read_text().splitlines()]
     assert len(lines) == 3
     first = next(line for line in lines if line["sample_id"] == sample.external_id)
-    assert first["worst_label_by_annotator"] == {"alice": "Unwanted", "bob": "Questionable"}
+    assert first["worst_label_by_annotator"] == {"alice": "Unwanted", "bob": "Questionable", "cy": "Consistent"}
+    assert first["worst_label"] == "Unwanted"
+    others = [line for line in lines if line["sample_id"] != sample.external_id]
+    assert all(line["worst_label_by_annotator"] == {"cy": "Consistent"} for line in others)
+    assert all(line["worst_label"] == "Consistent" for line in others)
     assert len(first["annotations"]) == 3 and first["source"] == sample.passage.text
     table = tmp_path / "d.csv"
     call_command("export", "--project", "demo", "--format", "csv", "--out", str(table), "--pseudonyms")

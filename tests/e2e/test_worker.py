@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from django.conf import settings
 from django.db import connection
 
 from annotate.models import Job, Passage, Project, Sample
-from annotate.services import embedding, ingest
+from annotate.services import embedding, export, ingest
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,3 +89,25 @@ def _requeue(project: Project) -> Job:
 
     with transaction.atomic():
         return embedding.queue_embedding(project)
+
+
+def test_worker_runs_an_export_job_and_a_second_run_rewrites_the_same_file(worker: subprocess.Popen) -> None:
+    project = Project.objects.create(name="Worker export", slug="worker-export")
+    ingest.import_files(project, [("batch_1.json", EXAMPLE)])
+    job = wait_for(export.start_export(project, export.ExportOptions(format="jsonl"), created_by=None), worker)
+    assert job.status == Job.Status.DONE, job.error
+    assert job.done == job.total == 2 and job.finished_at is not None
+    result = Path(job.result_path)
+    lines = [json.loads(line) for line in result.read_text(encoding="utf-8").splitlines()]
+    assert [line["sample_id"] for line in lines] == [0, 1]  # the file's own ids, with their type
+    assert sum(len(line["annotations"]) for line in lines) == 4
+    assert {name for line in lines for name in line["worst_label_by_annotator"]} == {"Ana", "Bo"}
+
+    # A redelivered task (the worker died before acknowledging it) writes the same single file again.
+    before = result.read_bytes()
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, result_path="")
+    export.run_export_job(job.pk)
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE and Path(job.result_path) == result
+    assert result.read_bytes() == before
+    assert [path.name for path in result.parent.iterdir()] == [result.name]
