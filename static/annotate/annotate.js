@@ -388,7 +388,9 @@
     let note;
     if (page.can_edit) {
       const noteLabel = make("label", "editor-note");
-      noteLabel.appendChild(make("span", "muted", "Note (saved as you type)"));
+      const noteTitle = make("span", "muted", "Note (saved as you type) ");
+      noteTitle.appendChild(make("kbd", "", "E"));
+      noteLabel.appendChild(noteTitle);
       note = make("textarea");
       note.rows = 3;
       note.dataset.role = "note";
@@ -1401,6 +1403,18 @@
         event.preventDefault();
         linkSelection();
         break;
+      case "e":
+      case "E": {
+        // Straight into the active span's note; Esc leaves it again.
+        const span = activeSpan();
+        const note = editor.querySelector('textarea[data-role="note"]');
+        if (span && editable(span) && note && !editor.hidden) {
+          event.preventDefault();
+          note.focus();
+          note.setSelectionRange(note.value.length, note.value.length);
+        }
+        break;
+      }
       case "d":
       case "D":
         if (event.repeat) break;

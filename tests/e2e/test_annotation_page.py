@@ -443,6 +443,25 @@ def test_note_autosaves_and_is_there_after_reload(
     expect(page.locator('[data-role="note"]')).to_have_value("Source: paid by the regional council.")
 
 
+def test_e_jumps_into_the_new_spans_note_and_escape_gives_the_keys_back(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    select_words(page, "summary", sample.summary, "national government")
+    page.keyboard.press("2")
+    expect(page.locator("[data-span-id]")).to_have_count(1)
+    page.keyboard.press("E")
+    expect(page.locator('[data-role="note"]')).to_be_focused()
+    page.keyboard.type("Eight weeks in the source.")  # the E typed into the note is text, not a shortcut
+    page.keyboard.press("Escape")
+    expect(page.locator('[data-role="note"]')).not_to_be_focused()
+    (span,) = saved_spans(sample, alice)
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).note == "Eight weeks in the source.")
+    page.keyboard.press("3")  # hotkeys work again: relabels the active span
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).labels == ["Questionable"])
+
+
 def test_reload_keeps_overlapping_spans(page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample) -> None:
     outer = make_span(sample, alice, "after nine weeks of repairs", ["Questionable"])
     inner = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
