@@ -422,14 +422,19 @@ def test_hotkeys_are_inactive_while_typing_in_the_note(
     assert page.url.startswith(sample_url(live_server, sample))
 
 
-def test_note_autosaves_and_is_there_after_reload(
-    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
-) -> None:
-    log_in(page, alice)
+def save_a_span_by_keyboard(page: Page, live_server: Any, log_in: Any, user: Any, sample: Sample) -> None:
+    """Log in, open the sample, select "national government" and press 2 (Unwanted.Extrinsic)."""
+    log_in(page, user)
     open_sample(page, live_server, sample)
     select_words(page, "summary", sample.summary, "national government")
     page.keyboard.press("2")
     expect(page.locator("[data-span-id]")).to_have_count(1)
+
+
+def test_note_autosaves_and_is_there_after_reload(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    save_a_span_by_keyboard(page, live_server, log_in, alice, sample)
 
     page.locator('[data-role="note"]').fill("Source: paid by the regional council.")
     (span,) = saved_spans(sample, alice)
@@ -446,11 +451,7 @@ def test_note_autosaves_and_is_there_after_reload(
 def test_e_jumps_into_the_new_spans_note_and_escape_gives_the_keys_back(
     page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
 ) -> None:
-    log_in(page, alice)
-    open_sample(page, live_server, sample)
-    select_words(page, "summary", sample.summary, "national government")
-    page.keyboard.press("2")
-    expect(page.locator("[data-span-id]")).to_have_count(1)
+    save_a_span_by_keyboard(page, live_server, log_in, alice, sample)
     page.keyboard.press("E")
     expect(page.locator('[data-role="note"]')).to_be_focused()
     page.keyboard.type("Eight weeks in the source.")  # the E typed into the note is text, not a shortcut
