@@ -22,6 +22,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanAnnotation
+from annotate.services.ingest import ABSENT_KEYS
 from annotate.taxonomy import CATEGORY_NAMES, CONSISTENT, category_of, label_categories, worst_category
 
 Format = Literal["faithbench", "jsonl", "csv"]
@@ -134,7 +135,13 @@ def faithbench_annotation(span: dict, names: _Names) -> dict[str, Any]:
         "source_end": span["source_end"],
     }
     for key, value in kept.items():
-        record.setdefault(key, value)
+        if key != ABSENT_KEYS:
+            record.setdefault(key, value)
+    for key in kept.get(ABSENT_KEYS, ()):
+        # A key the imported file did not have stays out, unless the app has since given it a value
+        # (a source link made in round 2). annotator_id is a batch-local id: made up when absent.
+        if record.get(key) is None or (key == "annotator_id" and not names.pseudonyms):
+            record.pop(key, None)
     return record
 
 

@@ -37,6 +37,12 @@ ANNOTATION_FIELDS = {
     "source_end",
 }
 SAMPLE_FIELDS = {"sample_id", "source", "summary", "annotations", "metadata"}
+# The keys FaithBench writes for every annotation, in its order; what a file leaves out is noted under ABSENT_KEYS.
+FAITHBENCH_ANNOTATION_KEYS = (
+    "annot_id", "annotator_id", "annotator_name", "label", "note", "summary_span", "summary_start", "summary_end",
+    "source_span", "source_start", "source_end",
+)
+ABSENT_KEYS = "_absent_keys"
 
 
 class ImportFailed(ValueError):
@@ -156,6 +162,9 @@ def _parse_annotation(raw: Any, sample: ParsedSample, taxonomy: dict[str, Any], 
         _check_range(sample.source, source_start, source_end, raw.get("source_span"), where, "source")
         source_text = sample.source[source_start:source_end]
     kept = {key: raw[key] for key in raw if key not in {"label", "summary_start", "summary_end", "source_start", "source_end"}}
+    absent = [key for key in FAITHBENCH_ANNOTATION_KEYS if key not in raw]
+    if absent:  # so that an export leaves out what the file left out (e.g. no source_* keys at all)
+        kept[ABSENT_KEYS] = absent
     return ParsedSpan(
         annotator_name=name.strip(),
         labels=labels,

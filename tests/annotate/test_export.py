@@ -21,6 +21,11 @@ def quirky_example() -> dict[str, Any]:
     first = document["samples"][0]
     first["annotations"][0]["label"] = ["Unwanted", "Unwanted.Instrinsic"]
     first["annotations"][1]["label"] = ["Unwanted.Extrinsic"]
+    # The README of the FaithBench release shows annotations like this: "annotator", no source_* keys.
+    variant = first["annotations"][1]
+    variant["annotator"] = variant.pop("annotator_id")
+    for key in ("source_span", "source_start", "source_end"):
+        variant.pop(key, None)
     first["annotations"][2]["note"] = None
     first["annotations"][2]["label"] = []
     first["summary"] = "🌉 " + first["summary"]
