@@ -345,6 +345,12 @@
       line.appendChild(make("q", "span-text", span.text));
       const labels = make("span", "span-labels");
       for (const label of leafLabels(span.labels)) labels.appendChild(make("span", "chip", label));
+      if (!span.labels.length) {
+        // Imported data can hold a span with an empty label list; worst pooling ignores it.
+        const none = make("span", "chip chip-none", "no label");
+        none.title = "An empty label list: this span does not count in the sample's label";
+        labels.appendChild(none);
+      }
       line.appendChild(labels);
       if (!span.mine || !page.can_edit) line.appendChild(make("span", "span-annotator", span.annotator));
       body.appendChild(line);

@@ -929,3 +929,19 @@ def test_leaving_the_page_warns_while_a_save_is_pending(
     expect(page.locator("[data-span-id]")).to_have_count(1)
     expect(page.locator('[data-role="save-status"]')).to_have_text("Saved")
     assert page.evaluate(warns) is False
+
+
+def test_an_imported_span_without_labels_says_so_and_the_page_loads_without_errors(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    # Real FaithBench files hold a few spans with an empty label list; they do not count in worst pooling.
+    span = make_span(sample, alice, "nine weeks", [])
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"script error: {error}"))
+    page.on("response", lambda response: problems.append(f"{response.status} {response.url}")
+            if response.status >= 400 else None)
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    item = page.locator(f'[data-role="span-list"] [data-span-id="{span.pk}"]')
+    expect(item.locator(".chip-none")).to_have_text("no label")
+    assert problems == []
