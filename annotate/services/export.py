@@ -23,6 +23,7 @@ from django.db.models import Q
 
 from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanAnnotation
 from annotate.services.ingest import ABSENT_KEYS
+from annotate.services.stats import batch_submitters
 from annotate.taxonomy import CATEGORY_NAMES, CONSISTENT, category_of, label_categories, worst_category
 
 Format = Literal["faithbench", "jsonl", "csv"]
@@ -100,15 +101,6 @@ def _project_samples(project: Project, round: int, progress: Any = None) -> Iter
             done += 1
             if progress and done % CHUNK == 0:
                 progress(done)
-
-
-def _submitters(project: Project, round: int) -> dict[int, list[int]]:
-    """Batch id -> the annotators who submitted it in the round (their samples without a span are Consistent)."""
-    found: dict[int, list[int]] = defaultdict(list)
-    rows = Assignment.objects.filter(batch__project=project, round=round, status=Assignment.Status.SUBMITTED)
-    for batch_id, user_id in rows.order_by("annotator_id").values_list("batch_id", "annotator_id"):
-        found[batch_id].append(user_id)
-    return found
 
 
 def _sample_id(sample: Sample) -> Any:
@@ -201,7 +193,7 @@ def jsonl_lines(project: Project, options: ExportOptions, progress: Any = None) 
     options.check(project)
     names = _Names(project, options.pseudonyms)
     categories = label_categories(project.taxonomy)
-    submitters = _submitters(project, options.round)
+    submitters = batch_submitters(project, options.round)
     for sample, spans in _project_samples(project, options.round, progress):
         per_annotator: dict[str, str] = {names(user_id): CONSISTENT for user_id in submitters.get(sample.batch_id, [])}
         for span in spans:

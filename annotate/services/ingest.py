@@ -23,20 +23,6 @@ from annotate.models import Assignment, Batch, Job, Membership, Passage, Project
 from annotate.taxonomy import LabelError, validate_labels
 
 MAX_TEXT_CHARS = 1_000_000
-ANNOTATION_FIELDS = {
-    "annot_id",
-    "annotator_id",
-    "annotator_name",
-    "label",
-    "note",
-    "summary_span",
-    "summary_start",
-    "summary_end",
-    "source_span",
-    "source_start",
-    "source_end",
-}
-SAMPLE_FIELDS = {"sample_id", "source", "summary", "annotations", "metadata"}
 # The keys FaithBench writes for every annotation, in its order; what a file leaves out is noted under ABSENT_KEYS.
 FAITHBENCH_ANNOTATION_KEYS = (
     "annot_id", "annotator_id", "annotator_name", "label", "note", "summary_span", "summary_start", "summary_end",

@@ -42,6 +42,7 @@ class _Roster:
     """Who submitted each batch in a round, and who of them counts for agreement."""
 
     submitted: dict[int, list[str]] = field(default_factory=dict)  # batch id -> usernames
+    submitted_ids: dict[int, list[int]] = field(default_factory=dict)  # batch id -> user ids, same order
     agreement: dict[int, list[str]] = field(default_factory=dict)
     usernames: dict[int, str] = field(default_factory=dict)  # user id -> username
 
@@ -70,10 +71,16 @@ def _roster(project: Project, round: int, batch_id: int | None = None) -> _Roste
     for batch_id_, user_id, username, excluded in rows:
         roster.usernames[user_id] = username
         roster.submitted.setdefault(batch_id_, []).append(username)
+        roster.submitted_ids.setdefault(batch_id_, []).append(user_id)
         people = roster.agreement.setdefault(batch_id_, [])
         if not excluded:
             people.append(username)
     return roster
+
+
+def batch_submitters(project: Project, round: int) -> dict[int, list[int]]:
+    """Batch id -> ids of the annotators who submitted it in the round ("the batch's annotators")."""
+    return _roster(project, round).submitted_ids
 
 
 def _batches_in_round(project: Project, roster: _Roster) -> list[tuple[int, str]]:
@@ -432,11 +439,10 @@ def _verdicts(project: Project, round: int, samples: _Samples) -> _Verdicts:
     rows = rows[np.lexsort((samples.ids[rows], samples.position[rows], samples.batch[rows]))]
     spans = _read_spans(project, round)
     index = samples.index_of(spans.sample)
-    user_of_name = {name: user for user, name in roster.usernames.items()}
+    # (batch, user) pairs as one integer each, so one np.isin tells which spans count.
     stride = max(roster.usernames, default=0) + 1
     submitted = np.array(
-        [batch * stride + user_of_name[name] for batch, names in roster.submitted.items() for name in names],
-        dtype=np.int64,
+        [batch * stride + user for batch, users in roster.submitted_ids.items() for user in users], dtype=np.int64
     )
     span_batch = np.where(index >= 0, samples.batch[np.maximum(index, 0)], -1)
     counted = (index >= 0) & (spans.user < stride) & np.isin(span_batch * stride + spans.user, submitted)

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotate.models import Assignment, Project
-from annotate.services import spans
+from annotate.services import export, spans
 
 pytestmark = pytest.mark.django_db
 EXAMPLE = Path(__file__).parent / "faithbench_example.json"
@@ -124,3 +124,13 @@ def test_api_streams_exports_to_admins_only(sample: Any, alice: Any, admin_user:
     assert login(charlie).get("/api/projects/demo/export/?format=csv").status_code == 404
     bad = login(admin_user).get("/api/projects/demo/export/?format=xml")
     assert bad.status_code == 400 and "format" in bad.json()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_line_exports_report_progress_every_chunk_of_samples(
+    tmp_path: Path, sample: Any, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    monkeypatch.setattr(export, "CHUNK", 1)  # a call per sample; the project has 3
+    calls: list[int] = []
+    export.export_to_path(sample.project, tmp_path / f"d.{fmt}", export.ExportOptions(format=fmt), calls.append)
+    assert calls == [1, 2, 3]
