@@ -20,6 +20,8 @@ class Project(models.Model):
     taxonomy = models.JSONField(default=default_taxonomy)
     annotators_per_batch = models.PositiveSmallIntegerField(default=2)
     guidelines = models.TextField(blank=True)
+    # Annotation is blind by default: annotators see neither detector outputs nor the generator's name.
+    reveal_generator = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -132,6 +134,8 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     # Left out of this batch's agreement by an admin (e.g. labeled only a few samples).
     excluded_from_agreement = models.BooleanField(default=False)
+    # Set while an admin has re-opened this submitted (or superseded) round; cleared on the next submission.
+    reopened = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["batch_id", "round", "annotator_id"]
@@ -286,3 +290,109 @@ class FigureSet(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} figures of {self.project_id} ({self.version[:8]})"
+
+
+class RoundReopening(models.Model):
+    """An admin re-opened one annotator's frozen round: who, when and why, kept for the record."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="reopenings")
+    reopened_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    reopened_at = models.DateTimeField(auto_now_add=True)
+    reason = models.TextField()
+    # When the annotator submitted the round again (null while it is still open).
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-reopened_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.assignment} re-opened by {self.reopened_by}"
+
+
+class LabelSetVersion(models.Model):
+    """One saved state of a project's label set and guidelines; the project row holds the newest."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="label_set_versions")
+    number = models.PositiveIntegerField()
+    taxonomy = models.JSONField()
+    guidelines = models.TextField(blank=True)
+    note = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [models.UniqueConstraint(fields=["project", "number"], name="label_set_version_number")]
+
+    def __str__(self) -> str:
+        return f"label set v{self.number} of {self.project}"
+
+
+class SampleFlag(models.Model):
+    """An annotator's report that a sample is broken or should be skipped, with a comment."""
+
+    class Kind(models.TextChoices):
+        BROKEN = "broken", "Broken"
+        SKIP = "skip", "Skip"
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="flags")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sample_flags")
+    round = models.PositiveSmallIntegerField(default=1)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "annotator", "round"], name="one_flag_per_annotator_round")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} flag on {self.sample} by {self.annotator}"
+
+
+class Pseudonym(models.Model):
+    """The project-wide stand-in name of an annotator ("Annotator A"), the same on every page and export.
+
+    Letters are handed out in the order annotators first need one, never from database ids.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="pseudonyms")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    label = models.CharField(max_length=40)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="one_pseudonym_per_user"),
+            models.UniqueConstraint(fields=["project", "label"], name="pseudonym_unique_in_project"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label} in {self.project}"
+
+
+class ApiToken(models.Model):
+    """A named API token a user made for themself. Only a digest of the key is stored; revoked ones stay listed."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=12)  # the key's first characters, shown so the user can tell keys apart
+    digest = models.CharField(max_length=64, unique=True)  # sha256 hex of the whole key
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"token {self.name!r} of {self.user}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
