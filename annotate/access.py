@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, FilteredRelation, Q, QuerySet
 from django.http import Http404
 
-from annotate.models import Batch, Membership, Project, Sample, SpanAnnotation
+from annotate.models import ApiToken, Assignment, Batch, Membership, Project, Sample, SpanAnnotation
 
 Role = Membership.Role
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -71,6 +73,22 @@ def get_project_for_curator(user: AnyUser, slug: str) -> tuple[Project, str]:
     return project, role
 
 
+def get_batch_for_reviewer(user: AnyUser, slug: str, pk: int) -> tuple[Batch, str]:
+    """A batch of the project for its sample browser: admins, curators and auditors; annotators get 403.
+
+    The browser shows every annotator's progress and the pooled worst labels,
+    which an annotator must not see in round 1.
+    """
+    project, role = get_project_for_user(user, slug)
+    if role not in (Role.ADMIN, Role.CURATOR, Role.AUDITOR):
+        raise Forbidden("Only the project's admins, curators and auditors browse a batch's samples")
+    batch = Batch.objects.filter(project=project, pk=pk).first()
+    if batch is None:
+        raise Http404("No such batch")
+    batch.project = project
+    return batch, role
+
+
 def samples_for(user: AnyUser, project: Project) -> QuerySet[Sample]:
     role = role_in(user, project)
     samples = Sample.objects.filter(project=project)
@@ -98,7 +116,8 @@ def get_sample_for_user(
     the rounds of the batch the user is assigned to (a row per round). With
     ``round``, the answer for that round is left on ``sample.checked_assignment``
     as ``(user id, round, assigned)``, which ``spans.create_span`` uses instead of
-    asking again.
+    asking again. For an annotator, ``sample.viewer_assignments`` holds the state of
+    each of their rounds of the batch, which the frozen-round check reads.
     """
     if not user.is_authenticated:
         raise Http404("No such sample")
@@ -108,17 +127,23 @@ def get_sample_for_user(
     if user.is_superuser:
         rows = list(samples)
         role: str | None = Role.ADMIN
-        rounds: set[int] = set()
+        rounds: dict[int, tuple[str, bool, Any]] = {}
     else:
         rows = list(
             samples.filter(project__memberships__user=user).annotate(
                 viewer_role=F("project__memberships__role"),
                 my_assignments=FilteredRelation("batch__assignments", condition=Q(batch__assignments__annotator=user)),
                 viewer_round=F("my_assignments__round"),
+                viewer_status=F("my_assignments__status"),
+                viewer_reopened=F("my_assignments__reopened"),
+                viewer_submitted_at=F("my_assignments__submitted_at"),
             )
         )
         role = rows[0].viewer_role if rows else None  # no row: no such sample, or no role in its project
-        rounds = {row.viewer_round for row in rows if row.viewer_round is not None}
+        rounds = {
+            row.viewer_round: (row.viewer_status, row.viewer_reopened, row.viewer_submitted_at)
+            for row in rows if row.viewer_round is not None
+        }
     if not rows or role is None:
         raise Http404("No such sample")
     sample = rows[0]
@@ -129,9 +154,25 @@ def get_sample_for_user(
             raise Http404("No such sample")
         if round is not None:
             sample.checked_assignment = (user.pk, round, round in rounds)  # type: ignore[attr-defined]
+        sample.viewer_assignments = AssignmentStates(user.pk, rounds)  # type: ignore[attr-defined]
     elif write:
         raise Forbidden("Only the batch's annotators write spans")
     return sample, role
+
+
+class AssignmentStates:
+    """One annotator's assignments on one batch, by round: (status, reopened, submitted_at)."""
+
+    def __init__(self, user_id: int, rounds: dict[int, tuple[str, bool, Any]]) -> None:
+        self.user_id = user_id
+        self.rounds = rounds
+
+    @classmethod
+    def load(cls, batch_id: int, user: AbstractBaseUser) -> AssignmentStates:
+        rows = Assignment.objects.filter(batch_id=batch_id, annotator=user).values_list(
+            "round", "status", "reopened", "submitted_at"
+        )
+        return cls(user.pk, {r: (status, reopened, at) for r, status, reopened, at in rows})
 
 
 def get_batch_for_user(user: AnyUser, pk: int) -> tuple[Batch, str]:
@@ -155,8 +196,9 @@ def visible_spans(user: AnyUser, sample: Sample, round: int) -> QuerySet[SpanAnn
 def get_span_for_user(user: AnyUser, pk: int) -> SpanAnnotation:
     """A span the user may change: only its own author, an annotator of its batch.
 
-    One query: the span, its sample and project, and the user's role there. The
-    passage is not joined; a change of the source link loads it.
+    One query: the span, its sample and project, the user's role there and their
+    assignments on the batch (a row per round). The passage is not joined; a change
+    of the source link loads it.
     """
     if not user.is_authenticated:
         raise Http404("No such span")
@@ -167,15 +209,29 @@ def get_span_for_user(user: AnyUser, pk: int) -> SpanAnnotation:
         span = next(iter(spans), None)
         role: str | None = Role.ADMIN
     else:
-        span = next(
-            iter(
-                spans.filter(sample__project__memberships__user=user).annotate(
-                    viewer_role=F("sample__project__memberships__role")
-                )
-            ),
-            None,
+        rows = list(
+            spans.filter(sample__project__memberships__user=user).annotate(
+                viewer_role=F("sample__project__memberships__role"),
+                my_assignments=FilteredRelation(
+                    "sample__batch__assignments", condition=Q(sample__batch__assignments__annotator=user)
+                ),
+                viewer_round=F("my_assignments__round"),
+                viewer_status=F("my_assignments__status"),
+                viewer_reopened=F("my_assignments__reopened"),
+                viewer_submitted_at=F("my_assignments__submitted_at"),
+            )
         )
+        span = rows[0] if rows else None
         role = span.viewer_role if span is not None else None  # type: ignore[attr-defined]
+        if span is not None:
+            # The author's rounds of the batch ride along, for the frozen-round check of the write.
+            span.sample.viewer_assignments = AssignmentStates(  # type: ignore[attr-defined]
+                user.pk,
+                {
+                    row.viewer_round: (row.viewer_status, row.viewer_reopened, row.viewer_submitted_at)  # type: ignore[attr-defined]
+                    for row in rows if row.viewer_round is not None  # type: ignore[attr-defined]
+                },
+            )
     if span is None or role is None or (role == Role.ANNOTATOR and span.annotator_id != user.pk):
         raise Http404("No such span")
     if not user.is_superuser:
@@ -184,3 +240,42 @@ def get_span_for_user(user: AnyUser, pk: int) -> SpanAnnotation:
         raise Forbidden("Only the span's author may change it")
     span.annotator = user  # the author is the user authentication already loaded
     return span
+
+
+# --- campaign management (members page, batch annotators page, API tokens) ---------------------------------
+
+
+def get_batch_for_admin(user: AnyUser, slug: str, pk: int) -> Batch:
+    """A batch whose annotators the user may change: 404 outside the project, 403 unless its admin."""
+    project, _ = get_project_for_user(user, slug, admin=True)
+    batch = Batch.objects.filter(project=project, pk=pk).first()
+    if batch is None:
+        raise Http404("No such batch")
+    batch.project = project
+    return batch
+
+
+def get_assignment_for_admin(user: AnyUser, slug: str, pk: int) -> Assignment:
+    project, _ = get_project_for_user(user, slug, admin=True)
+    assignment = Assignment.objects.select_related("batch", "annotator").filter(batch__project=project, pk=pk).first()
+    if assignment is None:
+        raise Http404("No such assignment")
+    assignment.batch.project = project
+    return assignment
+
+
+def get_membership_for_admin(user: AnyUser, slug: str, pk: int) -> Membership:
+    project, _ = get_project_for_user(user, slug, admin=True)
+    membership = Membership.objects.select_related("user").filter(project=project, pk=pk).first()
+    if membership is None:
+        raise Http404("No such member")
+    membership.project = project
+    return membership
+
+
+def get_api_token_for_user(user: AnyUser, pk: int) -> ApiToken:
+    """One of the user's own API tokens; anyone else's answers 404, as if it did not exist."""
+    token = ApiToken.objects.filter(pk=pk, user_id=user.pk).first() if user.is_authenticated else None
+    if token is None:
+        raise Http404("No such token")
+    return token

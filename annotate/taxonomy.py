@@ -10,7 +10,8 @@ their spans ("worst pooling"); no span at all means C.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 CONSISTENT, BENIGN, QUESTIONABLE, UNWANTED = "C", "B", "Q", "U"
@@ -98,12 +99,33 @@ def validate_labels(labels: Any, taxonomy: Mapping[str, Any]) -> list[str]:
     return labels
 
 
-def normalize_labels(labels: Iterable[str], taxonomy: Mapping[str, Any]) -> list[str]:
-    """Labels chosen in the app, stored FaithBench-style: parents first, then children, no repeats."""
-    chosen = validate_labels(list(labels), taxonomy)
+def offered_taxonomy(taxonomy: Mapping[str, Any]) -> dict[str, Any]:
+    """The taxonomy without its retired labels: what new spans from the app may use."""
+    return {**taxonomy, "labels": [entry for entry in taxonomy.get("labels", []) if not entry.get("retired")]}
+
+
+def normalize_labels(labels: Sequence[str], taxonomy: Mapping[str, Any]) -> list[str]:
+    """Labels chosen in the app, stored FaithBench-style: parents first, then children, no repeats.
+
+    Stricter than validate_labels, which imports use: a misspelling kept for
+    old dumps and a retired label stay valid on existing spans, but the app
+    writes neither.
+    """
+    if not isinstance(labels, list | tuple) or not all(isinstance(label, str) for label in labels):
+        raise LabelError("labels must be a list of label names")
+    chosen = list(labels)
+    for label in chosen:
+        if label in ALIASES:
+            raise LabelError(
+                f"{label!r} is a misspelling accepted only from imported files; use {ALIASES[label]!r}"
+            )
+    offered = label_categories(offered_taxonomy(taxonomy))
+    for label in chosen:
+        if label not in offered and label in label_categories(taxonomy):
+            raise LabelError(f"label {label!r} is retired: existing spans keep it, new labels cannot use it")
+    validate_labels(chosen, offered_taxonomy(taxonomy))
     result: list[str] = []
     for label in chosen:
-        label = ALIASES.get(label, label)
         chain = [label]
         parent = parent_of(label)
         while parent:
@@ -140,4 +162,183 @@ def worst_category(categories: Iterable[str | None]) -> str:
 
 
 def hotkey_labels(taxonomy: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [dict(entry) for entry in taxonomy.get("labels", [])]
+    """The labels the annotation page offers, in order: retired ones left out, ``color`` always present (None when unset)."""
+    return [{**entry, "color": entry.get("color") or None} for entry in offered_taxonomy(taxonomy)["labels"]]
+
+
+# --------------------------------------------------------------------------- editing a label set
+
+# Categories a label can have; C is what no span means, so no label is Consistent.
+LABEL_CATEGORIES: tuple[str, ...] = (UNWANTED, QUESTIONABLE, BENIGN)
+# Keys the annotation page already answers (static/annotate/annotate.js); a label hotkey would shadow them.
+RESERVED_HOTKEYS = frozenset("?[]pnlLeEdD")
+MAX_NAME = 100
+MAX_TEXT = 2000
+_COLOR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})")
+_ENTRY_KEYS = ("name", "category", "hotkey", "color", "description", "example")
+
+
+class LabelSetError(ValueError):
+    """A label set that cannot be saved; ``problems`` lists every reason, each naming the label."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def is_hex_color(value: Any) -> bool:
+    return isinstance(value, str) and _COLOR.fullmatch(value) is not None
+
+
+def _where(number: int, name: str) -> str:
+    return f"label {number} ({name!r})" if name else f"label {number}"
+
+
+def _text(entry: Mapping[str, Any], key: str) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        return ""
+    return value.strip() if isinstance(value, str) else None
+
+
+def _check_entry(number: int, entry: Any) -> tuple[dict[str, Any] | None, list[str]]:
+    """One label as saved, or None, and what is wrong with it."""
+    if not isinstance(entry, Mapping):
+        return None, [f"label {number}: must be an object with a name and a category"]
+    values = {key: _text(entry, key) for key in _ENTRY_KEYS}
+    name = values["name"] if isinstance(values["name"], str) else ""
+    where = _where(number, name)
+    problems = [f"{where}: {key} must be text" for key, value in values.items() if value is None]
+    if problems:
+        return None, problems
+    retired = entry.get("retired", False)
+    if not isinstance(retired, bool):
+        problems.append(f"{where}: retired must be true or false")
+    if not name:
+        problems.append(f"{where}: the name is empty")
+    elif len(name) > MAX_NAME:
+        problems.append(f"{where}: the name is longer than {MAX_NAME} characters")
+    elif "|" in name or "" in name.split("."):
+        problems.append(f"{where}: a name cannot contain '|' or an empty part between dots")
+    elif name in ALIASES:
+        problems.append(f"{where}: this misspelling is read from old imports only; use {ALIASES[name]!r}")
+    category = values["category"]
+    if category not in LABEL_CATEGORIES:
+        problems.append(f"{where}: unknown category {category!r}; choose U (Unwanted), Q (Questionable) or B (Benign)")
+    elif name.startswith("Unwanted") and category != UNWANTED:
+        # category_of counts every label beginning with Unwanted as U, whatever the taxonomy says.
+        problems.append(f"{where}: names beginning with 'Unwanted' always count as Unwanted; choose category U")
+    hotkey = values["hotkey"]
+    if len(hotkey) > 1:
+        problems.append(f"{where}: the hotkey {hotkey!r} must be a single character")
+    elif hotkey in RESERVED_HOTKEYS:
+        problems.append(f"{where}: the hotkey {hotkey!r} is already a shortcut of the annotation page")
+    elif not hotkey and not retired:
+        problems.append(f"{where}: give it a hotkey (a single character)")
+    color = values["color"]
+    if color and not is_hex_color(color):
+        problems.append(f"{where}: the colour {color!r} is not a hex colour such as #c8412f")
+    for key in ("description", "example"):
+        if len(values[key]) > MAX_TEXT:
+            problems.append(f"{where}: the {key} is longer than {MAX_TEXT} characters")
+    saved: dict[str, Any] = {"name": name, "category": category, "hotkey": hotkey}
+    if color:
+        saved["color"] = color.lower()
+    saved |= {"description": values["description"], "example": values["example"]}
+    if retired is True:
+        saved["retired"] = True
+    return saved, problems
+
+
+def check_label_set(
+    entries: Sequence[Any], *, previous: Mapping[str, Any], in_use: Mapping[str, int]
+) -> dict[str, Any]:
+    """The taxonomy to save from the edited labels, or LabelSetError listing every problem.
+
+    ``entries`` are the labels in order, each ``{name, category, hotkey, color,
+    description, example, retired}`` and optionally ``row``, its number in
+    messages (else its place, from 1);
+    ``previous`` is the taxonomy being replaced, ``in_use`` how many spans use
+    each label name. A label in use must stay known (retired is fine) with the
+    same category: existing spans, agreement and exports depend on it.
+    """
+    if not isinstance(entries, Sequence) or isinstance(entries, str):
+        raise LabelSetError(["labels must be a list"])
+    saved: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for index, entry in enumerate(entries, start=1):
+        # A form may number its rows itself (``row``), so messages point at the row the admin sees.
+        row = entry.get("row") if isinstance(entry, Mapping) else None
+        number = row if isinstance(row, int) and not isinstance(row, bool) else index
+        label, found = _check_entry(number, entry)
+        problems += found
+        if label is not None:
+            saved.append({**label, "_number": number})
+    first_of_name: dict[str, dict[str, Any]] = {}
+    first_of_hotkey: dict[str, dict[str, Any]] = {}
+    for label in saved:
+        where = _where(label["_number"], label["name"])
+        other = first_of_name.setdefault(label["name"], label)
+        if label["name"] and other is not label:
+            problems.append(f"{where}: the name is already used by label {other['_number']}")
+        if label["hotkey"] and not label.get("retired"):
+            other = first_of_hotkey.setdefault(label["hotkey"], label)
+            if other is not label:
+                problems.append(
+                    f"{where}: the hotkey {label['hotkey']!r} is already used by {_where(other['_number'], other['name'])}"
+                )
+    if not entries:
+        problems.append("the label set is empty; add at least one label")
+    elif saved and all(label.get("retired") for label in saved):
+        problems.append("keep at least one label that is not retired, or nothing can be annotated")
+    problems += _family_problems(saved)
+    taxonomy = {**previous, "labels": [{k: v for k, v in label.items() if k != "_number"} for label in saved]}
+    if not problems:
+        problems += _in_use_problems(taxonomy, previous, in_use)
+    if problems:
+        raise LabelSetError(problems)
+    return taxonomy
+
+
+def _family_problems(labels: list[dict[str, Any]]) -> list[str]:
+    """A parent name must mean one category, since spans may carry the parent alone."""
+    category_of_name: dict[str, tuple[str, dict[str, Any]]] = {}
+    problems = []
+    for label in labels:
+        if label["category"] not in LABEL_CATEGORIES or not label["name"]:
+            continue
+        names = [label["name"]]
+        parent = parent_of(label["name"])
+        while parent:
+            names.append(parent)
+            parent = parent_of(parent)
+        for name in names:
+            category, first = category_of_name.setdefault(name, (label["category"], label))
+            if category != label["category"] and first["name"] != label["name"]:
+                problems.append(
+                    f"{_where(label['_number'], label['name'])} ({label['category']}) and "
+                    f"{_where(first['_number'], first['name'])} ({category}) both come under {name!r}, "
+                    "which can have only one category"
+                )
+                break
+    return problems
+
+
+def _in_use_problems(taxonomy: Mapping[str, Any], previous: Mapping[str, Any], in_use: Mapping[str, int]) -> list[str]:
+    before, after = label_categories(previous), label_categories(taxonomy)
+    problems = []
+    for name, count in sorted(in_use.items()):
+        if name not in before or count <= 0:
+            continue  # unknown already: nothing this edit could keep
+        spans = f"{count} span{'s' if count != 1 else ''}"
+        if name not in after:
+            problems.append(
+                f"label {name!r} is used by {spans} of this project, so it cannot be deleted or renamed; "
+                "mark it retired instead"
+            )
+        elif after[name] != before[name] and not name.startswith("Unwanted"):
+            problems.append(
+                f"label {name!r} is used by {spans} of this project, so its category cannot change from "
+                f"{before[name]} to {after[name]}; retire it and add a new label instead"
+            )
+    return problems

@@ -240,16 +240,16 @@ def check_rows(outcomes: list[Outcome]) -> Check:
 
 def make_annotators(prefix: str, count: int, batch: Any, project: Any) -> list[Annotator]:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
 
     from annotate.models import Assignment, Membership
+    from annotate.services.tokens import create_api_token
 
     annotators = []
     for index in range(count):
         user = get_user_model().objects.create_user(username=f"{prefix}-{index:02d}")
         Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
         Assignment.objects.create(batch=batch, annotator=user, round=1)
-        annotators.append(Annotator(user.username, Token.objects.create(user=user).key))
+        annotators.append(Annotator(user.username, create_api_token(user, "bench")[1]))
     return annotators
 
 

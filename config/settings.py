@@ -10,7 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.env import SettingError, envbool, envint, envlist, envstr
+from config.env import SettingError, envbool, envheader, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(envstr("FAITHLAB_DATA_DIR", str(BASE_DIR / "var")))
@@ -34,7 +34,6 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our static files: the docs work offline
     "django_htmx",
@@ -72,12 +71,15 @@ TEMPLATES = [
 ]
 WSGI_APPLICATION = "config.wsgi.application"
 
-DATABASES = {
-    "default": dj_database_url.parse(
-        envstr("DATABASE_URL", f"sqlite:///{DATA_DIR / 'faithlab.sqlite3'}"),
-        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 60),
-    )
-}
+_DATABASE_URL = envstr("DATABASE_URL", f"sqlite:///{DATA_DIR / 'faithlab.sqlite3'}")
+_DATABASE_CONN_MAX_AGE = envint("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+try:
+    DATABASES = {"default": dj_database_url.parse(_DATABASE_URL, conn_max_age=_DATABASE_CONN_MAX_AGE)}
+except ValueError:  # unknown scheme or malformed; the URL itself is not repeated, it may hold a password
+    raise SettingError(
+        f"DATABASE_URL (scheme {_DATABASE_URL.partition('://')[0]!r}) is not a database URL; "
+        "use e.g. postgres://user:pass@host:5432/faithlab"
+    ) from None
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the web server and the worker write side by side.
     DATABASES["default"]["OPTIONS"] = {
@@ -112,12 +114,15 @@ MEDIA_ROOT = DATA_DIR / "media"
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 200 * 1024 * 1024)
 
 REST_FRAMEWORK = {
+    # DRF answers an anonymous call 401 with the FIRST class's WWW-Authenticate challenge, and 403 when
+    # that class has none (session auth): a token class goes first. Add token kinds before the session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "annotate.auth.ApiTokenAuthentication",  # named tokens from /account/tokens/
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # drf-spectacular's AutoSchema plus the errors every endpoint shares (400/401/403/404).
+    "DEFAULT_SCHEMA_CLASS": "annotate.api.schema.FaithLabAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     # ?format= is ours (export formats), not DRF's renderer override.
@@ -131,6 +136,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The API is documented as JSON; the form parsers DRF also accepts serve the browsable API.
+    "PARSER_WHITELIST": ["rest_framework.parsers.JSONParser"],
+    # Django's <slug:...> as it matches, so clients (and schemathesis) know which slugs can be asked for.
+    "PATH_CONVERTER_OVERRIDES": {"slug": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"}},
 }
 
 # Background jobs. The embedded default is kombu's filesystem transport, which
@@ -174,6 +183,10 @@ EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 64)
 EMBEDDING_THREADS = envint("EMBEDDING_THREADS", 1)
 if EMBEDDING_THREADS < 1:
     raise SettingError(f"EMBEDDING_THREADS={EMBEDDING_THREADS} must be 1 or more")
+# The embedding task works in slices of at most this many seconds or sentences, then queues
+# the rest behind the other queued jobs, so one project's huge texts do not hold up the rest.
+EMBEDDING_SLICE_SECONDS = envint("EMBEDDING_SLICE_SECONDS", 30, minimum=1)
+EMBEDDING_SLICE_SENTENCES = envint("EMBEDDING_SLICE_SENTENCES", 5000, minimum=1)
 
 LOGGING = {
     "version": 1,
@@ -182,6 +195,13 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
 }
 
-if not DEBUG:
-    SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", True)
-    CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", True)
+# HTTPS. The embedded run is plain HTTP on loopback, so everything here is off by default
+# except secure cookies when DEBUG is false. Behind a TLS proxy set
+# SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https (only if the proxy sets or strips that header).
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SECURE_PROXY_SSL_HEADER = envheader("SECURE_PROXY_SSL_HEADER")
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", not DEBUG)

@@ -2,7 +2,16 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from annotate.models import Batch, GoldLabel, Project, Sample
+from annotate.models import Batch, GoldLabel, Membership, Project, Sample
+
+# Ranges of the numbers the API reads: what the columns hold (SQLite cannot even compare a bigger
+# number). Object ids in paths match [0-9]{1,18} (annotate/api/views.py): a longer number names no object.
+MAX_ID = 10**18 - 1
+MAX_ROUND = 32767  # PositiveSmallIntegerField
+MAX_VERSION = 2147483647  # PositiveIntegerField
+
+# Roles that see what annotators must not (detector outputs, metadata, the generator's name).
+SEES_METADATA = frozenset({Membership.Role.ADMIN, Membership.Role.AUDITOR, Membership.Role.CURATOR})
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -36,6 +45,20 @@ class SampleSerializer(serializers.ModelSerializer):
             "summary_sentences", "source_sentences", "metadata",
         ]
 
+    def to_representation(self, sample: Sample) -> dict:
+        """Annotators work blind: no detector outputs or other metadata, no generator unless the project shows it.
+
+        ``context["roles"]`` maps project ids to the viewer's role; a project missing
+        there counts as an annotator's, so a forgotten context hides rather than leaks.
+        """
+        data = super().to_representation(sample)
+        role = self.context.get("roles", {}).get(sample.project_id)
+        if role not in SEES_METADATA:
+            data["metadata"] = {}
+            if not sample.project.reveal_generator:
+                data["generator"] = ""
+        return data
+
 
 # A span as the API shows it (read-only). Declared field by field rather than as a
 # ModelSerializer, which rebuilds its fields from the model for every instance
@@ -61,8 +84,8 @@ class SpanSerializer(serializers.Serializer):
 class SpanWriteSerializer(serializers.Serializer):
     """Shape of a new span; values are checked by the service, which names the bad field."""
 
-    sample = serializers.IntegerField()
-    round = serializers.IntegerField(default=1, min_value=1)
+    sample = serializers.IntegerField(max_value=MAX_ID)
+    round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
     start = serializers.IntegerField()
     end = serializers.IntegerField()
     labels = serializers.ListField(child=serializers.CharField())
@@ -72,7 +95,7 @@ class SpanWriteSerializer(serializers.Serializer):
 
 
 class SpanUpdateSerializer(serializers.Serializer):
-    version = serializers.IntegerField()
+    version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)
     start = serializers.IntegerField(required=False)
     end = serializers.IntegerField(required=False)
     labels = serializers.ListField(child=serializers.CharField(), required=False)
@@ -88,7 +111,7 @@ class SimilarityRequestSerializer(serializers.Serializer):
 
 
 class ReviewSerializer(serializers.Serializer):
-    round = serializers.IntegerField(default=1, min_value=1)
+    round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
     done = serializers.BooleanField()
     seconds = serializers.IntegerField(default=0, min_value=0, max_value=86400)
 
@@ -103,5 +126,84 @@ class GoldSerializer(serializers.ModelSerializer):
 
 
 class GoldRequestSerializer(serializers.Serializer):
-    span_ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=True)
+    span_ids = serializers.ListField(child=serializers.IntegerField(max_value=MAX_ID), allow_empty=True)
+    round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
+
+
+class FlagRequestSerializer(serializers.Serializer):
+    """An annotator's flag on a sample; checked again by annotate.services.flags."""
+
+    kind = serializers.ChoiceField(choices=["broken", "skip"])
+    comment = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=True)
     round = serializers.IntegerField(default=1, min_value=1)
+
+
+class FlagSerializer(serializers.Serializer):
+    kind = serializers.CharField(read_only=True)
+    comment = serializers.CharField(read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+
+
+# --------------------------------------------------------------------------- response bodies (for the schema)
+# Shapes of answers built as dicts in the views; the schema describes them from these.
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Why the request was refused, for a person to read.")
+
+
+class SpanConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    current = SpanSerializer(
+        allow_null=True, required=False,
+        help_text="Stale version: the span as it is now (null when it was deleted). Absent for a frozen round.",
+    )
+    frozen = serializers.BooleanField(required=False, help_text="True when the round is frozen (submitted).")
+
+
+class SimilarityLoadingSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    loading = serializers.BooleanField(help_text="True while the embedding model is still being loaded: retry shortly.")
+
+
+class SimilaritySentenceSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    start = serializers.IntegerField(help_text="Code-point offset in the other text (end-exclusive below).")
+    end = serializers.IntegerField()
+    similarity = serializers.FloatField(help_text="Dot product of the normalised embeddings, rounded to 3 places.")
+    shade = serializers.IntegerField(help_text="0 (least similar) .. 4 (most), min-max scaled over the text.")
+
+
+class SimilaritySerializer(serializers.Serializer):
+    side = serializers.ChoiceField(choices=["summary", "source"], help_text="Where the selection is.")
+    target = serializers.CharField(help_text="The text whose sentences are scored: the other one (summary or source).")
+    sentences = SimilaritySentenceSerializer(many=True)
+    closest = serializers.ListField(child=serializers.IntegerField(), help_text="Indexes of the closest sentences.")
+
+
+class ReviewResultSerializer(serializers.Serializer):
+    sample = serializers.IntegerField()
+    round = serializers.IntegerField()
+    done = serializers.BooleanField()
+    seconds_spent = serializers.IntegerField()
+
+
+class OtherSpanSerializer(serializers.Serializer):
+    annotator = serializers.CharField(help_text="A name or a pseudonym, as the batch's round 2 was opened.")
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    text = serializers.CharField()
+    labels = serializers.ListField(child=serializers.CharField())
+    note = serializers.CharField(allow_blank=True)
+    source_start = serializers.IntegerField(allow_null=True)
+    source_end = serializers.IntegerField(allow_null=True)
+    source_text = serializers.CharField(allow_null=True)
+    agrees = serializers.BooleanField(help_text="One of your round-2 spans overlaps it with the same category.")
+
+
+class OthersSerializer(serializers.Serializer):
+    spans = OtherSpanSerializer(many=True)
+    worst_labels = serializers.DictField(
+        child=serializers.CharField(), help_text="Each round-1 annotator's worst label for the sample."
+    )
+    disagree = serializers.BooleanField(help_text="True when those worst labels differ.")

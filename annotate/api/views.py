@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404, StreamingHttpResponse
-from drf_spectacular.utils import extend_schema
+from django.http import FileResponse, Http404, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -14,52 +18,98 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotate import access
+from annotate.api.schema import ROUND_FROZEN, ROUND_QUERY, SAMPLE_ID, SPAN_CONFLICT, SPAN_ID, VERSION_QUERY
 from annotate.api.serializers import (
+    MAX_ID,
+    MAX_ROUND,
+    MAX_VERSION,
     BatchSerializer,
+    ErrorSerializer,
+    FlagRequestSerializer,
+    FlagSerializer,
     GoldRequestSerializer,
     GoldSerializer,
+    OthersSerializer,
     ProjectSerializer,
+    ReviewResultSerializer,
     ReviewSerializer,
     SampleSerializer,
+    SimilarityLoadingSerializer,
     SimilarityRequestSerializer,
+    SimilaritySerializer,
     SpanSerializer,
     SpanUpdateSerializer,
     SpanWriteSerializer,
 )
 from annotate.models import GoldLabel, Membership, Project, Sample, SpanAnnotation
-from annotate.services import embedding, export, rounds, spans
+from annotate.services import embedding, export, flags, freeze, rounds, spans
+
+
+def _roles_of(user: Any) -> dict[int, str]:
+    """The user's role in each project, for serializers that show less to annotators."""
+    if not user.is_authenticated:
+        return {}
+    if user.is_superuser:
+        return dict.fromkeys(Project.objects.values_list("pk", flat=True), Membership.Role.ADMIN)
+    return dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
+
+
+def _frozen(frozen: Exception) -> Response:
+    """A write to a frozen round: 409 with the reason, which the page shows as it is."""
+    return Response({"detail": str(frozen), "frozen": True}, status=status.HTTP_409_CONFLICT)
+
+
+def _round_value(raw: Any) -> int:
+    """A round number from a query or body value; 1 when absent."""
+    if raw is None or raw == "":
+        return 1
+    text = str(raw)
+    if isinstance(raw, bool) or not text.isdigit() or not 1 <= int(text) <= MAX_ROUND:
+        raise ValidationError({"round": f"{raw!r} is not a round number (1, 2, ...)"})
+    return int(text)
 
 
 def _round(request: Request) -> int:
     raw = request.query_params.get("round", "1")
-    if not raw.isdigit() or int(raw) < 1:
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_ROUND:
         raise ValidationError({"round": f"{raw!r} is not a round number (1, 2, ...)"})
     return int(raw)
 
 
 class ExportQuerySerializer(serializers.Serializer):
-    format = serializers.ChoiceField(choices=["jsonl", "csv"])
-    round = serializers.IntegerField(default=1, min_value=1)
-    pseudonyms = serializers.BooleanField(default=False)
+    format = serializers.ChoiceField(
+        choices=["jsonl", "csv", "faithbench"],
+        help_text="jsonl: a sample a line; csv: a span a row; faithbench: a zip of <batch>.json FaithBench files.",
+    )
+    round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
+    pseudonyms = serializers.BooleanField(default=False, help_text="Annotators as annotator-1, -2, ... instead of names.")
+
+
+def _faithbench_zip(project: Project, options: export.ExportOptions) -> FileResponse:
+    """The FaithBench batch files, one <batch>.json each as the export command writes them, in a zip."""
+    stem = f"{project.slug}-round{options.round}"
+    with tempfile.TemporaryDirectory(prefix="faithlab-export-") as folder:
+        export.write_faithbench(project, Path(folder) / stem, options)
+        archive = shutil.make_archive(str(Path(folder) / stem), "zip", folder, stem)
+        zipped = open(archive, "rb")  # FileResponse closes it; on POSIX it stays readable once the folder goes
+    return FileResponse(zipped, as_attachment=True, filename=f"{stem}.zip", content_type="application/zip")
 
 
 class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = ProjectSerializer
     lookup_field = "slug"
+    lookup_value_regex = "[-a-zA-Z0-9_]+"  # what <slug:...> matches on the other project URLs
 
     def get_queryset(self) -> QuerySet[Project]:
         return access.projects_for(self.request.user)
 
     def get_serializer_context(self) -> dict[str, Any]:
         context = super().get_serializer_context()
-        user = self.request.user
-        roles = dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
-        if user.is_superuser:
-            roles = dict.fromkeys(Project.objects.values_list("pk", flat=True), Membership.Role.ADMIN)
-        context["roles"] = roles
+        context["roles"] = _roles_of(self.request.user)
         return context
 
-    @action(detail=True)
+    @extend_schema(responses=BatchSerializer(many=True))
+    @action(detail=True, pagination_class=None)
     def batches(self, request: Request, slug: str | None = None) -> Response:
         project = self.get_object()
         batches = project.batches.all()
@@ -67,14 +117,28 @@ class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
             batches = batches.filter(assignments__annotator=request.user).distinct()
         return Response(BatchSerializer(batches, many=True).data)
 
-    @extend_schema(parameters=[ExportQuerySerializer], responses={(200, "application/jsonl"): str})
+    @extend_schema(
+        parameters=[ExportQuerySerializer],
+        responses={
+            (200, "application/jsonl"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="A download: application/jsonl for format=jsonl, text/csv for csv (both UTF-8, "
+                "streamed), application/zip of FaithBench batch files for faithbench.",
+            ),
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            403: OpenApiResponse(ErrorSerializer, description="Only the project's admins and auditors export."),
+        },
+    )
     @action(detail=True)
-    def export(self, request: Request, slug: str | None = None) -> StreamingHttpResponse:
-        """Stream the labeled dataset (admins and auditors): JSONL a sample a line, or CSV a span a row."""
+    def export(self, request: Request, slug: str | None = None) -> StreamingHttpResponse | FileResponse:
+        """The labeled dataset (admins and auditors): JSONL a sample a line, CSV a span a row, or FaithBench files."""
         project, _ = access.get_project_for_exporter(request.user, slug or "")
         query = ExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         options = export.ExportOptions(**query.validated_data)
+        if options.format == "faithbench":
+            return _faithbench_zip(project, options)
         lines = export.jsonl_lines(project, options) if options.format == "jsonl" else export.csv_lines(project, options)
         kind = "application/jsonl" if options.format == "jsonl" else "text/csv"
         response = StreamingHttpResponse(lines, content_type=f"{kind}; charset=utf-8")
@@ -82,10 +146,24 @@ class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
         return response
 
 
+@extend_schema_view(
+    list=extend_schema(parameters=[
+        OpenApiParameter("project", str, description="Only this project's samples (its slug)."),
+        OpenApiParameter("batch", {"type": "integer", "minimum": 0, "maximum": MAX_ID},
+                         description="Only this batch's samples (its id)."),
+    ]),
+    retrieve=extend_schema(parameters=[SAMPLE_ID]),
+)
 class SampleViewSet(viewsets.ReadOnlyModelViewSet):
     """Samples the user may see. Filter with ?project=<slug>&batch=<id>."""
 
     serializer_class = SampleSerializer
+    lookup_value_regex = "[0-9]{1,18}"
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = super().get_serializer_context()
+        context["roles"] = _roles_of(self.request.user)
+        return context
 
     def get_queryset(self) -> QuerySet[Sample]:
         user = self.request.user
@@ -98,7 +176,7 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             samples = samples | access.samples_for(user, project)
         batch = self.request.query_params.get("batch")
         if batch:
-            if not batch.isdigit():
+            if not batch.isdigit() or int(batch) > MAX_ID:
                 raise ValidationError({"batch": "must be a batch id"})
             samples = samples.filter(batch_id=int(batch))
         return samples.select_related("passage", "batch", "project").order_by("batch__position", "position", "id")
@@ -107,15 +185,23 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         sample, _ = access.get_sample_for_user(self.request.user, int(self.kwargs["pk"]))
         return sample
 
-    @extend_schema(responses=SpanSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @extend_schema(parameters=[SAMPLE_ID, ROUND_QUERY], responses=SpanSerializer(many=True))
+    @action(detail=True, methods=["get"], pagination_class=None)
     def spans(self, request: Request, pk: str | None = None) -> Response:
         """Spans of a round the user may see (an annotator: only their own)."""
         sample = self.get_object()
         visible = access.visible_spans(request.user, sample, _round(request)).order_by("start", "end", "id")
         return Response(SpanSerializer(visible, many=True).data)
 
-    @extend_schema(request=SimilarityRequestSerializer)
+    @extend_schema(
+        parameters=[SAMPLE_ID],
+        request=SimilarityRequestSerializer,
+        responses={
+            200: SimilaritySerializer,
+            409: OpenApiResponse(ErrorSerializer, description="This sample's sentences are not embedded yet."),
+            503: OpenApiResponse(SimilarityLoadingSerializer, description="The embedding model is still loading."),
+        },
+    )
     @action(detail=True, methods=["post"])
     def similarity(self, request: Request, pk: str | None = None) -> Response:
         """Similarity of a selection with every sentence of the other text."""
@@ -130,6 +216,10 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
         return Response(result)
 
+    @extend_schema(
+        parameters=[SAMPLE_ID],
+        responses={200: OthersSerializer, 403: OpenApiResponse(ErrorSerializer, description="Round 2 is not open for you.")},
+    )
     @action(detail=True, methods=["get"])
     def others(self, request: Request, pk: str | None = None) -> Response:
         """In round 2: the other annotators' round-1 spans, names or pseudonyms, and where they disagree."""
@@ -142,7 +232,16 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         ).data
         return Response(rounds.others_round_one(sample, request.user, list(mine)))
 
-    @extend_schema(request=GoldRequestSerializer, responses=GoldSerializer)
+    @extend_schema(
+        parameters=[SAMPLE_ID],
+        request=GoldRequestSerializer,
+        responses={
+            200: GoldSerializer,
+            403: OpenApiResponse(ErrorSerializer, description="Annotators do not see gold labels; only curators and "
+                                 "admins write them."),
+            404: OpenApiResponse(ErrorSerializer, description="No such sample, or (GET) it has no gold label yet."),
+        },
+    )
     @action(detail=True, methods=["get", "put"])
     def gold(self, request: Request, pk: str | None = None) -> Response:
         """The adjudicated gold label (curators and admins write it from the annotators' span ids)."""
@@ -163,7 +262,9 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             raise NotFound("This sample has no gold label yet")
         return Response(GoldSerializer(gold).data)
 
-    @extend_schema(request=ReviewSerializer)
+    @extend_schema(
+        parameters=[SAMPLE_ID], request=ReviewSerializer, responses={200: ReviewResultSerializer, 409: ROUND_FROZEN}
+    )
     @action(detail=True, methods=["post"])
     def review(self, request: Request, pk: str | None = None) -> Response:
         """Mark the sample done (no span = consistent) or not done."""
@@ -174,10 +275,57 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             review = spans.mark_sample_done(sample, request.user, **body.validated_data)
         except spans.SpanError as error:
             raise ValidationError({error.field: error.message}) from None
+        except freeze.RoundFrozen as frozen:
+            return _frozen(frozen)
         return Response({"sample": sample.pk, "round": review.round, "done": review.done,
                          "seconds_spent": review.seconds_spent})
 
+    @extend_schema(
+        parameters=[SAMPLE_ID],
+        request=FlagRequestSerializer,
+        responses={
+            200: FlagSerializer, 201: FlagSerializer, 204: None,
+            403: OpenApiResponse(ErrorSerializer, description="Only the batch's annotators of that round flag it."),
+        },
+    )
+    @extend_schema(methods=["GET", "DELETE"], parameters=[ROUND_QUERY])
+    @action(detail=True, methods=["get", "post", "delete"])
+    def flag(self, request: Request, pk: str | None = None) -> Response:
+        """The caller's flag on the sample (an annotator of its batch in that round): broken or skip, with a comment.
 
+        POST raises it (201) or changes it (200); DELETE withdraws it (204; round in
+        the query or body, default 1); GET shows it (404 when there is none).
+        """
+        sample, _ = access.get_sample_for_user(request.user, int(pk or 0))
+        try:
+            if request.method == "POST":
+                body = FlagRequestSerializer(data=request.data)
+                body.is_valid(raise_exception=True)
+                flag, created = flags.flag_sample(sample, request.user, **body.validated_data)
+                return Response(FlagSerializer(flag).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+            raw = request.query_params.get("round")
+            if raw is None and hasattr(request.data, "get"):
+                raw = request.data.get("round")
+            round = _round_value(raw)
+            if request.method == "DELETE":
+                flags.withdraw_flag(sample, request.user, round=round)
+                return Response(status=status.HTTP_204_NO_CONTENT)
+            flag = flags.own_flag(sample, request.user, round=round)
+            if flag is None:
+                raise NotFound(f"you have not flagged this sample in round {round}")
+            return Response(FlagSerializer(flag).data)
+        except flags.NotFlagger as error:
+            raise PermissionDenied(error.message) from None
+        except flags.NoFlag as error:
+            raise NotFound(error.message) from None
+        except flags.FlagError as error:
+            raise ValidationError({error.field: error.message}) from None
+
+
+@extend_schema_view(
+    retrieve=extend_schema(parameters=[SPAN_ID]),
+    destroy=extend_schema(parameters=[SPAN_ID, VERSION_QUERY], responses={204: None, 409: SPAN_CONFLICT}),
+)
 class SpanViewSet(
     mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
     mixins.DestroyModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet,
@@ -185,6 +333,7 @@ class SpanViewSet(
     """Spans. Writes carry the version last read; a stale one gets 409 with the current span."""
 
     serializer_class = SpanSerializer
+    lookup_value_regex = "[0-9]{1,18}"
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self) -> QuerySet[SpanAnnotation]:
@@ -199,7 +348,14 @@ class SpanViewSet(
             "annotator"
         ).order_by("id")
 
-    @extend_schema(request=SpanWriteSerializer, responses={201: SpanSerializer})
+    @extend_schema(
+        request=SpanWriteSerializer,
+        responses={
+            201: SpanSerializer,
+            200: OpenApiResponse(SpanSerializer, description="The same span was already saved: the stored one."),
+            409: ROUND_FROZEN,
+        },
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = SpanWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -212,9 +368,13 @@ class SpanViewSet(
             span = spans.create_span(sample, request.user, **data)
         except spans.SpanError as error:
             raise ValidationError({error.field: error.message}) from None
-        return Response(SpanSerializer(span).data, status=status.HTTP_201_CREATED)
+        except freeze.RoundFrozen as frozen:
+            return _frozen(frozen)
+        # The same span saved twice is stored once: the repeat answers 200 with the stored span.
+        code = status.HTTP_200_OK if getattr(span, "duplicate", False) else status.HTTP_201_CREATED
+        return Response(SpanSerializer(span).data, status=code)
 
-    @extend_schema(request=SpanUpdateSerializer, responses={200: SpanSerializer})
+    @extend_schema(parameters=[SPAN_ID], request=SpanUpdateSerializer, responses={200: SpanSerializer, 409: SPAN_CONFLICT})
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         span = access.get_span_for_user(request.user, int(kwargs["pk"]))
         body = SpanUpdateSerializer(data=request.data, partial=True)
@@ -229,6 +389,8 @@ class SpanViewSet(
             raise ValidationError({error.field: error.message}) from None
         except spans.StaleVersion as stale:
             return self._conflict(stale)
+        except freeze.RoundFrozen as frozen:
+            return _frozen(frozen)
         return Response(SpanSerializer(span).data)
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -241,10 +403,14 @@ class SpanViewSet(
             version = int(raw)
         except (TypeError, ValueError):
             raise ValidationError({"version": "send the version you last read"}) from None
+        if not 1 <= version <= MAX_VERSION:
+            raise ValidationError({"version": f"{raw!r} is not a version number; send the version you last read"})
         try:
             spans.delete_span(span, version=version)
         except spans.StaleVersion as stale:
             return self._conflict(stale)
+        except freeze.RoundFrozen as frozen:
+            return _frozen(frozen)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @staticmethod

@@ -9,8 +9,8 @@ from django.db.models import Count
 from django.urls import reverse
 
 from annotate import access, embedder
-from annotate.models import Assignment, Job, Membership, Project, Sample, SampleReview
-from annotate.services import rounds
+from annotate.models import Assignment, Job, Membership, Project, Sample, SampleFlag, SampleReview
+from annotate.services import freeze, rounds
 from annotate.taxonomy import hotkey_labels
 
 
@@ -39,7 +39,12 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
     )
     if round is None:
         round = my_rounds[-1] if my_rounds else 1
-    can_edit = role == Membership.Role.ANNOTATOR and round in my_rounds
+    assigned = role == Membership.Role.ANNOTATOR and round in my_rounds
+    frozen = None
+    if assigned:
+        states = getattr(sample, "viewer_assignments", None) or access.AssignmentStates.load(sample.batch_id, user)
+        frozen = freeze.frozen_reason(states, round, sample.batch.name)
+    can_edit = assigned and frozen is None
     order = list(Sample.objects.filter(batch_id=sample.batch_id).order_by("position", "id").values_list("id", flat=True))
     index = order.index(sample.pk)
     done_ids = set(
@@ -58,12 +63,20 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
     others = None
     if round == rounds.RECONCILIATION_ROUND and can_edit:
         others = rounds.others_round_one(sample, user, span_data)
+    flag = SampleFlag.objects.filter(sample=sample, annotator=user, round=round).first() if assigned else None
+    sees_generator = role != Membership.Role.ANNOTATOR or sample.project.reveal_generator
     return {
         "sample_id": sample.pk,
         "project": slug,
         "batch": sample.batch.name,
         "round": round,
         "can_edit": can_edit,
+        "frozen": frozen,
+        # "Mark not done" is its own action, and only while the round is not frozen.
+        "can_mark_not_done": can_edit,
+        # Blind by default: annotators see the generator only where the project reveals it.
+        "generator": sample.generator if sees_generator else "",
+        "flag": {"kind": flag.kind, "comment": flag.comment} if flag else None,
         "summary": sample.summary,
         "source": sample.passage.text,
         "summary_sentences": sample.sentences or [],
@@ -86,6 +99,7 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
             "span": reverse("span-list") + "{id}/",
             "similarity": reverse("sample-similarity", args=[sample.pk]),
             "review": reverse("sample-review", args=[sample.pk]),
+            "flag": f"{reverse('sample-detail', args=[sample.pk])}flag/",
         },
     }
 
@@ -104,11 +118,17 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
         .annotate(n=Count("id"))
         .order_by()
     }
+    later_rounds: dict[int, int] = {}
+    for a in assignments:
+        later_rounds[a.batch_id] = max(later_rounds.get(a.batch_id, 0), a.round)
     rows = []
     for batch in batches:
         people = [
             {
                 "assignment": a,
+                # Frozen: submitted, or round 1 once round 2 of the batch is open; unless re-opened.
+                "frozen": not a.reopened and (a.status == Assignment.Status.SUBMITTED
+                                              or later_rounds.get(batch.pk, 0) > a.round),
                 "done": done.get((batch.pk, a.annotator_id, a.round), 0),
                 "percent": round(100 * done.get((batch.pk, a.annotator_id, a.round), 0) / batch.sample_count)
                 if batch.sample_count else 0,
@@ -133,6 +153,7 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
         "active_jobs": Job.objects.filter(project=project, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).exists(),
         "rounds": sorted({a.round for a in assignments}) or [1],
         "members": members,
+        "reopenings": freeze.reopenings(project) if is_admin else [],
         "annotators": [m.user for m in members if m.role == Membership.Role.ANNOTATOR
                        and m.user.has_usable_password()] if is_admin else [],
         "is_admin": is_admin,

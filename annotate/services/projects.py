@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
@@ -17,18 +18,57 @@ class ProjectError(ValueError):
     pass
 
 
+# Lowercase words of letters and digits joined by single hyphens: "pilot-study-2".
+SLUG_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+SLUG_RULE = "lowercase letters and digits, in words joined by single hyphens (e.g. pilot-study-2)"
+
+
+def _limit(field: str) -> int:
+    return Project._meta.get_field(field).max_length
+
+
+def check_project_slug(slug: str) -> str:
+    """A slug as typed: checked, never silently changed."""
+    if len(slug) > _limit("slug"):
+        raise ProjectError(f"slug: at most {_limit('slug')} characters (this one has {len(slug)})")
+    if not SLUG_PATTERN.fullmatch(slug):
+        raise ProjectError(f"slug: {slug!r} is not a valid slug; use {SLUG_RULE}")
+    return slug
+
+
+def slug_from_name(name: str) -> str:
+    """The slug a name suggests: slugify's, with underscores as hyphens, cut to the field's length."""
+    slug = re.sub(r"[-_]+", "-", slugify(name)).strip("-")
+    return slug[: _limit("slug")].rstrip("-")
+
+
 @transaction.atomic
 def create_project(
     name: str, *, slug: str | None = None, owner: AbstractBaseUser | None = None, annotators_per_batch: int = 2
 ) -> Project:
-    slug = slugify(slug or name)
-    if not name.strip() or not slug:
-        raise ProjectError("name: give the project a name with letters or digits")
+    # Checked here, not by the database: SQLite stores an over-long name, PostgreSQL fails on it.
+    name = name.strip()
+    if not name:
+        raise ProjectError("name: give the project a name")
+    if len(name) > _limit("name"):
+        raise ProjectError(f"name: at most {_limit('name')} characters (this one has {len(name)})")
+    if slug:
+        slug = check_project_slug(slug.strip())
+    else:
+        slug = slug_from_name(name)
+        if not slug:
+            raise ProjectError(f"slug: the name has no letters or digits to make a slug of; choose one: {SLUG_RULE}")
     if Project.objects.filter(slug=slug).exists():
         raise ProjectError(f"slug: a project {slug!r} already exists")
-    project = Project.objects.create(name=name.strip(), slug=slug, annotators_per_batch=annotators_per_batch)
+    project = Project.objects.create(name=name, slug=slug, annotators_per_batch=annotators_per_batch)
     if owner is not None:
         Membership.objects.create(project=project, user=owner, role=Membership.Role.ADMIN)
+    return project
+
+
+def update_project_settings(project: Project, *, reveal_generator: bool) -> Project:
+    project.reveal_generator = reveal_generator
+    project.save(update_fields=["reveal_generator"])
     return project
 
 

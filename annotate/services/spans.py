@@ -10,6 +10,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.models import Assignment, Sample, SampleReview, SpanAnnotation
+from annotate.services import freeze
 from annotate.taxonomy import LabelError, normalize_labels
 
 
@@ -82,8 +83,18 @@ def create_span(
     source_end: Any = None,
 ) -> SpanAnnotation:
     _check_open(sample, annotator, round)
+    freeze.check_writable(sample, annotator, round)
     start, end = _check_offsets(sample.summary, start, end, "")
     link = _source_link(sample, source_start, source_end)
+    chosen = _labels(sample, labels)
+    # A repeated save (a double press, a retried request) of a span the annotator already has
+    # gives back that span instead of storing the same span twice.
+    twin = SpanAnnotation.objects.filter(
+        sample=sample, annotator=annotator, round=round, start=start, end=end, labels=chosen
+    ).select_related("annotator").first()
+    if twin is not None:
+        twin.duplicate = True  # type: ignore[attr-defined]
+        return twin
     return SpanAnnotation.objects.create(
         sample=sample,
         annotator=annotator,
@@ -91,7 +102,7 @@ def create_span(
         start=start,
         end=end,
         text=sample.summary[start:end],
-        labels=_labels(sample, labels),
+        labels=chosen,
         note=note or "",
         source_start=link[0],
         source_end=link[1],
@@ -104,6 +115,7 @@ def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) 
     if isinstance(version, bool) or not isinstance(version, int):
         raise SpanError("version", "send the version you last read")
     sample = span.sample
+    freeze.check_writable(sample, span.annotator, span.round)
     fields: dict[str, Any] = {}
     if "start" in changes or "end" in changes:
         start, end = _check_offsets(
@@ -144,6 +156,7 @@ def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) 
 def delete_span(span: SpanAnnotation, *, version: Any) -> None:
     if isinstance(version, bool) or not isinstance(version, int):
         raise SpanError("version", "send the version you last read")
+    freeze.check_writable(span.sample, span.annotator, span.round)
     with transaction.atomic():
         # Lock the row at that version, so no save lands between the check and the delete.
         current = SpanAnnotation.objects.select_for_update().filter(pk=span.pk, version=version).exists()
@@ -161,8 +174,19 @@ def _current(pk: int) -> SpanAnnotation | None:
 def mark_sample_done(
     sample: Sample, annotator: AbstractBaseUser, *, round: int, done: bool, seconds: int = 0
 ) -> SampleReview:
-    """Record the annotator's verdict; a batch whose samples are all done counts as submitted."""
+    """Record the annotator's verdict; a batch whose samples are all done counts as submitted.
+
+    In a frozen round nothing changes: marking a done sample done again is answered
+    with the stored review (``D`` moves on), anything else raises RoundFrozen.
+    """
     _check_open(sample, annotator, round)
+    try:
+        freeze.check_writable(sample, annotator, round)
+    except freeze.RoundFrozen:
+        review = SampleReview.objects.filter(sample=sample, annotator=annotator, round=round, done=True).first()
+        if done and review is not None:
+            return review
+        raise
     review, _ = SampleReview.objects.get_or_create(sample=sample, annotator=annotator, round=round)
     review.done = done
     review.seconds_spent += max(0, int(seconds))
@@ -181,6 +205,7 @@ def refresh_assignment(batch_id: int, annotator: AbstractBaseUser, round: int) -
     if submitted and assignment.status != Assignment.Status.SUBMITTED:
         assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
         assignment.save(update_fields=["status", "submitted_at"])
+        freeze.close_reopening(assignment)
     elif not submitted and assignment.status == Assignment.Status.SUBMITTED:
         assignment.status, assignment.submitted_at = Assignment.Status.ASSIGNED, None
         assignment.save(update_fields=["status", "submitted_at"])

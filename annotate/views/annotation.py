@@ -13,8 +13,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotate import access
-from annotate.models import Job
-from annotate.services import export, ingest, projects, rounds
+from annotate.models import Assignment, Job
+from annotate.services import export, freeze, ingest, projects, rounds
 from annotate.services.pages import annotation_page_data, project_overview
 from annotate.taxonomy import hotkey_labels
 
@@ -71,7 +71,8 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         roster = [name.strip() for name in request.POST.get("roster", "").split(",") if name.strip()] or None
         try:
-            report = ingest.import_files(project, files, roster=roster, created_by=request.user)
+            report = ingest.import_files(project, files, roster=roster, created_by=request.user,
+                                         annotators=request.POST.get("annotators") or ingest.BY_NAME)
         except ingest.ImportFailed as error:
             messages.error(request, f"Nothing was imported. {error}")
         else:
@@ -80,19 +81,9 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
                 f"Imported {len(report.batches)} batches, {report.samples} samples and {report.spans} spans; "
                 "sentence embedding runs in the background.",
             )
-    return _back_to_project(request, project.slug)
-
-
-@require_POST
-@login_required
-def project_members(request: HttpRequest, slug: str) -> HttpResponse:
-    project, _ = access.get_project_for_user(request.user, slug, admin=True)
-    try:
-        projects.add_member(project, request.POST.get("username", "").strip(), request.POST.get("role", ""))
-    except projects.ProjectError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(request, "Member saved.")
+            for conflict in report.conflicts:
+                hint = " If they are different people, import again matching annotators by id." if conflict.merged else ""
+                messages.warning(request, f"{conflict.describe()}{hint}")
     return _back_to_project(request, project.slug)
 
 
@@ -195,4 +186,30 @@ def open_round_two(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         messages.error(request, str(error))
     else:
         messages.success(request, f"Round 2 is open for {batch.name}; its annotators see each other's round-1 work.")
+    return _back_to_project(request, project.slug)
+
+
+@require_POST
+@login_required
+def reopen_round(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Let one annotator change their frozen round again; the reason goes into the log."""
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    assignment = get_object_or_404(Assignment.objects.select_related("batch", "annotator"), pk=pk,
+                                   batch__project=project)
+    try:
+        freeze.reopen_round(assignment, request.user, request.POST.get("reason", ""))
+    except freeze.ReopenError as error:
+        messages.error(request, f"Not re-opened. {error}")
+    else:
+        messages.success(request, f"Round {assignment.round} of {assignment.batch.name} is open again for "
+                                  f"{assignment.annotator.username} until they submit it.")
+    return _back_to_project(request, project.slug)
+
+
+@require_POST
+@login_required
+def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    projects.update_project_settings(project, reveal_generator=request.POST.get("reveal_generator") == "on")
+    messages.success(request, "Settings saved.")
     return _back_to_project(request, project.slug)

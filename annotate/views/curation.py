@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotate import access
 from annotate.models import GoldLabel, Sample, SpanAnnotation
-from annotate.services import rounds
+from annotate.services import freeze, rounds
 from annotate.taxonomy import CATEGORY_NAMES
 
 
@@ -28,16 +28,19 @@ def curation_list(request: HttpRequest, slug: str) -> HttpResponse:
     labels = rounds.sample_disagreements(project, round)
     gold = dict(GoldLabel.objects.filter(sample__project=project).values_list("sample_id", "category"))
     samples = {s.pk: s for s in Sample.objects.filter(pk__in=labels).select_related("batch")}
+    stale = freeze.stale_gold_samples(project)
     rows = [
         {"sample": samples[pk], "labels": {n: CATEGORY_NAMES.get(c, c) for n, c in sorted(per.items())},
-         "disputed": len(set(per.values())) > 1, "gold": CATEGORY_NAMES.get(gold[pk]) if pk in gold else None}
+         "disputed": len(set(per.values())) > 1, "gold": CATEGORY_NAMES.get(gold[pk]) if pk in gold else None,
+         "stale": stale.get(pk)}
         for pk, per in labels.items()
     ]
-    rows.sort(key=lambda row: (not row["disputed"], row["gold"] is not None, row["sample"].batch.position,
-                               row["sample"].position))
+    # Stale gold labels first: they were built from work that has changed since.
+    rows.sort(key=lambda row: (row["stale"] is None, not row["disputed"], row["gold"] is not None,
+                               row["sample"].batch.position, row["sample"].position))
     agreed_open = sum(1 for row in rows if not row["disputed"] and row["gold"] is None and len(row["labels"]) >= 2)
     return render(request, "annotate/curation.html", {"project": project, "rows": rows, "round": round,
-                                                      "agreed_open": agreed_open})
+                                                      "agreed_open": agreed_open, "stale_count": len(stale)})
 
 
 @require_POST
@@ -70,5 +73,6 @@ def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     chosen = {span["from_span"] for span in gold.spans} if gold else set()
     return render(request, "annotate/adjudicate.html", {
         "project": project, "sample": sample, "spans": spans, "gold": gold, "chosen": chosen, "round": round,
+        "stale": freeze.stale_gold_samples(project).get(sample.pk) if gold else None,
         "gold_name": CATEGORY_NAMES.get(gold.category) if gold else None,
     })

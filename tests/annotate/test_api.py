@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from django.contrib.staticfiles import finders
 from django.test import Client
-from rest_framework.authtoken.models import Token
+from annotate.services.tokens import create_api_token
 
 from annotate.models import Batch, Passage, Project, Sample, SpanAnnotation
 from annotate.services import spans
@@ -99,8 +99,8 @@ def test_session_post_without_csrf_is_rejected(sample: Any, alice: Any) -> None:
 
 
 def test_token_auth_works_without_csrf(sample: Any, alice: Any) -> None:
-    token = Token.objects.create(user=alice)
-    client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Token {token.key}")
+    _, key = create_api_token(alice, "script")
+    client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Token {key}")
     assert post_span(client, sample).status_code == 201
 
 

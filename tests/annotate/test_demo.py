@@ -243,3 +243,30 @@ def test_exactly_one_demo_summary_holds_a_character_outside_the_bmp() -> None:
 def test_a_demo_source_holds_markup_and_an_entity_to_show_escaping() -> None:
     sources = {line["source"] for line in demo_lines()}
     assert [s for s in sources if "<b>" in s and "&amp;" in s]
+
+
+def test_demo_round_one_is_frozen_for_carol_and_bob_works_blind(db: None) -> None:
+    """The issue's walk: carol submitted round 1 of demo-batch-2 and cannot change it; bob sees no detector."""
+    load_demo()
+    users = get_user_model().objects
+    carol, bob = users.get(username="carol"), users.get(username="bob")
+    sample = Sample.objects.filter(batch__name="demo-batch-2").order_by("position").first()
+    span = SpanAnnotation.objects.filter(sample__batch__name="demo-batch-2", annotator=carol, round=1).first()
+    client = Client()
+    client.force_login(carol)
+    created = client.post("/api/spans/", {"sample": sample.pk, "start": 0, "end": 3, "labels": ["Benign"]},
+                          content_type="application/json")
+    changed = client.patch(f"/api/spans/{span.pk}/", {"version": span.version, "note": "late"},
+                           content_type="application/json")
+    assert created.status_code == changed.status_code == 409
+    assert "frozen" in created.json()["detail"] and created.json()["frozen"] is True
+    page = client.get(f"/projects/demo/samples/{sample.pk}/?round=1").content.decode()
+    assert "You submitted round 1 of demo-batch-2" in page
+    assert SpanAnnotation.objects.get(pk=span.pk).note == span.note
+
+    bob_client = Client()
+    bob_client.force_login(bob)
+    mine = Sample.objects.filter(batch__name="demo-batch-1").first()
+    assert mine.metadata, "the demo ships detector outputs"
+    detail = bob_client.get(f"/api/samples/{mine.pk}/").json()
+    assert detail["metadata"] == {} and detail["generator"] == ""

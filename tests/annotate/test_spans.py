@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from annotate.models import Assignment, SampleReview, SpanAnnotation
-from annotate.services import spans
+from annotate.services import freeze, spans
 
 pytestmark = pytest.mark.django_db
 
@@ -79,6 +79,8 @@ def test_done_on_every_sample_submits_the_assignment(batch: Any, alice: Any) -> 
     assignment = Assignment.objects.get(batch=batch, annotator=alice)
     assert assignment.status == "submitted" and assignment.submitted_at is not None
     assert SampleReview.objects.filter(annotator=alice, done=True).count() == len(samples)
-    spans.mark_sample_done(samples[0], alice, round=1, done=False)
+    # Submitted work is frozen: "not done" is refused and the submission stands (test_frozen.py).
+    with pytest.raises(freeze.RoundFrozen):
+        spans.mark_sample_done(samples[0], alice, round=1, done=False)
     assignment.refresh_from_db()
-    assert assignment.status == "assigned"
+    assert assignment.status == "submitted"

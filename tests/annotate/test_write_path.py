@@ -15,13 +15,14 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from rest_framework import serializers
-from rest_framework.authtoken.models import Token
 
 from annotate import access, embedder
 from annotate.api.serializers import SpanSerializer
-from annotate.models import Batch, Job, Passage, Sample, SpanAnnotation
+from annotate.models import ApiToken, Batch, Job, Passage, Sample, SpanAnnotation
 from annotate.services import embedding, spans
+from annotate.services.tokens import create_api_token
 from tests.conftest import login
 
 pytestmark = pytest.mark.django_db
@@ -88,7 +89,10 @@ def test_embedding_job_after_a_restart_counts_what_was_already_done(batch: Any) 
 
 
 def token_client(user: Any) -> Client:
-    return Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    """A client with a fresh API token, already marked used, so the counted requests pay no use-time write."""
+    token, key = create_api_token(user, "test")
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+    return Client(HTTP_AUTHORIZATION=f"Token {key}")
 
 
 def post_span(client: Client, sample: Any, **fields: Any) -> Any:
@@ -101,13 +105,14 @@ def statements(context: CaptureQueriesContext) -> list[str]:
     return [query["sql"] for query in context.captured_queries if "SAVEPOINT" not in query["sql"]]
 
 
-def test_span_create_costs_three_queries_with_a_token(sample: Any, alice: Any) -> None:
+def test_span_create_costs_four_queries_with_a_token(sample: Any, alice: Any) -> None:
     client = token_client(alice)
     with CaptureQueriesContext(connection) as context:
         response = post_span(client, sample)
     assert response.status_code == 201, response.content
-    # The token with its user, the sample with its project, passage, batch, role and assignment, the INSERT.
-    assert len(statements(context)) == 3, statements(context)
+    # The token with its user, the sample with its project, passage, batch, role and assignments,
+    # the look for an identical span already stored, the INSERT.
+    assert len(statements(context)) == 4, statements(context)
     assert response.json()["annotator"] == "alice"
 
 
@@ -116,7 +121,7 @@ def test_span_create_from_the_annotation_page_adds_only_the_session(sample: Any,
     with CaptureQueriesContext(connection) as context:
         response = post_span(client, sample)
     assert response.status_code == 201, response.content
-    assert len(statements(context)) == 4, statements(context)  # session and user instead of the token
+    assert len(statements(context)) == 5, statements(context)  # session and user instead of the token
 
 
 def test_span_patch_costs_three_queries_and_answers_the_stored_row(sample: Any, alice: Any) -> None:

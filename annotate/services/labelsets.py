@@ -1,0 +1,117 @@
+"""A project's label set and guidelines: edits saved as numbered versions, labels in use kept.
+
+The project row holds the newest label set (``Project.taxonomy``,
+``Project.guidelines``); every save adds a ``LabelSetVersion`` with the whole
+taxonomy. Projects made before versions existed get version 1, their label set
+as it stood, on their first save. The rules for a valid label set are the pure
+``annotate.taxonomy.check_label_set``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, TextField
+from django.db.models.functions import Cast
+
+from annotate.models import GoldLabel, LabelSetVersion, Project, SpanAnnotation
+from annotate.taxonomy import LabelSetError, check_label_set, parent_of
+
+MAX_GUIDELINES = 50_000
+MAX_NOTE = LabelSetVersion._meta.get_field("note").max_length or 300
+SEED_NOTE = "the label set before its first edit here"
+
+__all__ = ["LabelSetError", "labels_in_use", "label_set_history", "save_label_set"]
+
+
+def _with_parents(labels: list[Any]) -> set[str]:
+    names = set()
+    for label in labels:
+        if not isinstance(label, str):
+            continue
+        while label:
+            names.add(label)
+            label = parent_of(label)
+    return names
+
+
+def labels_in_use(project: Project) -> Counter[str]:
+    """Label name -> how many spans of the project (any round, gold spans too) carry it or a child of it.
+
+    A child implies its parent, so ``["Unwanted.Extrinsic"]`` alone counts for
+    ``Unwanted`` as well. Label lists are grouped by their JSON text: a project
+    has few distinct ones.
+    """
+    counts: Counter[str] = Counter()
+    grouped = (
+        SpanAnnotation.objects.filter(sample__project=project)
+        .annotate(labels_text=Cast("labels", TextField()))
+        .values("labels_text")
+        .annotate(spans=Count("id"))
+        .order_by()
+    )
+    for row in grouped:
+        labels = json.loads(row["labels_text"]) if row["labels_text"] else []
+        for name in _with_parents(labels if isinstance(labels, list) else []):
+            counts[name] += row["spans"]
+    for gold_spans in GoldLabel.objects.filter(sample__project=project).values_list("spans", flat=True):
+        for span in gold_spans or []:
+            labels = span.get("labels") if isinstance(span, dict) else None
+            for name in _with_parents(labels if isinstance(labels, list) else []):
+                counts[name] += 1
+    return counts
+
+
+def label_set_history(project: Project) -> list[LabelSetVersion]:
+    return list(project.label_set_versions.select_related("created_by").order_by("-number"))
+
+
+def _clean_text(value: Any, field: str, limit: int) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise LabelSetError([f"{field} must be text"])
+    text = value.replace("\r\n", "\n").replace("\r", "\n").strip()
+    if len(text) > limit:
+        raise LabelSetError([f"{field} is {len(text)} characters long; at most {limit} are kept"])
+    return text
+
+
+@transaction.atomic
+def save_label_set(
+    project: Project,
+    labels: list[Any],
+    *,
+    guidelines: Any,
+    note: Any = "",
+    author: AbstractBaseUser | None = None,
+) -> LabelSetVersion:
+    """Save a new label set and guidelines as the next version; LabelSetError (nothing saved) when invalid.
+
+    Labels used by spans of the project cannot be deleted, renamed or moved to
+    another category, only retired. Saving what is already current is refused,
+    so every version is a change.
+    """
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    guidelines = _clean_text(guidelines, "guidelines", MAX_GUIDELINES)
+    note = _clean_text(note, "note", MAX_NOTE)
+    taxonomy = check_label_set(labels, previous=project.taxonomy or {}, in_use=labels_in_use(project))
+    latest = project.label_set_versions.order_by("-number").first()
+    if taxonomy == project.taxonomy and guidelines == project.guidelines:
+        current = f"version {latest.number}" if latest else "the current label set"
+        raise LabelSetError([f"nothing changed since {current}; edit a label or the guidelines first"])
+    if latest is None:
+        latest = LabelSetVersion.objects.create(
+            project=project, number=1, taxonomy=project.taxonomy, guidelines=project.guidelines, note=SEED_NOTE
+        )
+    version = LabelSetVersion.objects.create(
+        project=project, number=latest.number + 1, taxonomy=taxonomy, guidelines=guidelines, note=note,
+        created_by=author,
+    )
+    project.taxonomy, project.guidelines = taxonomy, guidelines
+    project.save(update_fields=["taxonomy", "guidelines"])
+    return version

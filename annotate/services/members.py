@@ -1,0 +1,408 @@
+"""Who works on a project: new users, members and their roles, and batch duties moved between annotators.
+
+The rules (README, "Running a project"):
+
+- A project keeps an admin: its last admin can be neither removed nor given another role.
+- The figures (agreement, rates, detector evaluation, curation) read only submitted
+  assignments. An annotator's spans and done marks are never deleted here: unassigning them
+  keeps them stored, and in exports (which list every stored span), but out of the figures,
+  and the annotator can no longer open the batch. Because that drops work from the figures,
+  unassigning or reassigning someone who has work in the round needs an explicit
+  confirmation, and a submitted round must be re-opened first.
+- Removing a member drops their open assignments that hold no work, and is refused while an
+  open assignment holds work (unassign or reassign it first). Their submitted assignments stay
+  and keep counting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.tokens import default_token_generator
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.db.models import Count
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from annotate.models import Assignment, Batch, Membership, Project, SampleReview, SpanAnnotation
+from annotate.services.rounds import RECONCILIATION_ROUND
+
+Role = Membership.Role
+
+
+class MemberError(ValueError):
+    """Bad input or a refused change; the message starts with the field it is about."""
+
+
+class NeedsConfirmation(MemberError):
+    """The change would take an annotator's work out of the figures; repeat it with ``confirm=True``."""
+
+
+@dataclass(frozen=True)
+class Work:
+    """What an annotator has done in one batch and round."""
+
+    spans: int
+    done: int  # samples marked done
+
+    def __bool__(self) -> bool:
+        return bool(self.spans or self.done)
+
+    def __str__(self) -> str:
+        spans = f"{self.spans} span{'' if self.spans == 1 else 's'}"
+        done = f"{self.done} sample{'' if self.done == 1 else 's'} marked done"
+        return f"{spans} and {done}"
+
+
+@dataclass(frozen=True)
+class NewMember:
+    membership: Membership
+    # Path of the page where an invited user chooses a password; None when the admin typed one.
+    set_password_path: str | None
+
+
+def _role(role: str) -> str:
+    if role not in Role.values:
+        raise MemberError(f"role: {role!r} is not one of {', '.join(Role.values)}")
+    return role
+
+
+def _describe(assignment: Assignment) -> str:
+    return f"{assignment.batch.name} round {assignment.round}"
+
+
+# --------------------------------------------------------------------------- users
+
+
+def clean_username(username: str) -> str:
+    """The username as it will be stored, or MemberError naming what is wrong with it."""
+    user_model = get_user_model()
+    username = user_model.normalize_username(username.strip())
+    if not username:
+        raise MemberError("username: give a username")
+    field = user_model._meta.get_field(user_model.USERNAME_FIELD)
+    try:
+        field.run_validators(username)  # the model's own validators: allowed characters and max length
+    except ValidationError as error:
+        raise MemberError(f"username: {' '.join(error.messages)}") from error
+    # Case-insensitive, like Django's user creation form: "Erin" and "erin" would be two people in name only.
+    taken = user_model.objects.filter(**{f"{user_model.USERNAME_FIELD}__iexact": username}).first()
+    if taken is not None:
+        raise MemberError(f"username: {taken.get_username()!r} is taken; add that user as a member instead")
+    return username
+
+
+def set_password_path(user: AbstractBaseUser) -> str:
+    """Django's password-reset confirmation page for this user (valid PASSWORD_RESET_TIMEOUT, until used)."""
+    return reverse(
+        "password_reset_confirm",
+        kwargs={"uidb64": urlsafe_base64_encode(force_bytes(user.pk)), "token": default_token_generator.make_token(user)},
+    )
+
+
+@transaction.atomic
+def create_member(
+    project: Project, username: str, *, role: str, email: str = "", password: str | None = None
+) -> NewMember:
+    """Create a user who is a member of this project.
+
+    With ``password`` the user can log in at once; without it they get an unusable
+    password and the returned set-password path, for the admin to pass on (no email is sent).
+    """
+    role = _role(role)
+    username = clean_username(username)
+    user_model = get_user_model()
+    email = user_model.objects.normalize_email(email.strip())
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError as error:
+            raise MemberError(f"email: {' '.join(error.messages)}") from error
+    if password is not None:
+        if not password:
+            raise MemberError("password: type a password, or invite the user to choose one")
+        try:
+            validate_password(password, user_model(username=username, email=email))
+        except ValidationError as error:
+            raise MemberError(f"password: {' '.join(error.messages)}") from error
+    user = user_model.objects.create_user(username=username, email=email, password=password)
+    membership = Membership.objects.create(project=project, user=user, role=role)
+    return NewMember(membership, None if password is not None else set_password_path(user))
+
+
+def invitation_path(membership: Membership) -> str:
+    """A fresh set-password path for a member who has no password yet (invited, or imported from a file).
+
+    Only for someone who belongs to this project alone and is not site staff: a project
+    admin must not be able to take over an account that other projects rely on.
+    """
+    user = membership.user
+    if user.has_usable_password():
+        raise MemberError(f"member: {user.get_username()} already has a password")
+    if user.is_staff or user.is_superuser:
+        raise MemberError(f"member: {user.get_username()} is site staff; a site admin sets their password")
+    if Membership.objects.filter(user=user).exclude(project_id=membership.project_id).exists():
+        raise MemberError(
+            f"member: {user.get_username()} belongs to other projects too; a site admin sets their password"
+        )
+    return set_password_path(user)
+
+
+# --------------------------------------------------------------------------- members
+
+
+def _open_assignments(project: Project, user: Any) -> list[Assignment]:
+    return list(
+        Assignment.objects.filter(batch__project=project, annotator=user)
+        .exclude(status=Assignment.Status.SUBMITTED)
+        .select_related("batch")
+        .order_by("batch__position", "batch_id", "round")
+    )
+
+
+def _lock_admins(project: Project) -> list[Membership]:
+    """The project's admin rows, locked, so two admins cannot demote each other at the same moment."""
+    return list(Membership.objects.select_for_update().filter(project=project, role=Role.ADMIN).order_by("pk"))
+
+
+def _refuse_losing_last_admin(membership: Membership, what: str) -> None:
+    admins = _lock_admins(membership.project)
+    if membership.role == Role.ADMIN and [m.pk for m in admins] == [membership.pk]:
+        raise MemberError(
+            f"{what}: {membership.user.get_username()} is the last admin of {membership.project.slug!r}; "
+            "make someone else admin first"
+        )
+
+
+@transaction.atomic
+def add_member(project: Project, username: str, role: str) -> Membership:
+    """Give an existing user a role in the project (or change the role of one who is a member already)."""
+    role = _role(role)
+    user = get_user_model().objects.filter(username=username.strip()).first()
+    if user is None:
+        raise MemberError(f"username: no user called {username.strip()!r}; create them below")
+    membership = Membership.objects.filter(project=project, user=user).select_related("user", "project").first()
+    if membership is not None:
+        return change_role(membership, role)
+    return Membership.objects.create(project=project, user=user, role=role)
+
+
+@transaction.atomic
+def change_role(membership: Membership, role: str) -> Membership:
+    """Change a member's role; the last admin keeps theirs, and open duties must be handed on first."""
+    role = _role(role)
+    if role == membership.role:
+        return membership
+    _refuse_losing_last_admin(membership, "role")
+    if membership.role == Role.ANNOTATOR:
+        # An open assignment of a non-annotator could never be finished, and round 2 would wait on it.
+        held = _open_assignments(membership.project, membership.user)
+        if held:
+            raise MemberError(
+                f"role: {membership.user.get_username()} still holds open assignments "
+                f"({', '.join(map(_describe, held))}); unassign or reassign them first"
+            )
+    membership.role = role
+    membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def remove_member(membership: Membership) -> int:
+    """Take a member out of the project; returns how many of their open, unworked assignments went with them."""
+    _refuse_losing_last_admin(membership, "member")
+    held = _open_assignments(membership.project, membership.user)
+    worked = [assignment for assignment in held if assignment_work(assignment)]
+    if worked:
+        raise MemberError(
+            f"member: {membership.user.get_username()} has work in open assignments "
+            f"({', '.join(map(_describe, worked))}); unassign or reassign them on the batch's page first"
+        )
+    Assignment.objects.filter(pk__in=[assignment.pk for assignment in held]).delete()
+    membership.delete()
+    return len(held)
+
+
+def member_rows(project: Project) -> list[dict[str, Any]]:
+    """The members page's table: each member with their assignments in this project."""
+    memberships = list(
+        Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username")
+    )
+    by_user: dict[int, list[Assignment]] = {}
+    for assignment in (
+        Assignment.objects.filter(batch__project=project).select_related("batch").order_by("batch__position", "round")
+    ):
+        by_user.setdefault(assignment.annotator_id, []).append(assignment)
+    other_projects = set(
+        Membership.objects.filter(user__in=[m.user_id for m in memberships])
+        .exclude(project=project)
+        .values_list("user_id", flat=True)
+    )
+    rows = []
+    for membership in memberships:
+        user = membership.user
+        can_log_in = user.has_usable_password()
+        rows.append(
+            {
+                "membership": membership,
+                "user": user,
+                "can_log_in": can_log_in,
+                "can_invite": not can_log_in
+                and not (user.is_staff or user.is_superuser)
+                and user.pk not in other_projects,
+                "assignments": by_user.get(user.pk, []),
+            }
+        )
+    return rows
+
+
+# --------------------------------------------------------------------------- batch duties
+
+
+def assignment_work(assignment: Assignment) -> Work:
+    spans = SpanAnnotation.objects.filter(
+        sample__batch_id=assignment.batch_id, annotator_id=assignment.annotator_id, round=assignment.round
+    ).count()
+    done = SampleReview.objects.filter(
+        sample__batch_id=assignment.batch_id, annotator_id=assignment.annotator_id, round=assignment.round, done=True
+    ).count()
+    return Work(spans=spans, done=done)
+
+
+def _locked(assignment: Assignment) -> Assignment:
+    """The assignment read again under a row lock, so its status is the one the change is checked against."""
+    fresh = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("batch__project", "annotator")
+        .filter(pk=assignment.pk)
+        .first()
+    )
+    if fresh is None:
+        raise MemberError("assignment: it was removed meanwhile")
+    return fresh
+
+
+def _check_can_leave(assignment: Assignment, confirm: bool, verb: str) -> Work:
+    name = assignment.annotator.get_username()
+    if assignment.status == Assignment.Status.SUBMITTED:
+        raise MemberError(
+            f"assignment: {name} submitted {_describe(assignment)}; re-open the round before you {verb} them"
+        )
+    if assignment.round < RECONCILIATION_ROUND and Assignment.objects.filter(
+        batch_id=assignment.batch_id, annotator_id=assignment.annotator_id, round=RECONCILIATION_ROUND
+    ).exists():
+        raise MemberError(
+            f"assignment: round 2 of {assignment.batch.name} builds on {name}'s round-1 spans; "
+            "unassign them from round 2 first"
+        )
+    work = assignment_work(assignment)
+    if work and not confirm:
+        raise NeedsConfirmation(
+            f"assignment: {name} has {work} in {_describe(assignment)}. If you {verb} them, that work stays "
+            f"stored (exports list it) but counts in no agreement, results or curation figure, and {name} "
+            "can no longer open the batch. Confirm to go ahead."
+        )
+    return work
+
+
+@transaction.atomic
+def unassign_annotator(assignment: Assignment, *, confirm: bool = False) -> Work:
+    """Take a batch's round away from an annotator; returns the work that was left out of the figures."""
+    assignment = _locked(assignment)
+    work = _check_can_leave(assignment, confirm, "unassign")
+    assignment.delete()
+    return work
+
+
+def _annotator_member(project: Project, user_id: Any) -> AbstractBaseUser:
+    membership = (
+        Membership.objects.filter(project=project, user_id=user_id, role=Role.ANNOTATOR).select_related("user").first()
+        if str(user_id).isdigit()
+        else None
+    )
+    if membership is None:
+        raise MemberError(f"annotator: choose an annotator of {project.slug!r}")
+    return membership.user
+
+
+@transaction.atomic
+def assign_annotator(batch: Batch, user_id: Any, *, round: int = 1) -> Assignment:
+    """Give one annotator a batch's round (the batch page's form; the project page assigns several at once)."""
+    user = _annotator_member(batch.project, user_id)
+    if Assignment.objects.filter(batch=batch, annotator=user, round=round).exists():
+        raise MemberError(f"annotator: {user.get_username()} is already assigned to {batch.name} round {round}")
+    return Assignment.objects.create(batch=batch, annotator=user, round=round)
+
+
+@transaction.atomic
+def reassign_annotator(assignment: Assignment, to_user_id: Any, *, confirm: bool = False) -> Assignment:
+    """Move a batch's round from one annotator to another, who starts it afresh.
+
+    The first annotator's work is not handed over (spans are a person's judgement): it stays
+    stored under their name, out of the figures, as with unassigning.
+    """
+    assignment = _locked(assignment)
+    batch = assignment.batch
+    if assignment.round == RECONCILIATION_ROUND:
+        raise MemberError(
+            "assignment: round 2 reconciles each annotator's own round-1 spans and cannot move to someone "
+            "else; unassign instead"
+        )
+    to_user = _annotator_member(batch.project, to_user_id)
+    if to_user.pk == assignment.annotator_id:
+        raise MemberError(f"annotator: {to_user.get_username()} already holds this assignment")
+    if Assignment.objects.filter(batch=batch, annotator=to_user, round=assignment.round).exists():
+        raise MemberError(
+            f"annotator: {to_user.get_username()} is already assigned to {_describe(assignment)}"
+        )
+    _check_can_leave(assignment, confirm, "reassign")
+    assignment.delete()
+    return Assignment.objects.create(batch=batch, annotator=to_user, round=assignment.round)
+
+
+def batch_staffing(batch: Batch) -> dict[str, Any]:
+    """The batch page: each round's assignments with their work, and who else could take one."""
+    total = batch.samples.count()
+    spans = {
+        (row["annotator_id"], row["round"]): row["n"]
+        for row in SpanAnnotation.objects.filter(sample__batch=batch)
+        .values("annotator_id", "round").annotate(n=Count("id")).order_by()
+    }
+    done = {
+        (row["annotator_id"], row["round"]): row["n"]
+        for row in SampleReview.objects.filter(sample__batch=batch, done=True)
+        .values("annotator_id", "round").annotate(n=Count("id")).order_by()
+    }
+    annotators = [
+        membership.user
+        for membership in Membership.objects.filter(project=batch.project, role=Role.ANNOTATOR)
+        .select_related("user").order_by("user__username")
+    ]
+    rounds: dict[int, list[dict[str, Any]]] = {}
+    for assignment in batch.assignments.select_related("annotator").order_by("round", "annotator__username"):
+        key = (assignment.annotator_id, assignment.round)
+        rounds.setdefault(assignment.round, []).append(
+            {"assignment": assignment, "work": Work(spans=spans.get(key, 0), done=done.get(key, 0))}
+        )
+    taken = {(row["assignment"].annotator_id, number) for number, rows in rounds.items() for row in rows}
+    return {
+        "total": total,
+        "rounds": [
+            {
+                "number": number,
+                "rows": rows,
+                "others": [user for user in annotators if (user.pk, number) not in taken],
+            }
+            for number, rows in sorted(rounds.items())
+        ],
+        "unassigned_round_one": [user for user in annotators if (user.pk, 1) not in taken],
+        "annotator_count": len(annotators),
+    }
+

@@ -1,0 +1,100 @@
+"""The label set and guidelines editor of a project (admins), with its version history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotate import access
+from annotate.models import LabelSetVersion, Project
+from annotate.services import labelsets
+from annotate.taxonomy import CATEGORY_NAMES, LABEL_CATEGORIES, is_hex_color
+
+TEXT_FIELDS = ("name", "category", "hotkey", "color", "description", "example")
+BLANK_ROWS = 3  # empty rows under the labels, for new ones
+
+
+def _version(project: Project, raw: str) -> LabelSetVersion:
+    version = project.label_set_versions.filter(number=int(raw)).first() if raw.isdigit() else None
+    if version is None:
+        raise Http404(f"No label set version {raw}")
+    return version
+
+
+def _editor_rows(labels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = [{key: label.get(key) or "" for key in TEXT_FIELDS} | {"retired": bool(label.get("retired"))}
+            for label in labels]
+    return rows + [dict.fromkeys(TEXT_FIELDS, "") | {"retired": False} for _ in range(BLANK_ROWS)]
+
+
+def _submitted_rows(post: QueryDict) -> list[dict[str, Any]]:
+    """The form's rows as posted: parallel lists of text fields, checkboxes carrying their row's index."""
+    columns = {key: post.getlist(key) for key in TEXT_FIELDS}
+    retired, deleted = set(post.getlist("retired")), set(post.getlist("delete"))
+    rows = []
+    for index in range(max(len(values) for values in columns.values())):
+        row: dict[str, Any] = {key: values[index] if index < len(values) else "" for key, values in columns.items()}
+        rows.append(row | {"retired": str(index) in retired, "deleted": str(index) in deleted})
+    return rows
+
+
+def _is_blank(row: dict[str, Any]) -> bool:
+    return not any(str(row[key]).strip() for key in TEXT_FIELDS) and not row["retired"]
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def label_set(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    shown = _version(project, request.GET["version"]) if "version" in request.GET else None
+    errors: list[str] = []
+    if request.method == "POST":
+        rows = _submitted_rows(request.POST)
+        labels = [
+            {key: row[key] for key in TEXT_FIELDS} | {"retired": row["retired"], "row": number}
+            for number, row in enumerate(rows, start=1)
+            if not row["deleted"] and not _is_blank(row)
+        ]
+        try:
+            version = labelsets.save_label_set(
+                project, labels, guidelines=request.POST.get("guidelines", ""), note=request.POST.get("note", ""),
+                author=request.user,
+            )
+        except labelsets.LabelSetError as error:
+            errors = error.problems
+        else:
+            messages.success(request, f"Saved the label set and guidelines as version {version.number}.")
+            url = reverse("label-set", args=[project.slug])
+            return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
+        guidelines, note = request.POST.get("guidelines", ""), request.POST.get("note", "")
+    else:
+        start = _version(project, request.GET["edit_from"]) if "edit_from" in request.GET else None
+        taxonomy = start.taxonomy if start else project.taxonomy
+        rows = _editor_rows(list((taxonomy or {}).get("labels", [])))
+        guidelines, note = (start.guidelines if start else project.guidelines), ""
+        if start:
+            note = f"from version {start.number}"
+    in_use = labelsets.labels_in_use(project)
+    context = {
+        "project": project,
+        "rows": [
+            row | {"index": index, "in_use": in_use.get(row["name"].strip(), 0),
+                   "swatch": row["color"].strip() if is_hex_color(row["color"].strip()) else ""}
+            for index, row in enumerate(rows)
+        ],
+        "guidelines": guidelines,
+        "note": note,
+        "errors": errors,
+        "history": labelsets.label_set_history(project),
+        "shown": shown,
+        "categories": [(code, CATEGORY_NAMES[code]) for code in LABEL_CATEGORIES],
+    }
+    template = "annotate/labels.html#editor" if request.htmx else "annotate/labels.html"
+    return render(request, template, context, status=400 if errors else 200)

@@ -1,0 +1,517 @@
+"""The members page and the batch annotators page: users made without the Django admin, roles, assignments."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client, override_settings
+
+from annotate.models import Assignment, Membership, Project, SampleReview, SpanAnnotation
+from annotate.services import members, spans, stats
+from tests.conftest import PASSWORD, login, make_user
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+User = get_user_model()
+
+
+def invitation_url(response: Any) -> str:
+    found = re.search(r'value="([^"]+)" data-role="invitation-url"', response.content.decode())
+    assert found, response.content.decode()
+    return html.unescape(found.group(1))
+
+
+def new_user_form(**fields: str) -> dict[str, str]:
+    return {"username": "erin", "email": "", "role": "annotator", "access": "invite", **fields}
+
+
+def membership(project: Project, user: Any) -> Membership:
+    return Membership.objects.get(project=project, user=user)
+
+
+def give_work(batch: Any, user: Any) -> None:
+    """One span and one sample marked done in round 1."""
+    first = batch.samples.order_by("position").first()
+    spans.create_span(first, user, round=1, start=0, end=4, labels=["Benign"])
+    spans.mark_sample_done(first, user, round=1, done=True)
+
+
+def submit_batch(batch: Any, user: Any) -> None:
+    for sample in batch.samples.all():
+        spans.mark_sample_done(sample, user, round=1, done=True)
+
+
+# --------------------------------------------------------------------------- who may do what
+
+
+def action_urls(project: Project, batch: Any) -> list[tuple[str, str]]:
+    alice_membership = membership(project, batch.assignments.get(annotator__username="alice").annotator)
+    assignment = batch.assignments.get(annotator__username="alice").pk
+    return [
+        ("get", "/projects/demo/members/"),
+        ("post", "/projects/demo/members/"),
+        ("post", "/projects/demo/members/new/"),
+        ("post", f"/projects/demo/members/{alice_membership.pk}/role/"),
+        ("post", f"/projects/demo/members/{alice_membership.pk}/remove/"),
+        ("post", f"/projects/demo/members/{alice_membership.pk}/set-password-link/"),
+        ("get", f"/projects/demo/batches/{batch.pk}/annotators/"),
+        ("post", f"/projects/demo/batches/{batch.pk}/annotators/"),
+        ("post", f"/projects/demo/assignments/{assignment}/unassign/"),
+        ("post", f"/projects/demo/assignments/{assignment}/reassign/"),
+    ]
+
+
+def test_outsiders_get_404_annotators_403_and_anonymous_the_login(batch: Any, alice: Any, charlie: Any) -> None:
+    project = batch.project
+    before = (User.objects.count(), Membership.objects.count(), Assignment.objects.count())
+    form = {"username": "zed", "role": "admin", "annotator": str(charlie.pk), "to": str(charlie.pk), "confirm": "yes"}
+    for method, url in action_urls(project, batch):
+        assert getattr(login(charlie), method)(url, form).status_code == 404, url
+        assert getattr(login(alice), method)(url, form).status_code == 403, url
+        anonymous = getattr(Client(), method)(url, form)
+        assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/"), url
+    assert (User.objects.count(), Membership.objects.count(), Assignment.objects.count()) == before
+    assert membership(project, alice).role == "annotator"
+
+
+def test_wrong_methods_get_405(batch: Any, admin_user: Any) -> None:
+    client = login(admin_user)
+    for method, url in action_urls(batch.project, batch):
+        wrong = "put" if method == "get" else "get"
+        if url.endswith(("/members/", "/annotators/")):
+            wrong = "put"  # these answer GET (the page) and POST (the form)
+        assert getattr(client, wrong)(url).status_code == 405, (wrong, url)
+
+
+def test_members_of_another_project_are_404(batch: Any, admin_user: Any, charlie: Any) -> None:
+    other = Project.objects.create(name="Other", slug="other")
+    foreign = Membership.objects.create(project=other, user=charlie, role="annotator")
+    client = login(admin_user)
+    assert client.post(f"/projects/demo/members/{foreign.pk}/remove/").status_code == 404
+    assert client.post(f"/projects/demo/members/{foreign.pk}/role/", {"role": "admin"}).status_code == 404
+    assert Membership.objects.get(pk=foreign.pk).role == "annotator"
+
+
+# --------------------------------------------------------------------------- the members page
+
+
+def test_members_page_lists_members_and_offers_every_role_curator_included(batch: Any, admin_user: Any) -> None:
+    response = login(admin_user).get("/projects/demo/members/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    for name in ("adam", "alice", "bob"):
+        assert f'data-member="{name}"' in page
+    for role in ("admin", "annotator", "auditor", "curator"):
+        assert f'<option value="{role}"' in page
+    assert f'href="/projects/demo/batches/{batch.pk}/annotators/">batch-1</a> r1' in page
+
+
+def test_members_page_htmx_variant_is_the_fragment(project: Any, admin_user: Any) -> None:
+    page = login(admin_user).get("/projects/demo/members/", **HTMX).content.decode()
+    assert page.startswith('\n<section id="members"') or page.lstrip().startswith('<section id="members"')
+    assert "<html" not in page
+
+
+def test_project_page_links_the_members_page_and_the_batch_page(batch: Any, admin_user: Any, alice: Any) -> None:
+    page = login(admin_user).get("/projects/demo/").content.decode()
+    assert 'href="/projects/demo/members/" data-role="members-link"' in page
+    assert f'href="/projects/demo/batches/{batch.pk}/annotators/" data-role="batch-annotators"' in page
+    annotator_page = login(alice).get("/projects/demo/").content.decode()
+    assert "members-link" not in annotator_page and "batch-annotators" not in annotator_page
+
+
+# --------------------------------------------------------------------------- creating users
+
+
+def test_admin_creates_a_user_with_a_password(project: Any, admin_user: Any) -> None:
+    response = login(admin_user).post(
+        "/projects/demo/members/new/",
+        new_user_form(email="erin@example.org", role="curator", access="password", password="erin-secret-1"),
+    )
+    assert response.status_code == 200
+    assert "erin was created as curator" in response.content.decode()
+    erin = User.objects.get(username="erin")
+    assert erin.email == "erin@example.org" and erin.check_password("erin-secret-1")
+    assert not erin.is_staff and not erin.is_superuser
+    assert membership(project, erin).role == "curator"
+    assert Client().login(username="erin", password="erin-secret-1")
+    assert 'data-role="invitation"' not in response.content.decode()
+
+
+def test_invitation_link_lets_the_new_user_choose_a_password_once(project: Any, admin_user: Any) -> None:
+    response = login(admin_user).post("/projects/demo/members/new/", new_user_form())
+    assert response.status_code == 200
+    erin = User.objects.get(username="erin")
+    assert not erin.has_usable_password()
+    assert membership(project, erin).role == "annotator"
+    url = invitation_url(response)
+    assert url.startswith("http://testserver/accounts/reset/")
+
+    browser = Client()
+    landing = browser.get(url, follow=True)  # Django moves the token into the session, then shows the form
+    assert landing.status_code == 200
+    page = landing.content.decode()
+    assert "Choose a password" in page and "<strong>erin</strong>" in page and 'name="new_password1"' in page
+    form_url = landing.redirect_chain[-1][0]
+    mismatch = browser.post(form_url, {"new_password1": "erin-pass-42", "new_password2": "erin-pass-43"})
+    assert mismatch.status_code == 200 and "didn’t match" in html.unescape(mismatch.content.decode())
+    done = browser.post(form_url, {"new_password1": "erin-pass-42", "new_password2": "erin-pass-42"}, follow=True)
+    assert "Password set" in done.content.decode() and 'href="/accounts/login/"' in done.content.decode()
+    erin.refresh_from_db()
+    assert erin.check_password("erin-pass-42")
+
+    again = Client().get(url, follow=True).content.decode()
+    assert "This link does not work" in again and 'name="new_password1"' not in again
+
+
+def test_project_admin_who_is_not_site_staff_may_create_users(project: Any) -> None:
+    pat = make_user("pat")
+    Membership.objects.create(project=project, user=pat, role="admin")
+    response = login(pat).post("/projects/demo/members/new/", new_user_form(username="erin"))
+    assert response.status_code == 200
+    assert not User.objects.get(username="erin").is_staff
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"username": ""}, "username: give a username"),
+        ({"username": "   "}, "username: give a username"),
+        ({"username": "erin smith"}, "username: Enter a valid username. This value may contain only letters, numbers, "
+                                     "and @/./+/-/_ characters."),
+        ({"username": "erin!"}, "username: Enter a valid username."),
+        ({"username": "e" * 151}, "username: Ensure this value has at most 150 characters (it has 151)."),
+        ({"username": "ALICE"}, "username: 'alice' is taken; add that user as a member instead"),
+        ({"role": "boss"}, "role: 'boss' is not one of admin, annotator, auditor, curator"),
+        ({"email": "erin@"}, "email: Enter a valid email address."),
+        ({"access": "password", "password": ""}, "password: type a password, or invite the user to choose one"),
+        ({"access": "magic"}, "access: 'magic' is neither 'invite' nor 'password'"),
+    ],
+)
+def test_bad_new_user_input_names_the_field_and_creates_nothing(
+    project: Any, admin_user: Any, fields: dict[str, str], message: str
+) -> None:
+    before = (User.objects.count(), Membership.objects.count())
+    response = login(admin_user).post("/projects/demo/members/new/", new_user_form(**fields))
+    assert response.status_code == 400
+    assert message in html.unescape(response.content.decode())
+    assert (User.objects.count(), Membership.objects.count()) == before
+
+
+@override_settings(
+    AUTH_PASSWORD_VALIDATORS=[{"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"}]
+)
+def test_a_password_the_validators_refuse_creates_nothing(project: Any, admin_user: Any) -> None:
+    response = login(admin_user).post(
+        "/projects/demo/members/new/", new_user_form(access="password", password="short")
+    )
+    assert response.status_code == 400
+    assert "password: This password is too short. It must contain at least 8 characters." in html.unescape(
+        response.content.decode()
+    )
+    assert not User.objects.filter(username="erin").exists()
+
+
+def test_a_failed_form_keeps_what_was_typed_but_never_the_password(project: Any, admin_user: Any) -> None:
+    response = login(admin_user).post(
+        "/projects/demo/members/new/",
+        new_user_form(username="bad name", email="e@example.org", role="auditor", access="password",
+                      password="typed-secret"),
+    )
+    page = response.content.decode()
+    assert 'value="bad name"' in page and 'value="e@example.org"' in page
+    assert "typed-secret" not in page
+
+
+def test_create_user_htmx_variant_answers_the_fragment_with_the_link(project: Any, admin_user: Any) -> None:
+    response = login(admin_user).post("/projects/demo/members/new/", new_user_form(), **HTMX)
+    page = response.content.decode()
+    assert response.status_code == 200 and "<html" not in page and 'id="members"' in page
+    assert invitation_url(response).startswith("http://testserver/accounts/reset/")
+    failed = login(admin_user).post("/projects/demo/members/new/", new_user_form(), **HTMX)  # erin exists now
+    assert failed.status_code == 400 and "<html" not in failed.content.decode()
+    assert "username: &#x27;erin&#x27; is taken" in failed.content.decode()
+
+
+def test_new_set_password_link_only_for_members_without_one_in_this_project_alone(
+    project: Any, admin_user: Any, alice: Any
+) -> None:
+    client = login(admin_user)
+    erin = members.create_member(project, "erin", role="annotator").membership
+    response = client.post(f"/projects/demo/members/{erin.pk}/set-password-link/")
+    assert response.status_code == 200 and "/accounts/reset/" in invitation_url(response)
+
+    has_password = client.post(f"/projects/demo/members/{membership(project, alice).pk}/set-password-link/")
+    assert has_password.status_code == 400 and "member: alice already has a password" in has_password.content.decode()
+
+    other = Project.objects.create(name="Other", slug="other")
+    Membership.objects.create(project=other, user=erin.user, role="annotator")
+    shared = client.post(f"/projects/demo/members/{erin.pk}/set-password-link/")
+    assert shared.status_code == 400
+    assert "erin belongs to other projects too; a site admin sets their password" in shared.content.decode()
+    assert 'data-role="invitation"' not in shared.content.decode()
+
+
+# --------------------------------------------------------------------------- adding, changing, removing members
+
+
+def test_admin_adds_an_existing_user_as_curator(project: Any, admin_user: Any, charlie: Any) -> None:
+    response = login(admin_user).post("/projects/demo/members/", {"username": "charlie", "role": "curator"})
+    assert response.status_code == 200 and "charlie is curator of Demo." in response.content.decode()
+    assert membership(project, charlie).role == "curator"
+
+
+def test_adding_an_unknown_user_or_a_bad_role_changes_nothing(project: Any, admin_user: Any, charlie: Any) -> None:
+    client = login(admin_user)
+    response = client.post("/projects/demo/members/", {"username": "nobody", "role": "annotator"})
+    assert response.status_code == 400
+    assert "username: no user called &#x27;nobody&#x27;; create them below" in response.content.decode()
+    response = client.post("/projects/demo/members/", {"username": "charlie", "role": "owner"}, **HTMX)
+    assert response.status_code == 400 and "<html" not in response.content.decode()
+    assert "role: &#x27;owner&#x27; is not one of" in response.content.decode()
+    assert not Membership.objects.filter(user=charlie).exists()
+
+
+def test_admin_changes_a_role(project: Any, admin_user: Any, alice: Any) -> None:
+    alice_membership = membership(project, alice)
+    response = login(admin_user).post(f"/projects/demo/members/{alice_membership.pk}/role/", {"role": "curator"},
+                                      **HTMX)
+    assert response.status_code == 200 and "alice is now curator." in response.content.decode()
+    assert "<html" not in response.content.decode()
+    assert membership(project, alice).role == "curator"
+
+
+def test_a_bad_role_is_refused(project: Any, admin_user: Any, alice: Any) -> None:
+    response = login(admin_user).post(f"/projects/demo/members/{membership(project, alice).pk}/role/",
+                                      {"role": "root"})
+    assert response.status_code == 400 and "role: &#x27;root&#x27; is not one of" in response.content.decode()
+    assert membership(project, alice).role == "annotator"
+
+
+def test_the_last_admin_can_be_neither_demoted_nor_removed(project: Any, admin_user: Any, charlie: Any) -> None:
+    client = login(admin_user)
+    own = membership(project, admin_user)
+    demoted = client.post(f"/projects/demo/members/{own.pk}/role/", {"role": "annotator"})
+    assert demoted.status_code == 400
+    assert "role: adam is the last admin of &#x27;demo&#x27;; make someone else admin first" in demoted.content.decode()
+    removed = client.post(f"/projects/demo/members/{own.pk}/remove/")
+    assert removed.status_code == 400 and "member: adam is the last admin" in removed.content.decode()
+    via_add_form = client.post("/projects/demo/members/", {"username": "adam", "role": "auditor"})
+    assert via_add_form.status_code == 400
+    assert membership(project, admin_user).role == "admin"
+
+    Membership.objects.create(project=project, user=charlie, role="admin")
+    assert client.post(f"/projects/demo/members/{own.pk}/role/", {"role": "auditor"}).status_code == 200
+    assert membership(project, admin_user).role == "auditor"
+
+
+def test_an_annotator_with_open_assignments_keeps_the_role_until_they_are_handed_on(
+    batch: Any, admin_user: Any, alice: Any
+) -> None:
+    response = login(admin_user).post(f"/projects/demo/members/{membership(batch.project, alice).pk}/role/",
+                                      {"role": "auditor"})
+    assert response.status_code == 400
+    assert ("role: alice still holds open assignments (batch-1 round 1); unassign or reassign them first"
+            in response.content.decode())
+    assert membership(batch.project, alice).role == "annotator"
+
+
+def test_removing_a_member_drops_their_unworked_assignments(batch: Any, admin_user: Any, alice: Any) -> None:
+    response = login(admin_user).post(f"/projects/demo/members/{membership(batch.project, alice).pk}/remove/",
+                                      **HTMX)
+    assert response.status_code == 200 and "<html" not in response.content.decode()
+    assert "alice is no longer a member. Their 1 unstarted assignment went with them." in response.content.decode()
+    assert not Membership.objects.filter(user=alice).exists()
+    assert not Assignment.objects.filter(annotator=alice).exists()
+    assert Assignment.objects.filter(annotator__username="bob").exists()
+
+
+def test_removing_a_member_with_work_in_an_open_assignment_is_refused(batch: Any, admin_user: Any, alice: Any) -> None:
+    give_work(batch, alice)
+    response = login(admin_user).post(f"/projects/demo/members/{membership(batch.project, alice).pk}/remove/")
+    assert response.status_code == 400
+    assert ("member: alice has work in open assignments (batch-1 round 1); unassign or reassign them on the "
+            "batch&#x27;s page first") in response.content.decode()
+    assert Membership.objects.filter(user=alice).exists() and Assignment.objects.filter(annotator=alice).exists()
+
+
+def test_a_member_who_submitted_can_be_removed_and_the_work_keeps_counting(
+    batch: Any, admin_user: Any, alice: Any
+) -> None:
+    submit_batch(batch, alice)
+    assert Assignment.objects.get(annotator=alice).status == "submitted"
+    response = login(admin_user).post(f"/projects/demo/members/{membership(batch.project, alice).pk}/remove/")
+    assert response.status_code == 200
+    assert not Membership.objects.filter(user=alice).exists()
+    assert Assignment.objects.get(annotator=alice).status == "submitted"
+    assert SampleReview.objects.filter(annotator=alice, done=True).count() == batch.samples.count()
+
+
+# --------------------------------------------------------------------------- the batch annotators page
+
+
+def test_batch_page_lists_each_rounds_annotators_with_their_work(batch: Any, admin_user: Any, alice: Any) -> None:
+    give_work(batch, alice)
+    response = login(admin_user).get(f"/projects/demo/batches/{batch.pk}/annotators/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    row = page[page.index('data-annotator="alice"'):]
+    row = row[: row.index("</tr>")]
+    assert "<td>1 / 3</td>" in row and "<td>1</td>" in row
+    assert 'data-annotator="bob"' in page
+    fragment = login(admin_user).get(f"/projects/demo/batches/{batch.pk}/annotators/", **HTMX).content.decode()
+    assert 'id="staffing"' in fragment and "<html" not in fragment
+
+
+def test_admin_assigns_an_annotator_to_round_one(batch: Any, admin_user: Any, charlie: Any) -> None:
+    Membership.objects.create(project=batch.project, user=charlie, role="annotator")
+    response = login(admin_user).post(f"/projects/demo/batches/{batch.pk}/annotators/",
+                                      {"annotator": str(charlie.pk)}, **HTMX)
+    assert response.status_code == 200 and "charlie is assigned to round 1." in response.content.decode()
+    assert Assignment.objects.filter(batch=batch, annotator=charlie, round=1, status="assigned").exists()
+
+
+@pytest.mark.parametrize("who", ["outsider", "bob", "junk", ""])
+def test_assigning_someone_who_is_not_a_free_annotator_changes_nothing(
+    batch: Any, admin_user: Any, charlie: Any, bob: Any, who: str
+) -> None:
+    value = {"outsider": str(charlie.pk), "bob": str(bob.pk), "junk": "12x", "": ""}[who]
+    before = Assignment.objects.count()
+    response = login(admin_user).post(f"/projects/demo/batches/{batch.pk}/annotators/", {"annotator": value})
+    assert response.status_code == 400
+    expected = ("annotator: bob is already assigned to batch-1 round 1" if who == "bob"
+                else "annotator: choose an annotator of &#x27;demo&#x27;")
+    assert expected in response.content.decode()
+    assert Assignment.objects.count() == before
+
+
+def test_unassigning_an_annotator_without_work(batch: Any, admin_user: Any, alice: Any) -> None:
+    assignment = batch.assignments.get(annotator=alice)
+    response = login(admin_user).post(f"/projects/demo/assignments/{assignment.pk}/unassign/", **HTMX)
+    assert response.status_code == 200 and "<html" not in response.content.decode()
+    assert "alice is no longer assigned to round 1." in response.content.decode()
+    assert not Assignment.objects.filter(pk=assignment.pk).exists()
+
+
+def test_unassigning_someone_with_work_asks_first_and_keeps_the_spans(
+    batch: Any, admin_user: Any, alice: Any
+) -> None:
+    give_work(batch, alice)
+    assignment = batch.assignments.get(annotator=alice)
+    sample = batch.samples.order_by("position").first()
+    client = login(admin_user)
+    asked = client.post(f"/projects/demo/assignments/{assignment.pk}/unassign/")
+    assert asked.status_code == 409
+    page = html.unescape(asked.content.decode())
+    assert ("assignment: alice has 1 span and 1 sample marked done in batch-1 round 1. If you unassign them, that "
+            "work stays stored (exports list it) but counts in no agreement, results or curation figure, and alice "
+            "can no longer open the batch.") in page
+    assert 'name="confirm" value="yes"' in page
+    assert Assignment.objects.filter(pk=assignment.pk).exists()
+
+    done = client.post(f"/projects/demo/assignments/{assignment.pk}/unassign/", {"confirm": "yes"})
+    assert done.status_code == 200
+    assert "Their 1 span and 1 sample marked done stay stored, out of the figures." in done.content.decode()
+    assert not Assignment.objects.filter(pk=assignment.pk).exists()
+    assert SpanAnnotation.objects.filter(annotator=alice).count() == 1
+    assert login(alice).get(f"/projects/demo/samples/{sample.pk}/").status_code == 404
+    # The figures' roster is the batch's submitters: bob, once he submits; never alice's kept span.
+    submit_batch(batch, batch.assignments.get(annotator__username="bob").annotator)
+    assert stats.batch_submitters(batch.project, 1) == {batch.pk: [batch.assignments.get().annotator_id]}
+    first_generator = sample.generator  # alice's Benign span was on this sample; bob marked it done with none
+    assert stats.worst_label_distribution(batch.project, 1)[first_generator] == {"n": 1, "C": 1, "B": 0, "Q": 0, "U": 0}
+
+
+def test_a_submitted_round_is_not_unassigned_without_reopening(batch: Any, admin_user: Any, alice: Any) -> None:
+    submit_batch(batch, alice)
+    assignment = batch.assignments.get(annotator=alice)
+    response = login(admin_user).post(f"/projects/demo/assignments/{assignment.pk}/unassign/", {"confirm": "yes"})
+    assert response.status_code == 400
+    assert ("assignment: alice submitted batch-1 round 1; re-open the round before you unassign them"
+            in response.content.decode())
+    assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
+
+
+def test_reassigning_moves_the_duty_to_another_annotator(batch: Any, admin_user: Any, alice: Any,
+                                                         charlie: Any) -> None:
+    Membership.objects.create(project=batch.project, user=charlie, role="annotator")
+    give_work(batch, alice)
+    assignment = batch.assignments.get(annotator=alice)
+    client = login(admin_user)
+    asked = client.post(f"/projects/demo/assignments/{assignment.pk}/reassign/", {"to": str(charlie.pk)}, **HTMX)
+    assert asked.status_code == 409 and "<html" not in asked.content.decode()
+    assert f'name="to" value="{charlie.pk}"' in asked.content.decode()
+    assert not Assignment.objects.filter(annotator=charlie).exists()
+
+    done = client.post(f"/projects/demo/assignments/{assignment.pk}/reassign/",
+                       {"to": str(charlie.pk), "confirm": "yes"})
+    assert done.status_code == 200 and "Round 1 moved from alice to charlie." in done.content.decode()
+    assert not Assignment.objects.filter(annotator=alice).exists()
+    moved = Assignment.objects.get(annotator=charlie)
+    assert (moved.batch_id, moved.round, moved.status) == (batch.pk, 1, "assigned")
+    assert SpanAnnotation.objects.filter(annotator=alice).count() == 1
+    assert not SpanAnnotation.objects.filter(annotator=charlie).exists()
+
+
+@pytest.mark.parametrize(
+    ("to", "message"),
+    [
+        ("outsider", "annotator: choose an annotator of &#x27;demo&#x27;"),
+        ("bob", "annotator: bob is already assigned to batch-1 round 1"),
+        ("alice", "annotator: alice already holds this assignment"),
+    ],
+)
+def test_reassigning_to_someone_unfit_changes_nothing(
+    batch: Any, admin_user: Any, alice: Any, bob: Any, charlie: Any, to: str, message: str
+) -> None:
+    target = {"outsider": charlie, "bob": bob, "alice": alice}[to]
+    assignment = batch.assignments.get(annotator=alice)
+    response = login(admin_user).post(f"/projects/demo/assignments/{assignment.pk}/reassign/",
+                                      {"to": str(target.pk), "confirm": "yes"})
+    assert response.status_code == 400 and message in response.content.decode()
+    assert set(batch.assignments.values_list("annotator__username", flat=True)) == {"alice", "bob"}
+
+
+def test_round_two_cannot_be_reassigned_and_round_one_waits_for_it(batch: Any, admin_user: Any, alice: Any,
+                                                                  bob: Any) -> None:
+    submit_batch(batch, alice)
+    submit_batch(batch, bob)
+    from annotate.services import rounds
+
+    rounds.open_reconciliation_round(batch)
+    second = Assignment.objects.get(annotator=alice, round=2)
+    client = login(admin_user)
+    response = client.post(f"/projects/demo/assignments/{second.pk}/reassign/", {"to": str(bob.pk)})
+    assert response.status_code == 400
+    assert "round 2 reconciles each annotator&#x27;s own round-1 spans" in response.content.decode()
+
+    first = Assignment.objects.get(annotator=alice, round=1)
+    Assignment.objects.filter(pk=first.pk).update(status="assigned", reopened=True)  # as if re-opened
+    refused = client.post(f"/projects/demo/assignments/{first.pk}/unassign/", {"confirm": "yes"})
+    assert refused.status_code == 400
+    assert "unassign them from round 2 first" in refused.content.decode()
+    assert client.post(f"/projects/demo/assignments/{second.pk}/unassign/").status_code == 200
+    assert not Assignment.objects.filter(pk=second.pk).exists()
+
+
+def test_page_forms_need_the_csrf_token(batch: Any, admin_user: Any) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    assignment = batch.assignments.first()
+    assert client.post("/projects/demo/members/new/", new_user_form()).status_code == 403
+    assert client.post(f"/projects/demo/assignments/{assignment.pk}/unassign/").status_code == 403
+    assert not User.objects.filter(username="erin").exists()
+    assert Assignment.objects.filter(pk=assignment.pk).exists()
+
+
+def test_invited_user_logs_in_after_setting_the_password(project: Any) -> None:
+    new = members.create_member(project, "erin", role="annotator")
+    assert not Client().login(username="erin", password=PASSWORD)
+    browser = Client()
+    form_url = browser.get(new.set_password_path, follow=True).redirect_chain[-1][0]
+    browser.post(form_url, {"new_password1": PASSWORD, "new_password2": PASSWORD})
+    assert Client().login(username="erin", password=PASSWORD)
