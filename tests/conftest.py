@@ -29,6 +29,12 @@ SUMMARIES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    """Test users' passwords need no protection: MD5 instead of PBKDF2 saves ~0.5 s a user on this CPU."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def make_user(username: str, **extra: Any) -> Any:
     return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
 
