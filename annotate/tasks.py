@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
 from annotate.services import embedding, export, results_cache
 
 
+# One slice of the job; the service queues the next slice behind whatever else is waiting.
 @shared_task(acks_late=True, time_limit=3600, soft_time_limit=3500)
 def embed_project_texts(job_id: int) -> None:
-    embedding.run_embedding_job(job_id)
+    embedding.run_embedding_job(
+        job_id, max_seconds=settings.EMBEDDING_SLICE_SECONDS, max_sentences=settings.EMBEDDING_SLICE_SENTENCES
+    )
 
 
 @shared_task(acks_late=True, time_limit=3600, soft_time_limit=3500)

@@ -47,6 +47,18 @@ class AgreementAdminError(ValueError):
         self.message = message
 
 
+class SelectionAlreadyMade(AgreementAdminError):
+    """The batches of this very selection exist already (a second press, a double submit): nothing new made."""
+
+    def __init__(self, batches: list[Batch]) -> None:
+        super().__init__(
+            "name_prefix",
+            f"batch {batches[0].name!r} already exists with this selection ({len(batches)} batches, "
+            f"{batches[0].name} … {batches[-1].name}); nothing new was created",
+        )
+        self.batches = batches
+
+
 def set_agreement_exclusion(assignment: Assignment, excluded: bool) -> Assignment:
     """Leave the assignment's annotator out of its batch's agreement (excluded=True), or bring them back."""
     if not isinstance(excluded, bool):
@@ -85,8 +97,13 @@ def create_batches_from_selection(
 
     groups = [wanted[start : start + passages_per_batch] for start in range(0, len(wanted), passages_per_batch)]
     names = [f"{prefix}-{number}" for number in range(1, len(groups) + 1)]
+    # One request at a time per project from here on: a double submit waits, then finds the batches made.
+    Project.objects.select_for_update().filter(pk=project.pk).first()
     taken = sorted(Batch.objects.filter(project=project, name__in=names).values_list("name", flat=True))
     if taken:
+        made = _batches_of_selection(project, prefix, groups)
+        if made:
+            raise SelectionAlreadyMade(made)
         raise AgreementAdminError("name_prefix", f"batch {taken[0]!r} already exists; choose another prefix")
 
     originals: dict[int, list[Sample]] = {pk: [] for pk in wanted}
@@ -127,3 +144,17 @@ def create_batches_from_selection(
         )
     Sample.objects.bulk_create(copies, batch_size=2000)
     return batches
+
+
+def _batches_of_selection(project: Project, prefix: str, groups: list[list[int]]) -> list[Batch] | None:
+    """The batches ``<prefix>-1`` .. ``-n`` when they hold exactly these passage groups (and no ``-(n+1)``)."""
+    names = [f"{prefix}-{number}" for number in range(1, len(groups) + 2)]
+    batches = {batch.name: batch for batch in Batch.objects.filter(project=project, name__in=names)}
+    if names[-1] in batches or len(batches) != len(groups):
+        return None
+    made = [batches[name] for name in names[:-1]]
+    for batch, group in zip(made, groups, strict=True):
+        passages = set(Sample.objects.filter(batch=batch).values_list("passage_id", flat=True))
+        if passages != set(group):
+            return None
+    return made

@@ -22,7 +22,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanAnnotation
-from annotate.services.ingest import ABSENT_KEYS
+from annotate.services.ingest import ABSENT_KEYS, IMPORTED_AS
+from annotate.services.pseudonyms import pseudonyms_for
 from annotate.services.stats import batch_submitters
 from annotate.taxonomy import CATEGORY_NAMES, CONSISTENT, category_of, label_categories, worst_category
 
@@ -54,20 +55,22 @@ class ExportOptions:
 
 
 class _Names:
-    """Annotator names as shown in an export: usernames, or stable pseudonyms per project."""
+    """Annotator names as shown in an export: usernames, or the project's pseudonyms ("Annotator A"),
+    the same letters the round-2 page shows (annotate.services.pseudonyms)."""
 
     def __init__(self, project: Project, pseudonyms: bool) -> None:
         self.pseudonyms = pseudonyms
         with_spans = SpanAnnotation.objects.filter(sample__project=project).values_list("annotator_id", flat=True)
         assigned = Assignment.objects.filter(batch__project=project).values_list("annotator_id", flat=True)
-        ids = sorted(set(with_spans) | set(assigned))
-        self.numbers = {user_id: index for index, user_id in enumerate(ids, start=1)}
-        self.usernames = dict(get_user_model().objects.filter(pk__in=self.numbers).values_list("pk", "username"))
+        ids = set(with_spans) | set(assigned)
+        self.names = (
+            pseudonyms_for(project, ids)
+            if pseudonyms
+            else dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
+        )
 
     def __call__(self, user_id: int) -> str:
-        if self.pseudonyms:
-            return f"annotator-{self.numbers.get(user_id, 0)}"
-        return self.usernames.get(user_id, str(user_id))
+        return self.names.get(user_id, str(user_id))
 
 
 def _batch_samples(batch: Batch, round: int) -> Iterator[tuple[Sample, list[dict]]]:
@@ -111,8 +114,10 @@ def faithbench_annotation(span: dict, names: _Names) -> dict[str, Any]:
     kept = span["imported_fields"] or {}
     name = names(span["annotator_id"])
     original = kept.get("annotator_name")
-    if not names.pseudonyms and isinstance(original, str) and original.strip() == name:
-        name = original  # people are matched by the stripped name; the file gets its own spelling back
+    if not names.pseudonyms and isinstance(original, str) and name in (original.strip(), kept.get(IMPORTED_AS)):
+        # People are matched by the stripped name, or by name and id ("New User (a3ac)"): the file gets its
+        # own spelling back.
+        name = original
     record = {
         "annot_id": kept.get("annot_id", span["id"]),
         "annotator_id": name if names.pseudonyms else kept.get("annotator_id", str(span["annotator_id"])),
@@ -127,7 +132,7 @@ def faithbench_annotation(span: dict, names: _Names) -> dict[str, Any]:
         "source_end": span["source_end"],
     }
     for key, value in kept.items():
-        if key != ABSENT_KEYS:
+        if key not in (ABSENT_KEYS, IMPORTED_AS):
             record.setdefault(key, value)
     for key in kept.get(ABSENT_KEYS, ()):
         # A key the imported file did not have stays out, unless the app has since given it a value

@@ -2,7 +2,15 @@
 
 Imports are all-or-nothing: every file is parsed and checked before the first
 row is written, and the writes run in one transaction. Every error names the
-file, the sample and the field.
+file, the sample and the field. Values bound for length-limited columns
+(names, ids, generators) are checked against the column's limit here, so an
+over-long value is the same clear error on every database.
+
+Annotators: FaithBench's ``annotator_id`` is local to a batch, so people are
+matched by ``annotator_name`` by default (``by-name``). Different people who
+share a name ("New User") then become one annotator; the report lists every
+name that carries several ids so the importer can choose ``by-id`` instead:
+one user per (name, annotator_id), named e.g. "New User (a3ac)".
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from annotate.models import Assignment, Batch, Job, Membership, Passage, Project, Sample, SpanAnnotation
@@ -29,6 +37,12 @@ FAITHBENCH_ANNOTATION_KEYS = (
     "source_span", "source_start", "source_end",
 )
 ABSENT_KEYS = "_absent_keys"
+# The username an annotation was matched to when it differs from its annotator_name (by-id), so that an
+# export writes the file's own name back.
+IMPORTED_AS = "_imported_as"
+BY_NAME, BY_ID = "by-name", "by-id"
+ANNOTATOR_MATCHING = (BY_NAME, BY_ID)
+SHORT_ID = 4  # characters of an annotator_id in a by-id username, more when two ids of a name share them
 
 
 class ImportFailed(ValueError):
@@ -48,6 +62,8 @@ class ParsedSpan:
     source_text: str | None
     external_id: str
     imported_fields: dict[str, Any]
+    annotator_id: str | None = None
+    origin: str = ""  # where it is in its file, for messages
 
 
 @dataclass
@@ -67,6 +83,27 @@ class ParsedBatch:
     name: str
     samples: list[ParsedSample]
     roster: list[str] | None = None
+    file: str = ""
+
+
+@dataclass(frozen=True)
+class AnnotatorIdConflict:
+    """One annotator_name that carries several annotator_ids: several people, or one person in several batches."""
+
+    name: str
+    files_by_id: dict[str, list[str]]  # annotator_id -> the files it occurs in
+    usernames: list[str]  # who the import made of them: one user by name, one per id by id
+
+    def describe(self) -> str:
+        ids = "; ".join(f"{annotator_id!r} in {', '.join(files)}" for annotator_id, files in self.files_by_id.items())
+        said = f"annotator name {self.name!r} carries {len(self.files_by_id)} different annotator_ids ({ids})"
+        if self.merged:
+            return f"{said}: imported as one annotator, {self.usernames[0]!r}."
+        return f"{said}: kept apart as {', '.join(repr(name) for name in self.usernames)}."
+
+    @property
+    def merged(self) -> bool:
+        return len(self.usernames) == 1
 
 
 @dataclass
@@ -77,10 +114,35 @@ class ImportReport:
     spans: int
     annotators: list[str]
     job: Job | None
+    matching: str = BY_NAME
+    conflicts: list[AnnotatorIdConflict] = field(default_factory=list)
+
+
+def max_length(model: type[models.Model], name: str) -> int:
+    limit = model._meta.get_field(name).max_length
+    assert limit is not None, f"{model.__name__}.{name} has no max_length"
+    return limit
+
+
+def username_limit() -> int:
+    User = get_user_model()
+    return max_length(User, User.USERNAME_FIELD)
+
+
+def _fits(value: str, limit: int, where: str, name: str) -> str:
+    """The value, or ImportFailed when its column cannot hold it (checked here, not by the database)."""
+    if len(value) > limit:
+        raise ImportFailed(f"{where}: field '{name}' has {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _where(file: str, index: int, sample_id: Any = None) -> str:
-    label = f"sample {sample_id!r} (#{index})" if sample_id is not None else f"sample #{index}"
+    label = f"sample {_shown(sample_id)} (#{index})" if sample_id is not None else f"sample #{index}"
     return f"{file}: {label}"
 
 
@@ -125,6 +187,12 @@ def _parse_annotation(raw: Any, sample: ParsedSample, taxonomy: dict[str, Any], 
     name = raw.get("annotator_name")
     if not isinstance(name, str) or not name.strip():
         raise ImportFailed(f"{where}: field 'annotator_name' must be a non-empty string, got {name!r}")
+    _fits(name.strip(), username_limit(), where, "annotator_name")
+    annotator_id = raw.get("annotator_id")
+    if annotator_id is not None and (isinstance(annotator_id, bool) or not isinstance(annotator_id, (str, int))):
+        raise ImportFailed(f"{where}: field 'annotator_id' must be a string, a number or null")
+    if "annot_id" in raw:
+        _fits(str(raw["annot_id"]), max_length(SpanAnnotation, "external_id"), where, "annot_id")
     try:
         labels = validate_labels(raw["label"], taxonomy)
     except LabelError as error:
@@ -163,6 +231,8 @@ def _parse_annotation(raw: Any, sample: ParsedSample, taxonomy: dict[str, Any], 
         source_text=source_text,
         external_id=str(raw.get("annot_id", "")),
         imported_fields=kept,
+        annotator_id=str(annotator_id) if annotator_id is not None and str(annotator_id) != "" else None,
+        origin=where,
     )
 
 
@@ -198,9 +268,12 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
             metadata = {}
         if not isinstance(metadata, dict):
             raise ImportFailed(f"{where}: field 'metadata' must be an object")
+        generator_field = "metadata.summarizer" if metadata.get("summarizer") else "metadata.generator"
         generator = metadata.get("summarizer") or metadata.get("generator") or ""
         if not isinstance(generator, str):
-            raise ImportFailed(f"{where}: field 'metadata.summarizer' must be a string")
+            raise ImportFailed(f"{where}: field '{generator_field}' must be a string")
+        _fits(generator, max_length(Sample, "generator"), where, generator_field)
+        _fits(str(sample_id), max_length(Sample, "external_id"), where, "sample_id")
         kept = {key: raw[key] for key in raw if key not in {"source", "summary", "annotations", "metadata"}}
         kept["has_metadata"] = "metadata" in raw
         kept["has_annotations"] = "annotations" in raw
@@ -219,14 +292,21 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
         for number, annotation in enumerate(annotations):
             annot_where = f"{where}: annotation #{number}"
             if isinstance(annotation, dict) and "annot_id" in annotation:
-                annot_where += f" (annot_id {annotation['annot_id']!r})"
+                annot_where += f" (annot_id {_shown(annotation['annot_id'])})"
             sample.spans.append(_parse_annotation(annotation, sample, taxonomy, annot_where))
         samples.append(sample)
     stem = Path(file).stem
+    if len(stem) > max_length(Batch, "name"):
+        raise ImportFailed(
+            f"{file}: the batch name (the file name without its extension) has {len(stem)} characters; "
+            f"the limit is {max_length(Batch, 'name')}"
+        )
     roster = document.get("roster")
     if roster is not None and (not isinstance(roster, list) or not all(isinstance(n, str) for n in roster)):
         raise ImportFailed(f"{file}: field 'roster' must be a list of annotator names")
-    return ParsedBatch(name=stem, samples=samples, roster=roster)
+    for name in roster or []:
+        _fits(name, username_limit(), f"{file}: roster name {_shown(name)}", "roster")
+    return ParsedBatch(name=stem, samples=samples, roster=roster, file=file)
 
 
 def parse_samples_jsonl(
@@ -271,12 +351,18 @@ def parse_samples_jsonl(
         batch = raw.get("batch")
         if batch is not None and (not isinstance(batch, (str, int)) or str(batch).strip() == ""):
             raise ImportFailed(f"{where}: field 'batch' must be a non-empty string")
+        external_id = str(raw.get("sample_id", line_number))
+        _fits(passage_key, max_length(Passage, "external_id"), where, "passage_id")
+        _fits(generator, max_length(Sample, "generator"), where, "generator")
+        _fits(external_id, max_length(Sample, "external_id"), where, "sample_id")
+        if batch is not None:
+            _fits(str(batch), max_length(Batch, "name"), where, "batch")
         sample = ParsedSample(
             passage_key=passage_key,
             source=source,
             summary=summary,
             generator=generator,
-            external_id=str(raw.get("sample_id", line_number)),
+            external_id=external_id,
             metadata=metadata,
         )
         if batch is None:
@@ -285,9 +371,15 @@ def parse_samples_jsonl(
             named.setdefault(str(batch), []).append(sample)
     if not named and not ungrouped:
         raise ImportFailed(f"{file}: no samples")
-    batches = [ParsedBatch(name=name, samples=samples) for name, samples in named.items()]
+    batches = [ParsedBatch(name=name, samples=samples, file=file) for name, samples in named.items()]
     keys = list(ungrouped)
     stem = Path(file).stem
+    last_name = f"{stem}-{max(1, -(-len(keys) // passages_per_batch))}"
+    if keys and len(last_name) > max_length(Batch, "name"):
+        raise ImportFailed(
+            f"{file}: the batch name {_shown(last_name)} (the file name without its extension and a number) "
+            f"has {len(last_name)} characters; the limit is {max_length(Batch, 'name')}"
+        )
     for number, first in enumerate(range(0, len(keys), passages_per_batch), start=1):
         group = keys[first : first + passages_per_batch]
         samples = [s for key in group for s in ungrouped[key][:summaries_per_passage]]
@@ -297,22 +389,93 @@ def parse_samples_jsonl(
                 f"{file}: passage {overflow[0].passage_key!r} has more than {summaries_per_passage} summaries; "
                 "give those lines a 'batch'"
             )
-        batches.append(ParsedBatch(name=f"{stem}-{number}", samples=samples))
+        batches.append(ParsedBatch(name=f"{stem}-{number}", samples=samples, file=file))
     return batches
 
 
-def _annotator(name: str, cache: dict[str, AbstractBaseUser]) -> AbstractBaseUser:
-    """Imported annotators are people matched by name; new ones cannot log in."""
-    if name in cache:
-        return cache[name]
+def _annotator(username: str, cache: dict[str, AbstractBaseUser]) -> AbstractBaseUser:
+    """Imported annotators are people matched by username; new ones cannot log in."""
+    if username in cache:
+        return cache[username]
     User = get_user_model()
-    user = User.objects.filter(username=name).first()
+    user = User.objects.filter(username=username).first()
     if user is None:
-        user = User(username=name)
+        user = User(username=username)
         user.set_unusable_password()
         user.save()
-    cache[name] = user
+    cache[username] = user
     return user
+
+
+def _short_ids(ids: Sequence[str]) -> dict[str, str]:
+    """Each id cut to SHORT_ID characters, or to as many as it takes to tell it from the others."""
+    shorts = {}
+    for annotator_id in ids:
+        others = [other for other in ids if other != annotator_id]
+        length = SHORT_ID
+        while length < len(annotator_id) and any(other[:length] == annotator_id[:length] for other in others):
+            length += 1
+        shorts[annotator_id] = annotator_id[:length]
+    return shorts
+
+
+def annotator_usernames(batches: Sequence[ParsedBatch], matching: str) -> dict[tuple[str, str | None], str]:
+    """The username of every (annotator_name, annotator_id) of the batches.
+
+    by-name: the name. by-id: "name (short id)", one user per id; an annotation
+    without an id keeps the bare name.
+    """
+    ids_by_name: dict[str, set[str]] = {}
+    for batch in batches:
+        for sample in batch.samples:
+            for span in sample.spans:
+                ids = ids_by_name.setdefault(span.annotator_name, set())
+                if span.annotator_id is not None:
+                    ids.add(span.annotator_id)
+    usernames: dict[tuple[str, str | None], str] = {}
+    for name, ids in ids_by_name.items():
+        usernames[(name, None)] = name
+        shorts = _short_ids(sorted(ids)) if matching == BY_ID else {}
+        for annotator_id in ids:
+            usernames[(name, annotator_id)] = f"{name} ({shorts[annotator_id]})" if matching == BY_ID else name
+    return usernames
+
+
+def annotator_id_conflicts(
+    batches: Sequence[ParsedBatch], usernames: dict[tuple[str, str | None], str]
+) -> list[AnnotatorIdConflict]:
+    """Every annotator name that carries more than one annotator_id, with the files each id is in."""
+    files: dict[str, dict[str, list[str]]] = {}
+    for batch in batches:
+        for sample in batch.samples:
+            for span in sample.spans:
+                if span.annotator_id is not None:
+                    where = files.setdefault(span.annotator_name, {}).setdefault(span.annotator_id, [])
+                    if batch.file not in where:
+                        where.append(batch.file)
+    return [
+        AnnotatorIdConflict(
+            name=name,
+            files_by_id=dict(sorted(by_id.items())),
+            usernames=sorted({usernames[(name, annotator_id)] for annotator_id in by_id}),
+        )
+        for name, by_id in sorted(files.items())
+        if len(by_id) > 1
+    ]
+
+
+def _check_usernames(batches: Sequence[ParsedBatch], usernames: dict[tuple[str, str | None], str]) -> None:
+    """A by-id username is longer than the name it comes from: it must still fit the username column."""
+    limit = username_limit()
+    for batch in batches:
+        for sample in batch.samples:
+            for span in sample.spans:
+                username = usernames[(span.annotator_name, span.annotator_id)]
+                if len(username) > limit:
+                    raise ImportFailed(
+                        f"{span.origin}: field 'annotator_name' with its annotator_id makes the username "
+                        f"{_shown(username)} of {len(username)} characters; the limit is {limit}"
+                    )
 
 
 @transaction.atomic
@@ -323,10 +486,20 @@ def import_batches(
     round: int = 1,
     roster: Iterable[str] | None = None,
     created_by: AbstractBaseUser | None = None,
+    annotators: str = BY_NAME,
 ) -> ImportReport:
-    """Write parsed batches into a project, then queue sentence splitting and embedding."""
+    """Write parsed batches into a project, then queue sentence splitting and embedding.
+
+    ``annotators`` says who is who: ``by-name`` (one user per annotator_name)
+    or ``by-id`` (one user per annotator_name and annotator_id).
+    """
     from annotate.services.embedding import queue_embedding
 
+    if annotators not in ANNOTATOR_MATCHING:
+        raise ImportFailed(f"annotators: {annotators!r} is not one of {', '.join(ANNOTATOR_MATCHING)}")
+    global_roster = list(roster) if roster is not None else None
+    for name in global_roster or []:
+        _fits(name, username_limit(), f"roster name {_shown(name)}", "roster")
     names = [batch.name for batch in batches]
     duplicates = {name for name in names if names.count(name) > 1}
     if duplicates:
@@ -334,6 +507,8 @@ def import_batches(
     existing = set(Batch.objects.filter(project=project, name__in=names).values_list("name", flat=True))
     if existing:
         raise ImportFailed(f"batch {sorted(existing)[0]!r} already exists in project {project.slug!r}")
+    usernames = annotator_usernames(batches, annotators)
+    _check_usernames(batches, usernames)
     passages = {p.external_id: p for p in Passage.objects.filter(project=project)}
     users: dict[str, AbstractBaseUser] = {}
     members = set(Membership.objects.filter(project=project).values_list("user_id", flat=True))
@@ -341,7 +516,6 @@ def import_batches(
     created: list[Batch] = []
     sample_count = span_count = 0
     annotator_names: set[str] = set()
-    global_roster = list(roster) if roster is not None else None
     for parsed in batches:
         batch = Batch.objects.create(project=project, name=parsed.name, position=position)
         position += 1
@@ -377,10 +551,16 @@ def import_batches(
             saved = list(Sample.objects.filter(batch=batch).order_by("position"))
         spans: list[SpanAnnotation] = []
         batch_annotators: dict[str, AbstractBaseUser] = {}
+        names_in_batch: dict[str, set[str]] = {}
         for sample, parsed_sample in zip(saved, parsed.samples, strict=True):
             for parsed_span in parsed_sample.spans:
-                user = _annotator(parsed_span.annotator_name, users)
-                batch_annotators[parsed_span.annotator_name] = user
+                username = usernames[(parsed_span.annotator_name, parsed_span.annotator_id)]
+                user = _annotator(username, users)
+                batch_annotators[username] = user
+                names_in_batch.setdefault(parsed_span.annotator_name, set()).add(username)
+                imported_fields = parsed_span.imported_fields
+                if username != parsed_span.annotator_name:
+                    imported_fields = {**imported_fields, IMPORTED_AS: username}
                 spans.append(
                     SpanAnnotation(
                         sample=sample,
@@ -395,13 +575,18 @@ def import_batches(
                         source_end=parsed_span.source_end,
                         source_text=parsed_span.source_text,
                         external_id=parsed_span.external_id,
-                        imported_fields=parsed_span.imported_fields,
+                        imported_fields=imported_fields,
                     )
                 )
         SpanAnnotation.objects.bulk_create(spans, batch_size=1000)
         roster_names = parsed.roster if parsed.roster is not None else global_roster
         if roster_names is not None:
-            batch_annotators = {name: _annotator(name, users) for name in roster_names}
+            # A roster names people: by id, a name stands for each of its users with spans in this batch.
+            batch_annotators = {
+                username: _annotator(username, users)
+                for name in roster_names
+                for username in sorted(names_in_batch.get(name, {name}))
+            }
         now = timezone.now()
         Assignment.objects.bulk_create(
             [
@@ -425,6 +610,8 @@ def import_batches(
         spans=span_count,
         annotators=sorted(annotator_names),
         job=job,
+        matching=annotators,
+        conflicts=annotator_id_conflicts(batches, usernames),
     )
 
 
@@ -442,9 +629,12 @@ def import_files(
     round: int = 1,
     roster: Iterable[str] | None = None,
     created_by: AbstractBaseUser | None = None,
+    annotators: str = BY_NAME,
 ) -> ImportReport:
     """Parse every file first, then write them all in one transaction."""
     parsed: list[ParsedBatch] = []
     for name, content in files:
         parsed.extend(parse_upload(content, name, project.taxonomy))
-    return import_batches(project, parsed, round=round, roster=roster, created_by=created_by)
+    return import_batches(
+        project, parsed, round=round, roster=roster, created_by=created_by, annotators=annotators
+    )

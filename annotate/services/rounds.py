@@ -62,11 +62,14 @@ def open_reconciliation_round(batch: Batch, *, reveal_names: bool = True) -> lis
 
 
 def display_names(batch: Batch, user_ids: Iterable[int], usernames: dict[int, str]) -> dict[int, str]:
-    """Names shown to other annotators in round 2: usernames, or stable letters per batch."""
+    """Names shown to other annotators in round 2: usernames, or the project's pseudonyms (as in exports)."""
+    from annotate.services.pseudonyms import pseudonyms_for
+
     ordered = sorted(set(user_ids))
     if batch.reveal_names:
         return {pk: usernames.get(pk, str(pk)) for pk in ordered}
-    return {pk: f"Annotator {chr(ord('A') + i) if i < 26 else i + 1}" for i, pk in enumerate(ordered)}
+    labels = pseudonyms_for(batch.project, ordered)
+    return {pk: labels[pk] for pk in ordered if pk in labels}
 
 
 def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:

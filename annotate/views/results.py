@@ -18,6 +18,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -26,7 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotate import access, agreement
-from annotate.models import Assignment, Batch, Membership, Project, Sample
+from annotate.models import Assignment, Batch, Membership, Project, Sample, SpanAnnotation
 from annotate.results import RATE_COLUMNS, rank_generators
 from annotate.services import agreement_admin, results_cache, stats
 from annotate.services.results_cache import ServedFigures
@@ -47,6 +48,10 @@ SHOWN_GROUPS = 100
 BATCHES_PER_PAGE = 100
 SHOWN = "shown"  # query parameter of the stale note's poll: the data version the page shows
 POLL_SECONDS = 2
+# The agreement page marks an annotator of a batch with fewer spans than this, or with spans on fewer than this
+# share of the batch's samples, while another annotator of the batch has more: a candidate to leave out.
+FEW_SPANS = 3
+FEW_SPAN_SHARE = 0.10
 CATEGORY_COLOURS = {"C": "#4c9a6a", "B": "#7ea6d8", "Q": "#e0a530", "U": "#c8412f"}
 
 
@@ -337,20 +342,50 @@ def agreement_context(project: Project, figures: dict[str, Any], query: Agreemen
     }
 
 
+def few_spans(spans: int, samples_with_spans: int, samples: int) -> bool:
+    """Fewer than FEW_SPANS spans, or spans on fewer than FEW_SPAN_SHARE of the batch's samples."""
+    return spans < FEW_SPANS or (samples > 0 and samples_with_spans / samples < FEW_SPAN_SHARE)
+
+
+def mark_few_spans(people: list[dict[str, Any]], samples: int) -> None:
+    """Mark ``few`` on the annotators of one batch and round whose spans are few while someone else's are not.
+
+    When everyone has few spans (a batch of clean summaries), nobody is marked.
+    """
+    lacking = [few_spans(p["spans"], p["samples_with_spans"], samples) for p in people]
+    for person, short in zip(people, lacking, strict=True):
+        person["few"] = short and not all(lacking)
+
+
 def _agreement_people(
     project: Project, rounds: list[int], batch_ids: list[int]
 ) -> dict[tuple[int, int], list[dict[str, Any]]]:
-    """(batch id, round) -> the batch's submitters in that round, with their exclusion flag."""
+    """(batch id, round) -> the batch's submitters in that round, with their exclusion flag and span counts."""
     rows = (
         Assignment.objects.filter(
             batch__project=project, batch_id__in=batch_ids, round__in=rounds, status=Assignment.Status.SUBMITTED
         )
         .order_by("batch_id", "round", "annotator__username")
-        .values_list("pk", "batch_id", "round", "annotator__username", "excluded_from_agreement")
+        .values_list("pk", "batch_id", "round", "annotator_id", "annotator__username", "excluded_from_agreement")
+    )
+    counts = {
+        (row["sample__batch_id"], row["round"], row["annotator_id"]): (row["spans"], row["samples"])
+        for row in SpanAnnotation.objects.filter(sample__batch_id__in=batch_ids, round__in=rounds)
+        .values("sample__batch_id", "round", "annotator_id")
+        .annotate(spans=Count("id"), samples=Count("sample_id", distinct=True))
+    }
+    sizes = dict(
+        Sample.objects.filter(batch_id__in=batch_ids).values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n")
     )
     people: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for pk, batch_id, round, username, excluded in rows:
-        people.setdefault((batch_id, round), []).append({"assignment": pk, "name": username, "excluded": excluded})
+    for pk, batch_id, round, user_id, username, excluded in rows:
+        spans, with_spans = counts.get((batch_id, round, user_id), (0, 0))
+        people.setdefault((batch_id, round), []).append(
+            {"assignment": pk, "name": username, "excluded": excluded, "spans": spans,
+             "samples_with_spans": with_spans, "samples": sizes.get(batch_id, 0)}
+        )
+    for (batch_id, _), group in people.items():
+        mark_few_spans(group, sizes.get(batch_id, 0))
     return people
 
 
@@ -407,6 +442,8 @@ def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
         "aggregates": agreement.AGGREGATES,
         "default_schemes": DEFAULT_SCHEMES,
         "low_alpha": LOW_ALPHA,
+        "few_spans": FEW_SPANS,
+        "few_span_percent": round(100 * FEW_SPAN_SHARE),
         "form": {
             "scheme": ", ".join(request.GET.getlist("scheme")) or ", ".join(DEFAULT_SCHEMES),
             "level": request.GET.get("level", ""),
@@ -531,9 +568,32 @@ def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
 # --------------------------------------------------------------------------- results
 
 
+CHART_LABEL_CHARS = 28  # what fits left of the bars at the chart's font size
+
+
+def _cut_middle(text: str, limit: int) -> str:
+    """Keep the start and the end (where sizes and versions are: "…-70B-Instruct"), drop the middle."""
+    if len(text) <= limit:
+        return text
+    tail = limit // 3
+    return text[: limit - tail - 1] + "…" + text[-tail:]
+
+
+def chart_labels(generators: list[str], limit: int = CHART_LABEL_CHARS) -> dict[str, str]:
+    """A short label per generator for the chart: the model name without its organisation
+    ("meta-llama/Meta-Llama-3.1-70B-Instruct" -> "Meta-Llama-3.1-70B-Instruct"), cut in the middle when
+    still too long. Generators whose short labels would look alike keep their organisation."""
+    short = {name: _cut_middle(name.rstrip("/").rsplit("/", 1)[-1] or name, limit) for name in generators}
+    counts: dict[str, int] = {}
+    for label in short.values():
+        counts[label] = counts.get(label, 0) + 1
+    return {name: label if counts[label] == 1 else _cut_middle(name, limit) for name, label in short.items()}
+
+
 def stacked_bars(distribution: dict[str, dict[str, int]], order: list[str]) -> dict[str, Any]:
     """Geometry of the worst-label chart: one 100% bar per generator, segments C, B, Q, U (SVG user units)."""
     label_width, bar_width, bar_height, gap, top = 200, 440, 22, 10, 8
+    labels = chart_labels(order)
     bars = []
     for index, generator in enumerate(order):
         counts = distribution.get(generator, {})
@@ -560,7 +620,7 @@ def stacked_bars(distribution: dict[str, dict[str, int]], order: list[str]) -> d
         bars.append(
             {
                 "generator": generator,
-                "short": generator if len(generator) <= 30 else generator[:29] + "…",
+                "short": labels[generator],
                 "n": total,
                 "y": y,
                 "text_y": y + bar_height * 0.7,
@@ -676,6 +736,14 @@ def results_selection(request: HttpRequest, slug: str) -> HttpResponse:
             request.POST.get("name_prefix", ""),
             passages_per_batch=per_batch,
         )
+    except agreement_admin.SelectionAlreadyMade as made:
+        # A second press or a double submit: the batches exist, so say so instead of failing.
+        messages.info(
+            request,
+            f"These batches already exist: {len(made.batches)} batches ({made.batches[0].name} … "
+            f"{made.batches[-1].name}) from this selection; nothing new was created.",
+        )
+        back = reverse("project", args=[project.slug])
     except (BadQuery, agreement_admin.AgreementAdminError) as error:
         messages.error(request, f"No batch created. {error}")
         back = _url("results", project.slug, k=request.POST.get("k"), threshold=request.POST.get("threshold"))

@@ -5,10 +5,10 @@ from typing import Any
 import pytest
 from django.contrib.staticfiles import finders
 from django.test import Client
-from annotate.services.tokens import create_api_token
 
 from annotate.models import Batch, Passage, Project, Sample, SpanAnnotation
 from annotate.services import spans
+from annotate.services.tokens import create_api_token
 from tests.conftest import login
 
 pytestmark = pytest.mark.django_db

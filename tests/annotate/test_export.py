@@ -76,7 +76,7 @@ def test_jsonl_and_csv_exports(tmp_path: Path, sample: Any, alice: Any, bob: Any
     call_command("export", "--project", "demo", "--format", "csv", "--out", str(table), "--pseudonyms")
     rows = list(csv.DictReader(table.open()))
     assert len(rows) == 3
-    assert {r["annotator"] for r in rows} == {"annotator-1", "annotator-2"}
+    assert {r["annotator"] for r in rows} == {"Annotator A", "Annotator B"}  # the project's pseudonyms
     assert any(r["note"] == 'says "nine"' and r["labels"] == "Unwanted|Unwanted.Intrinsic" for r in rows)
 
 

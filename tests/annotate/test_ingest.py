@@ -1,17 +1,20 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from annotate.models import Assignment, Batch, Job, Passage, Project, Sample, SpanAnnotation
+from annotate.models import Assignment, Batch, Job, Membership, Passage, Project, Sample, SpanAnnotation
 from annotate.services import ingest
 from annotate.taxonomy import default_taxonomy
+from tests.conftest import login
 
 # A copy of shared/formats/faithbench_batch_example.json, the team's made-up example.
 EXAMPLE = Path(__file__).parent / "faithbench_example.json"
@@ -229,3 +232,246 @@ def test_samples_jsonl_refuses_one_passage_id_with_two_sources() -> None:
 def test_parse_faithbench_rejects_non_utf8() -> None:
     with pytest.raises(ingest.ImportFailed, match="x.json: not UTF-8"):
         ingest.parse_faithbench(b'{"samples": ["\xff"]}', "x.json", default_taxonomy())
+
+
+# --------------------------------------------------------------------------- one name, several annotator_ids
+
+
+def two_people_called_ana() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two batches in which 'Ana' has different batch-local ids; Bo keeps his id in both."""
+    first, second = example(), example()
+    for sample in second["samples"]:
+        for annotation in sample["annotations"]:
+            if annotation["annotator_name"] == "Ana":
+                annotation["annotator_id"] = "b2-aa11"
+    return first, second
+
+
+def run_import(*paths: Path, project: str = "fb", extra: tuple[str, ...] = ()) -> str:
+    out = io.StringIO()
+    call_command("import_faithbench", *map(str, paths), "--project", project, *extra, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_name_with_two_annotator_ids_is_reported_and_merged_by_default(tmp_path: Path) -> None:
+    first, second = two_people_called_ana()
+    output = run_import(write(tmp_path, "a.json", first), write(tmp_path, "b.json", second))
+    assert (
+        "warning: annotator name 'Ana' carries 2 different annotator_ids ('b1-7f3a' in "
+        f"{tmp_path / 'a.json'}; 'b2-aa11' in {tmp_path / 'b.json'}): imported as one annotator, 'Ana'. "
+        "If they are different people, import again with --annotators by-id."
+    ) in output
+    assert "Bo" not in output.split("warning:", 1)[1]  # Bo has one id: nothing to say
+    assert SpanAnnotation.objects.filter(annotator__username="Ana").count() == 4
+    assert not get_user_model().objects.filter(username__startswith="Ana (").exists()
+
+
+@pytest.mark.django_db
+def test_two_ids_under_one_name_inside_one_file_are_reported() -> None:
+    document = example()
+    document["samples"][0]["annotations"][1]["annotator_id"] = "b1-ffff"  # Ana's second span
+    project = Project.objects.create(name="P", slug="p")
+    report = ingest.import_files(project, [("only.json", json.dumps(document).encode())])
+    assert [(c.name, c.files_by_id, c.usernames, c.merged) for c in report.conflicts] == [
+        ("Ana", {"b1-7f3a": ["only.json"], "b1-ffff": ["only.json"]}, ["Ana"], True)
+    ]
+    assert report.matching == "by-name"
+
+
+@pytest.mark.django_db
+def test_by_id_keeps_people_apart_and_the_export_gives_the_files_back(tmp_path: Path) -> None:
+    first, second = two_people_called_ana()
+    paths = [write(tmp_path, "a.json", first), write(tmp_path, "b.json", second)]
+    output = run_import(*paths, extra=("--annotators", "by-id"))
+    assert "(by-id)" in output
+    assert "annotator name 'Ana' carries 2 different annotator_ids" in output
+    assert "kept apart as 'Ana (b1-7)', 'Ana (b2-a)'." in output
+    batches = {batch.name: batch for batch in Batch.objects.all()}
+    for name, ana in (("a", "Ana (b1-7)"), ("b", "Ana (b2-a)")):
+        submitted = batches[name].assignments.values_list("annotator__username", flat=True)
+        assert sorted(submitted) == [ana, "Bo (b1-0)"]  # Bo: the same id in both batches, one person
+        assert SpanAnnotation.objects.filter(sample__batch=batches[name], annotator__username=ana).count() == 2
+    imported = get_user_model().objects.filter(username__in=["Ana (b1-7)", "Ana (b2-a)", "Bo (b1-0)"])
+    assert imported.count() == 3 and not any(user.has_usable_password() for user in imported)
+    assert not get_user_model().objects.filter(username__in=["Ana", "Bo"]).exists()
+    assert Membership.objects.filter(project__slug="fb", user__in=imported).count() == 3
+    call_command("export", "--project", "fb", "--format", "faithbench", "--out", str(tmp_path / "out"))
+    assert json.loads((tmp_path / "out" / "a.json").read_text()) == first
+    assert json.loads((tmp_path / "out" / "b.json").read_text()) == second
+
+
+def test_short_ids_grow_until_they_differ() -> None:
+    assert ingest._short_ids(["a3ac01", "a3ac02", "ff", "77f0b2c"]) == {
+        "a3ac01": "a3ac01", "a3ac02": "a3ac02", "ff": "ff", "77f0b2c": "77f0",
+    }
+
+
+@pytest.mark.django_db
+def test_by_id_roster_names_stand_for_each_user_of_that_name_in_the_batch(tmp_path: Path) -> None:
+    document = example()
+    document["samples"][0]["annotations"][1]["annotator_id"] = "zz-0000"  # a second 'Ana' in the batch
+    run_import(write(tmp_path, "r.json", document), extra=("--annotators", "by-id", "--roster", "Ana,Cy"))
+    submitted = Batch.objects.get().assignments.values_list("annotator__username", flat=True)
+    assert sorted(submitted) == ["Ana (b1-7)", "Ana (zz-0)", "Cy"]
+
+
+@pytest.mark.django_db
+def test_the_upload_form_matches_by_id_and_shows_the_conflict(project: Project, admin_user: Any) -> None:
+    first, second = two_people_called_ana()
+    files = [SimpleUploadedFile("a.json", json.dumps(first).encode()),
+             SimpleUploadedFile("b.json", json.dumps(second).encode())]
+    page = login(admin_user).post("/projects/demo/import/", {"files": files, "annotators": "by-id"}, follow=True)
+    html = page.content.decode().replace("&#x27;", "'")
+    assert "Imported 2 batches, 4 samples and 8 spans" in html
+    assert ("annotator name 'Ana' carries 2 different annotator_ids ('b1-7f3a' in a.json; 'b2-aa11' in b.json): "
+            "kept apart as 'Ana (b1-7)', 'Ana (b2-a)'.") in html
+    assert get_user_model().objects.filter(username__in=["Ana (b1-7)", "Ana (b2-a)"]).count() == 2
+    assert 'name="annotators"' in html and 'value="by-id"' in html
+
+
+@pytest.mark.django_db
+def test_the_upload_form_merges_by_name_by_default_and_says_how_to_keep_people_apart(
+    project: Project, admin_user: Any
+) -> None:
+    first, second = two_people_called_ana()
+    files = [SimpleUploadedFile("a.json", json.dumps(first).encode()),
+             SimpleUploadedFile("b.json", json.dumps(second).encode())]
+    page = login(admin_user).post("/projects/demo/import/", {"files": files}, follow=True)
+    html = page.content.decode().replace("&#x27;", "'")
+    assert "imported as one annotator, 'Ana'. If they are different people, import again matching annotators by id." in html
+
+
+@pytest.mark.django_db
+def test_an_unknown_annotator_matching_is_refused(project: Project, admin_user: Any) -> None:
+    upload = SimpleUploadedFile("a.json", EXAMPLE.read_bytes())
+    page = login(admin_user).post("/projects/demo/import/", {"files": [upload], "annotators": "by-mood"}, follow=True)
+    assert "Nothing was imported. annotators: &#x27;by-mood&#x27; is not one of by-name, by-id" in page.content.decode()
+    assert not Batch.objects.exists()
+
+
+# --------------------------------------------------------------------------- lengths of bounded columns
+
+
+def snapshot() -> dict[str, list[Any]]:
+    """Every row an import writes, to show that a failed import changed nothing."""
+    return {
+        "users": list(get_user_model().objects.order_by("pk").values_list("pk", "username")),
+        "projects": list(Project.objects.order_by("pk").values_list("pk", "slug")),
+        "batches": list(Batch.objects.order_by("pk").values_list("pk", "name")),
+        "passages": list(Passage.objects.order_by("pk").values_list("pk", "external_id")),
+        "samples": list(Sample.objects.order_by("pk").values_list("pk", "external_id", "generator")),
+        "spans": list(SpanAnnotation.objects.order_by("pk").values_list("pk", "external_id")),
+        "assignments": list(Assignment.objects.order_by("pk").values_list("pk", "annotator_id")),
+        "members": list(Membership.objects.order_by("pk").values_list("pk", "user_id")),
+        "jobs": list(Job.objects.order_by("pk").values_list("pk", "status")),
+    }
+
+
+def too_long_annotator(document: dict[str, Any]) -> None:
+    document["samples"][1]["annotations"][0]["annotator_name"] = "N" * 151
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda d: d["samples"][1].update(sample_id="s" * 201),
+         "batch_9.json: sample '" + "s" * 56 + "... (#1): field 'sample_id' has 201 characters; the limit is 200"),
+        (lambda d: d["samples"][1]["metadata"].update(summarizer="org/" + "m" * 297),
+         "batch_9.json: sample 1 (#1): field 'metadata.summarizer' has 301 characters; the limit is 300"),
+        (lambda d: d["samples"][1]["annotations"][0].update(annot_id="7" * 101),
+         "batch_9.json: sample 1 (#1): annotation #0 (annot_id '777777777777777777777777777777777777777777777777777"
+         "77777...): field 'annot_id' has 101 characters; the limit is 100"),
+        (too_long_annotator,
+         "batch_9.json: sample 1 (#1): annotation #0 (annot_id 4): field 'annotator_name' has 151 characters; "
+         "the limit is 150"),
+        (lambda d: d.update(roster=["Ana", "R" * 151]),
+         "batch_9.json: roster name '" + "R" * 56 + "...: field 'roster' has 151 characters; the limit is 150"),
+    ],
+)
+def test_an_over_long_value_fails_the_whole_import_and_changes_nothing(
+    tmp_path: Path, change: Any, expected: str
+) -> None:
+    run_import(write(tmp_path, "earlier.json", example()))  # the project already holds a batch
+    before = snapshot()
+    document = example()
+    change(document)
+    good = write(tmp_path, "batch_1.json", example())
+    with pytest.raises(CommandError) as failure:
+        run_import(good, write(tmp_path, "batch_9.json", document))
+    assert str(failure.value) == f"nothing was imported: {tmp_path / 'batch_9.json'}: {expected.split(': ', 1)[1]}"
+    assert snapshot() == before
+
+
+@pytest.mark.django_db
+def test_a_file_name_too_long_for_a_batch_name_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "b" * 201 + ".json", example())
+    with pytest.raises(CommandError) as failure:
+        run_import(path)
+    assert str(failure.value) == (
+        f"nothing was imported: {path}: the batch name (the file name without its extension) has 201 characters; "
+        "the limit is 200"
+    )
+    assert snapshot()["projects"] == [] and snapshot()["users"] == []
+
+
+@pytest.mark.django_db
+def test_a_by_id_username_that_outgrows_the_limit_is_refused(tmp_path: Path) -> None:
+    document = example()
+    for annotation in document["samples"][0]["annotations"][:2]:  # Ana's spans: 147 characters, fits by name
+        annotation["annotator_name"] = "N" * 147
+    path = write(tmp_path, "long.json", document)
+    run_import(path, project="by-name")
+    assert get_user_model().objects.filter(username="N" * 147).exists()
+    before = snapshot()
+    with pytest.raises(CommandError) as failure:
+        run_import(write(tmp_path, "long2.json", document), project="by-name", extra=("--annotators", "by-id"))
+    assert "long2.json: sample 0 (#0): annotation #0 (annot_id 1): field 'annotator_name' with its annotator_id makes " \
+        "the username 'NNNN" in str(failure.value)
+    assert "of 154 characters; the limit is 150" in str(failure.value)
+    assert snapshot() == before
+
+
+@pytest.mark.django_db
+def test_a_roster_name_too_long_for_a_username_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(CommandError) as failure:
+        run_import(write(tmp_path, "b.json", example()), extra=("--roster", "Ana," + "R" * 151))
+    assert "nothing was imported: roster name 'RRRR" in str(failure.value)
+    assert "field 'roster' has 151 characters; the limit is 150" in str(failure.value)
+    assert snapshot()["batches"] == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"passage_id": "p" * 201}, "long.jsonl: line 2: field 'passage_id' has 201 characters; the limit is 200"),
+        ({"generator": "g" * 301}, "long.jsonl: line 2: field 'generator' has 301 characters; the limit is 300"),
+        ({"sample_id": "s" * 201}, "long.jsonl: line 2: field 'sample_id' has 201 characters; the limit is 200"),
+        ({"batch": "b" * 201}, "long.jsonl: line 2: field 'batch' has 201 characters; the limit is 200"),
+    ],
+)
+def test_samples_jsonl_over_long_values_name_the_line_and_change_nothing(
+    project: Project, admin_user: Any, fields: dict[str, str], expected: str
+) -> None:
+    lines = [
+        {"passage_id": "p1", "source": "One.", "summary": "A.", "generator": "g"},
+        {"passage_id": "p2", "source": "Two.", "summary": "B.", "generator": "g", **fields},
+    ]
+    content = "\n".join(json.dumps(line) for line in lines).encode()
+    before = snapshot()
+    page = login(admin_user).post("/projects/demo/import/", {"files": [SimpleUploadedFile("long.jsonl", content)]},
+                                  follow=True)
+    assert f"Nothing was imported. {expected}".replace("'", "&#x27;") in page.content.decode()
+    assert snapshot() == before
+
+
+def test_samples_jsonl_batch_names_made_from_a_long_file_name_are_checked() -> None:
+    line = '{"passage_id": "p", "source": "s", "summary": "x", "generator": "g"}'
+    assert [b.name for b in ingest.parse_samples_jsonl(line, "f" * 198 + ".jsonl")] == ["f" * 198 + "-1"]  # 200 fits
+    with pytest.raises(ingest.ImportFailed) as failure:
+        ingest.parse_samples_jsonl(line, "f" * 199 + ".jsonl")
+    assert str(failure.value).endswith(
+        "(the file name without its extension and a number) has 201 characters; the limit is 200"
+    )

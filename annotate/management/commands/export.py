@@ -19,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, choices=export.FORMATS)
         parser.add_argument("--out", required=True, type=Path)
         parser.add_argument("--round", type=int, default=1)
-        parser.add_argument("--pseudonyms", action="store_true", help="write annotator-1, annotator-2, ... for names")
+        parser.add_argument("--pseudonyms", action="store_true", help="write the project's pseudonyms (Annotator A, B, ...) for names")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = Project.objects.filter(slug=options["project"]).first()

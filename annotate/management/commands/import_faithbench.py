@@ -22,6 +22,11 @@ class Command(BaseCommand):
             "--roster", default=None,
             help="comma-separated annotator names who annotated every batch (default: everyone with a span)",
         )
+        parser.add_argument(
+            "--annotators", choices=ingest.ANNOTATOR_MATCHING, default=ingest.BY_NAME,
+            help="by-name (default): one annotator per annotator_name; by-id: one per annotator_name and "
+            "annotator_id, named e.g. 'New User (a3ac)', for different people who share a name",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         files = []
@@ -35,10 +40,16 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 project = projects.get_or_create_project(options["project"])
-                report = ingest.import_files(project, files, round=options["round"], roster=roster)
+                report = ingest.import_files(
+                    project, files, round=options["round"], roster=roster, annotators=options["annotators"]
+                )
         except (ingest.ImportFailed, projects.ProjectError) as error:
             raise CommandError(f"nothing was imported: {error}") from None
         self.stdout.write(
             f"imported {len(report.batches)} batches, {report.samples} samples, {report.spans} spans, "
-            f"{len(report.annotators)} annotators into {project.slug!r}; embedding job {report.job.pk if report.job else '-'} queued"
+            f"{len(report.annotators)} annotators ({report.matching}) into {project.slug!r}; "
+            f"embedding job {report.job.pk if report.job else '-'} queued"
         )
+        for conflict in report.conflicts:
+            hint = " If they are different people, import again with --annotators by-id." if conflict.merged else ""
+            self.stdout.write(self.style.WARNING(f"warning: {conflict.describe()}{hint}"))
