@@ -21,9 +21,7 @@ run: venv
 	$(PY) manage.py load_demo --if-empty
 	$(PY) manage.py collectstatic --noinput -v0
 	@echo "FaithLab on http://$(HOST):$(PORT)/  (demo accounts: admin, alice, bob, carol, dave; password demo)"
-	@trap 'kill 0' EXIT INT TERM; \
-	$(VENV)/bin/celery -A config worker --loglevel=info --concurrency=1 --pool=solo & \
-	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+	@HOST=$(HOST) PORT=$(PORT) VENV=$(VENV) scripts/run-dev.sh
 
 test: venv
 	$(VENV)/bin/ruff check .

@@ -4,5 +4,10 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from config.env import setting_errors_as_one_line
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_wsgi_application()
+# A bad setting stops the server with one line. Exit status 4 is gunicorn's "App failed to load":
+# the master halts instead of booting worker after worker into the same error.
+with setting_errors_as_one_line(exit_code=4):
+    application = get_wsgi_application()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate import agreement
+from annotate.api.serializers import MAX_ROUND, ErrorSerializer
 from annotate.models import Project
 from annotate.services import stats
 from annotate.views.results import get_project_for_results
@@ -35,7 +36,7 @@ class AgreementQuerySerializer(serializers.Serializer):
     )
     level = serializers.ChoiceField(choices=agreement.LEVELS, default="nominal")
     aggregate = serializers.ChoiceField(choices=agreement.AGGREGATES, default="pooled")
-    round = serializers.IntegerField(min_value=1, default=1)
+    round = serializers.IntegerField(min_value=1, max_value=MAX_ROUND, default=1)
     bootstrap = serializers.IntegerField(
         min_value=0, max_value=MAX_BOOTSTRAP, default=0,
         help_text="Pooled only: resamples for a 95% bootstrap interval (0 = none).",
@@ -56,7 +57,7 @@ class AgreementQuerySerializer(serializers.Serializer):
 
 
 class RoundQuerySerializer(serializers.Serializer):
-    round = serializers.IntegerField(min_value=1, default=1)
+    round = serializers.IntegerField(min_value=1, max_value=MAX_ROUND, default=1)
 
 
 class DetectorQuerySerializer(RoundQuerySerializer):
@@ -111,6 +112,12 @@ RATES_RESPONSE = dict[str, GeneratorRates]
 DETECTORS_RESPONSE = dict[str, DetectorScores]
 
 
+# Annotators are refused (they must not see the others' work); outsiders get the shared 404.
+FOR_ADMINS_AND_AUDITORS = OpenApiResponse(
+    ErrorSerializer, description="Only the project's admins and auditors see agreement and results."
+)
+
+
 # --------------------------------------------------------------------------- views
 
 
@@ -127,7 +134,9 @@ def _checked(project: Project, query: serializers.Serializer) -> dict[str, Any]:
 
 
 class AgreementView(APIView):
-    @extend_schema(parameters=[AgreementQuerySerializer], responses=AgreementReportSerializer)
+    @extend_schema(
+        parameters=[AgreementQuerySerializer], responses={200: AgreementReportSerializer, 403: FOR_ADMINS_AND_AUDITORS}
+    )
     def get(self, request: Request, slug: str) -> Response:
         """Krippendorff's alpha of the worst-pooled sample labels; the ``agreement --json`` object."""
         project, _ = get_project_for_results(request.user, slug)
@@ -139,7 +148,7 @@ class AgreementView(APIView):
 
 
 class HaluRatesView(APIView):
-    @extend_schema(parameters=[RoundQuerySerializer], responses=RATES_RESPONSE)
+    @extend_schema(parameters=[RoundQuerySerializer], responses={200: RATES_RESPONSE, 403: FOR_ADMINS_AND_AUDITORS})
     def get(self, request: Request, slug: str) -> Response:
         """Hallucination rate per generator (U, U+Q, U+Q+B, percent); the ``halu_rates --json`` object."""
         project, _ = get_project_for_results(request.user, slug)
@@ -148,7 +157,9 @@ class HaluRatesView(APIView):
 
 
 class DetectorEvalView(APIView):
-    @extend_schema(parameters=[DetectorQuerySerializer], responses=DETECTORS_RESPONSE)
+    @extend_schema(
+        parameters=[DetectorQuerySerializer], responses={200: DETECTORS_RESPONSE, 403: FOR_ADMINS_AND_AUDITORS}
+    )
     def get(self, request: Request, slug: str) -> Response:
         """Balanced accuracy and F1-macro of the detectors in the samples' metadata; ``detector_eval --json``."""
         project, _ = get_project_for_results(request.user, slug)

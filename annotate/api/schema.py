@@ -1,0 +1,108 @@
+"""The OpenAPI schema's view of every operation's errors, so /api/schema/ lists what the API really answers.
+
+Each endpoint declares its own successes and its particular errors with
+``extend_schema`` (409 on a stale span, 503 while the model loads, ...). The
+errors every endpoint shares are added here, so a new endpoint gets them
+without repeating them:
+
+- 400 with field errors, when the operation reads a body or query parameters;
+- 401 for a call without valid credentials (token auth is the first
+  authentication class, so DRF answers 401 with ``WWW-Authenticate: Token``);
+- 403 on writes (a session call without its CSRF token, or a role that may
+  not write);
+- 404 when the path names an object (one the caller may not see answers 404
+  too, never 403, so its existence does not leak).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework.permissions import IsAuthenticated
+
+from annotate.api.serializers import MAX_ID, MAX_ROUND, MAX_VERSION, ErrorSerializer, SpanConflictSerializer
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+PAGINATION_PARAMETERS = ("limit", "offset")
+
+
+# --------------------------------------------------------------------------- parameters and responses for views
+
+
+def integer(minimum: int, maximum: int) -> dict[str, Any]:
+    return {"type": "integer", "minimum": minimum, "maximum": maximum}
+
+
+def id_in_path(what: str) -> OpenApiParameter:
+    return OpenApiParameter("id", integer(1, MAX_ID), OpenApiParameter.PATH, description=f"The {what}'s id.")
+
+
+SAMPLE_ID = id_in_path("sample")
+SPAN_ID = id_in_path("span")
+ROUND_QUERY = OpenApiParameter(
+    "round", integer(1, MAX_ROUND), OpenApiParameter.QUERY,
+    description="Round number: 1, or 2 for reconciliation (default 1).",
+)
+VERSION_QUERY = OpenApiParameter(
+    "version", integer(1, MAX_VERSION), OpenApiParameter.QUERY,
+    description="The version you last read (here or in the body; one of the two is required). A stale one gets 409.",
+)
+SPAN_CONFLICT = OpenApiResponse(
+    SpanConflictSerializer,
+    description=(
+        "Nothing was changed: the version is stale (`current` is the span as it is now, null when it was deleted), "
+        "or the round is frozen because it was submitted (`frozen` is true)."
+    ),
+)
+ROUND_FROZEN = OpenApiResponse(
+    SpanConflictSerializer,
+    description="Nothing was changed: the round is frozen because it was submitted (`frozen` is true).",
+)
+
+
+# --------------------------------------------------------------------------- errors every operation shares
+
+FIELD_ERRORS = OpenApiResponse(
+    OpenApiTypes.OBJECT,
+    description=(
+        "Bad input; nothing was changed. An object keyed by the field or query parameter at fault "
+        "(or non_field_errors), each with a message or a list of messages, e.g. "
+        '`{"round": ["Ensure this value is greater than or equal to 1."]}`.'
+    ),
+)
+NOT_AUTHENTICATED = OpenApiResponse(
+    ErrorSerializer,
+    description="No credentials, or a bad token; the answer carries `WWW-Authenticate: Token`.",
+)
+FORBIDDEN = OpenApiResponse(
+    ErrorSerializer, description="Your role in the project does not allow this (or a session call lacks its CSRF token)."
+)
+NOT_FOUND = OpenApiResponse(
+    ErrorSerializer, description="No such object, or one in a project or batch you may not see."
+)
+
+
+class FaithLabAutoSchema(AutoSchema):
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        operation = super().get_operation(*args, **kwargs)
+        if operation is None:
+            return None
+        parameters = operation.get("parameters", [])
+        reads_query = any(p["in"] == "query" and p["name"] not in PAGINATION_PARAMETERS for p in parameters)
+        shared: dict[str, OpenApiResponse] = {}
+        if "requestBody" in operation or reads_query:
+            shared["400"] = FIELD_ERRORS
+        if any(issubclass(permission, IsAuthenticated) for permission in self.view.permission_classes):
+            shared["401"] = NOT_AUTHENTICATED
+        if self.method not in SAFE_METHODS:
+            shared["403"] = FORBIDDEN
+        if any(p["in"] == "path" for p in parameters):
+            shared["404"] = NOT_FOUND
+        responses = operation["responses"]
+        for code, response in shared.items():
+            responses.setdefault(code, self._get_response_for_code(response, code))
+        operation["responses"] = dict(sorted(responses.items()))
+        return operation

@@ -1,0 +1,66 @@
+"""The API's FaithBench export (format=faithbench): the imported batch files back, zipped."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from annotate.models import Membership, Project
+from tests.annotate.test_export import EXAMPLE, quirky_example
+from tests.conftest import login
+
+pytestmark = pytest.mark.django_db
+
+
+def test_faithbench_export_over_the_api_gives_the_imported_files_back(tmp_path: Path, admin_user: Any) -> None:
+    originals = {"batch_1": quirky_example(), "batch_2": json.loads(EXAMPLE.read_text())}
+    paths = []
+    for name, document in originals.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        paths.append(str(path))
+    call_command("import_faithbench", *paths, "--project", "fb")
+    Membership.objects.create(project=Project.objects.get(slug="fb"), user=admin_user, role=Membership.Role.ADMIN)
+
+    response = login(admin_user).get("/api/projects/fb/export/?format=faithbench")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    assert response["Content-Disposition"] == 'attachment; filename="fb-round1.zip"'
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    files = sorted(name for name in archive.namelist() if name.endswith(".json"))
+    assert files == ["fb-round1/batch_1.json", "fb-round1/batch_2.json"]
+    for name, document in originals.items():
+        assert json.loads(archive.read(f"fb-round1/{name}.json").decode("utf-8")) == document
+
+
+def test_faithbench_export_follows_the_round_and_pseudonym_options(sample: Any, alice: Any, admin_user: Any) -> None:
+    from annotate.services import spans
+
+    spans.create_span(sample, alice, round=1, start=0, end=7, labels=["Benign"])
+    response = login(admin_user).get("/api/projects/demo/export/?format=faithbench&pseudonyms=true")
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    batch = json.loads(archive.read("demo-round1/batch-1.json"))
+    annotations = [a for s in batch["samples"] for a in s["annotations"]]
+    jsonl = login(admin_user).get("/api/projects/demo/export/?format=jsonl&pseudonyms=true")
+    pseudonym = json.loads(b"".join(jsonl.streaming_content).splitlines()[0])["annotations"][0]["annotator_name"]
+    assert pseudonym != "alice"
+    assert [(a["annotator_name"], a["summary_span"], a["label"]) for a in annotations] == [
+        (pseudonym, "Lintown", ["Benign"])
+    ]
+    round_two = login(admin_user).get("/api/projects/demo/export/?format=faithbench&round=2")
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(round_two.streaming_content)))
+    assert [s["annotations"] for s in json.loads(archive.read("demo-round2/batch-1.json"))["samples"]] == [[], [], []]
+
+
+def test_faithbench_export_is_for_admins_and_auditors(sample: Any, alice: Any, charlie: Any) -> None:
+    refused = login(alice).get("/api/projects/demo/export/?format=faithbench")
+    assert refused.status_code == 403
+    assert refused.json() == {"detail": "Only the project's admins and auditors may export its data"}
+    assert login(charlie).get("/api/projects/demo/export/?format=faithbench").status_code == 404

@@ -1,0 +1,105 @@
+"""`make run`'s script: one Ctrl-C stops the worker and the web server quickly and quietly."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "run-dev.sh"
+STARTUP_LIMIT_S = 120  # both servers, on a busy two-core machine
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (a loopback http URL)
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def dev_env(tmp_path: Path) -> dict[str, str]:
+    """An empty, migrated SQLite database and filesystem broker of its own, whatever the suite runs on."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("CELERY_", "DJANGO_"))}
+    env.update(
+        FAITHLAB_DATA_DIR=str(tmp_path), DATABASE_URL=f"sqlite:///{tmp_path / 'dev.sqlite3'}",
+        PORT=str(free_port()), HOST="127.0.0.1", VENV=str(Path(sys.executable).parent.parent),
+        PYTHONUNBUFFERED="1",  # lines arrive when they are printed, not at exit
+    )
+    env.pop("DEBUG", None)
+    migrate = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=300,
+    )
+    assert migrate.returncode == 0, migrate.stderr
+    return env
+
+
+def test_one_interrupt_stops_worker_and_web_server_within_ten_seconds(dev_env: dict[str, str]) -> None:
+    lines: list[str] = []
+    process = subprocess.Popen(
+        [str(SCRIPT)], cwd=ROOT, env=dev_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job is
+    )
+    assert process.stdout is not None
+    reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    children: list[int] = []
+    try:
+        url = f"http://127.0.0.1:{dev_env['PORT']}/accounts/login/"
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        while not (answers(url) and any("celery@" in line and " ready." in line for line in lines)):
+            assert process.poll() is None, "".join(lines)
+            assert time.monotonic() < deadline, "the servers did not start:\n" + "".join(lines)
+            time.sleep(0.5)
+        started = re.search(r"run-dev: worker \(pid (\d+)\) and web server \(pid (\d+)\) started", "".join(lines))
+        assert started, "".join(lines)
+        children = [int(started[1]), int(started[2])]
+        seen_before = len(lines)
+
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground group
+        assert process.wait(timeout=10) == 130
+        reader.join(timeout=5)
+
+        output = "".join(lines)
+        after = [line.rstrip("\n") for line in lines[seen_before:] if line.strip()]
+        for crash in ("Traceback", "RecursionError", "Segmentation fault"):
+            assert crash not in output
+        assert f"run-dev: worker (pid {children[0]}) stopped" in after
+        assert f"run-dev: web server (pid {children[1]}) stopped" in after
+        assert len(after) <= 4, after  # Celery's "Warm shutdown" line and one line per process
+        assert not any(alive(pid) for pid in children)
+        assert not answers(url)
+    finally:
+        for pid in children:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
