@@ -170,7 +170,7 @@ def hotkey_labels(taxonomy: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 # Categories a label can have; C is what no span means, so no label is Consistent.
 LABEL_CATEGORIES: tuple[str, ...] = (UNWANTED, QUESTIONABLE, BENIGN)
-# Keys the annotation page already answers (static/annotate/annotate.js); a label hotkey would shadow them.
+# Keys the annotation page already answers (static/annotate/main.js); a label hotkey would shadow them.
 RESERVED_HOTKEYS = frozenset("?[]pnlLeEdD")
 MAX_NAME = 100
 MAX_TEXT = 2000

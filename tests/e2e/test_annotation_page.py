@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db.utils import OperationalError
 from django.urls import reverse
 from playwright.sync_api import Page, Route, expect
 
@@ -68,10 +69,20 @@ def select_words(page: Page, role: str, text: str, words: str) -> str:
 
 
 def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Poll the database until ``check`` returns something truthy (the page saves asynchronously)."""
+    """Poll the database until ``check`` returns something truthy (the page saves asynchronously).
+
+    The test database is SQLite in shared-cache memory: a read while the live server's thread
+    holds a write lock fails at once with "database table is locked" instead of waiting. Such a
+    read is simply tried again.
+    """
     deadline = time.monotonic() + timeout
     while True:
-        value = check()
+        try:
+            value = check()
+        except OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            value = None
         if value or time.monotonic() > deadline:
             return value
         time.sleep(0.1)
@@ -763,7 +774,7 @@ def test_done_goes_to_the_next_unfinished_sample_and_home_links_it(
     assert reverse("sample", args=[batch.project.slug, third.pk]) in link.get_attribute("href")
 
 
-def test_last_sample_done_says_batch_complete_and_can_be_undone(
+def test_last_sample_done_says_batch_complete_and_the_submitted_round_turns_read_only(
     page: Page, live_server: Any, log_in: Any, alice: Any, batch: Any
 ) -> None:
     first, second, third = batch.samples.order_by("position")
@@ -776,14 +787,18 @@ def test_last_sample_done_says_batch_complete_and_can_be_undone(
     page.click('[data-role="done"]')
     expect(page.locator('[data-role="notice"]')).to_contain_text("Batch complete")
     expect(page.locator('[data-role="done-badge"]')).to_be_visible()
-    expect(page.locator('[data-role="done"]')).to_contain_text("Mark not done")
     expect(page.locator('[data-role="progress-text"]')).to_have_text("3/3 done")
     assert SampleReview.objects.get(sample=third, annotator=alice).done
+    # Every sample done: the round is submitted, so it cannot be un-marked or changed here.
+    expect(page.locator('[data-role="frozen-notice"]')).to_contain_text("You submitted round 1 of batch-1")
+    expect(page.locator('[data-role="mark-not-done"]')).to_be_hidden()
+    expect(page.locator('[data-label="Benign"]')).to_be_disabled()
 
-    page.keyboard.press("D")
-    expect(page.locator('[data-role="done"]')).to_contain_text("Done")
-    expect(page.locator('[data-role="done-badge"]')).to_be_hidden()
-    assert eventually(lambda: not SampleReview.objects.get(sample=third, annotator=alice).done)
+    page.keyboard.press("D")  # D never un-marks: the sample stays done
+    expect(page.locator('[data-role="done-badge"]')).to_be_visible()
+    page.keyboard.press("Shift+D")
+    time.sleep(0.3)
+    assert SampleReview.objects.get(sample=third, annotator=alice).done
 
 
 def test_previous_and_next_hotkeys_move_between_samples(
@@ -809,7 +824,8 @@ def test_question_mark_opens_the_shortcut_overlay(
 
     page.keyboard.press("?")
     expect(overlay).to_be_visible()
-    for name in ("Unwanted.Intrinsic", "Unwanted.Extrinsic", "Questionable", "Benign", "Mark done"):
+    for name in ("Unwanted.Intrinsic", "Unwanted.Extrinsic", "Questionable", "Benign", "Mark done",
+                 "Mark not done", "Add that label", "bring back the last deleted span"):
         expect(overlay).to_contain_text(name)
     page.keyboard.press("Escape")
     expect(overlay).to_be_hidden()

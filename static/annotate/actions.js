@@ -1,0 +1,294 @@
+/* What the annotator does to spans: create, relabel, note, link, delete, retry, select. */
+
+import {
+  $,
+  activeSpan,
+  editable,
+  forgetSpan,
+  labelByHotkey,
+  leafLabels,
+  makeSpan,
+  page,
+  sameValue,
+  sides,
+  state,
+  visibleSpans,
+} from "./state.js";
+import { notice, setStatus } from "./feedback.js";
+import { readSelection } from "./selection.js";
+import { requestSimilarity, resetSimilarity } from "./shading.js";
+import { createOnServer, deleteOnServer, enqueue, patchOnServer } from "./saving.js";
+import { renderAll, renderList, spanList } from "./spans.js";
+
+const NOTE_DEBOUNCE_MS = 500;
+
+function createSpan(selection, labelName) {
+  const index = sides.summary.index;
+  const span = makeSpan({
+    start: selection.start,
+    end: selection.end,
+    text: index.slice(selection.start, selection.end),
+    labels: [labelName],
+    mine: true,
+  });
+  state.spans.push(span);
+  window.getSelection().removeAllRanges();
+  setActive(span, { keepShading: true });
+  enqueue(span, () => createOnServer(span));
+}
+
+function changeLabel(span, labelName) {
+  if (!editable(span)) return;
+  if (sameValue(leafLabels(span.labels), [labelName])) return;
+  span.labels = [labelName];
+  renderAll();
+  enqueue(span, () => patchOnServer(span, { labels: [labelName] }));
+}
+
+/* Add the label to the span, or take it away; a span keeps at least one label. */
+function toggleLabel(span, labelName) {
+  if (!editable(span)) return;
+  const leaves = leafLabels(span.labels);
+  let labels;
+  if (leaves.includes(labelName)) {
+    if (leaves.length === 1) {
+      notice(`A span needs at least one label: add another before removing ${labelName}, or delete the span.`, "warn");
+      return;
+    }
+    labels = leaves.filter((label) => label !== labelName);
+  } else {
+    labels = leaves.concat([labelName]);
+  }
+  span.labels = labels;
+  renderAll();
+  enqueue(span, () => patchOnServer(span, { labels }));
+}
+
+/* A label key or button: a summary selection becomes a span with that label; otherwise the
+ * selected span gets that label instead of its labels (add: true adds or removes it). */
+export function applyLabel(labelName, options) {
+  if (!page.can_edit) return;
+  const adding = Boolean(options && options.add);
+  const selection = readSelection();
+  if (selection && selection.side === "summary") return createSpan(selection, labelName);
+  const span = activeSpan();
+  if (span && editable(span)) return adding ? toggleLabel(span, labelName) : changeLabel(span, labelName);
+  notice("Select words in the summary first, then choose a label.", "info");
+}
+
+/* ---------- notes ---------- */
+
+export function scheduleNote(span) {
+  clearTimeout(span.noteTimer);
+  span.noteTimer = setTimeout(() => {
+    span.noteTimer = null;
+    enqueue(span, () => saveNote(span));
+  }, NOTE_DEBOUNCE_MS);
+  setStatus();
+}
+
+export function flushNote(span) {
+  if (!span || span.noteTimer === null) return;
+  clearTimeout(span.noteTimer);
+  span.noteTimer = null;
+  enqueue(span, () => saveNote(span));
+}
+
+async function saveNote(span) {
+  if (span.note === span.serverNote && span.id) return;
+  await patchOnServer(span, { note: span.note });
+}
+
+/* ---------- the source link ---------- */
+
+export function setLink(span, start, end) {
+  if (!editable(span)) return;
+  if (span.source_start === start && span.source_end === end) return;
+  span.source_start = start;
+  span.source_end = end;
+  span.source_text = start === null ? null : sides.source.index.slice(start, end);
+  renderAll();
+  enqueue(span, () => patchOnServer(span, { source_start: start, source_end: end }));
+}
+
+export function linkSelection() {
+  const span = activeSpan();
+  if (!span || !editable(span)) {
+    notice("Choose a span first (click it), then select source text and press L.", "info");
+    return;
+  }
+  const selection = readSelection();
+  if (!selection || selection.side !== "source") {
+    notice("Select the supporting or contradicting text in the source first.", "info");
+    return;
+  }
+  window.getSelection().removeAllRanges();
+  setLink(span, selection.start, selection.end);
+}
+
+/* ---------- delete, retry, discard ---------- */
+
+export function deleteSpan(span) {
+  if (!editable(span)) return;
+  clearTimeout(span.noteTimer);
+  span.noteTimer = null;
+  span.deleted = true;
+  if (state.activeKey === span.key) state.activeKey = null;
+  renderAll();
+  rememberDeleted(span);
+  enqueue(span, () => deleteOnServer(span)).then(() => {
+    // The delete was refused (a newer version, a frozen round): nothing to undo.
+    if (!span.deleted) forgetDeleted(span);
+  });
+}
+
+/* ---------- undo a deletion ---------- */
+
+const UNDO_DEPTH = 5;
+const UNDO_TOAST_MS = 10000;
+const deletedSpans = []; // the last few deleted spans, newest last
+const undoToast = $('[data-role="undo-toast"]');
+const undoText = $('[data-role="undo-text"]');
+let undoTimer = null;
+
+function rememberDeleted(span) {
+  deletedSpans.push(span);
+  if (deletedSpans.length > UNDO_DEPTH) deletedSpans.shift();
+  undoText.textContent = `Deleted “${shorten(span.text, 40)}”.`;
+  undoToast.hidden = false;
+  clearTimeout(undoTimer);
+  undoTimer = setTimeout(hideUndo, UNDO_TOAST_MS);
+}
+
+function forgetDeleted(span) {
+  const at = deletedSpans.indexOf(span);
+  if (at >= 0) deletedSpans.splice(at, 1);
+  if (!deletedSpans.length) hideUndo();
+}
+
+export function hideUndo() {
+  clearTimeout(undoTimer);
+  undoToast.hidden = true;
+}
+
+/* Recreate the last deleted span: same offsets, labels, note and source link, a new id. */
+export function undoDelete() {
+  if (!page.can_edit || !deletedSpans.length) return false;
+  const gone = deletedSpans.pop();
+  hideUndo();
+  const span = makeSpan({
+    start: gone.start,
+    end: gone.end,
+    text: gone.text,
+    labels: gone.labels.slice(),
+    note: gone.note,
+    source_start: gone.source_start,
+    source_end: gone.source_end,
+    source_text: gone.source_text,
+    mine: true,
+  });
+  state.spans.push(span);
+  setActive(span, { keepShading: true });
+  // After the delete has reached the server: the same span saved while the old one
+  // still exists would be answered with the old one, which the delete then removes.
+  const deleted = gone.queue;
+  enqueue(span, async () => {
+    await deleted;
+    await createOnServer(span);
+  });
+  return true;
+}
+
+export function retrySpan(span) {
+  span.state = "saving";
+  span.error = null;
+  renderList();
+  if (!span.id) {
+    enqueue(span, () => createOnServer(span));
+  } else {
+    enqueue(span, () =>
+      patchOnServer(span, {
+        labels: span.labels,
+        note: span.note,
+        source_start: span.source_start,
+        source_end: span.source_end,
+      }),
+    );
+  }
+}
+
+export function discardSpan(span) {
+  forgetSpan(span);
+  renderAll();
+  setStatus();
+}
+
+/* ---------- round 2: copy another annotator's span ---------- */
+
+export function copyOther(other) {
+  const labels = (other.labels || []).slice();
+  const duplicate = visibleSpans().some(
+    (span) => span.mine && span.start === other.start && span.end === other.end && sameValue(span.labels, labels),
+  );
+  if (duplicate) {
+    notice("You already have this span with the same labels.", "info");
+    return;
+  }
+  const span = makeSpan({
+    start: other.start,
+    end: other.end,
+    text: other.text,
+    labels,
+    source_start: other.source_start,
+    source_end: other.source_end,
+    source_text: other.source_text,
+    mine: true,
+  });
+  state.spans.push(span);
+  state.preview = null;
+  setActive(span, { keepShading: true });
+  enqueue(span, () => createOnServer(span));
+}
+
+/* ---------- the active span and the selection hint ---------- */
+
+export function setActive(span, options) {
+  const previous = activeSpan();
+  if (previous && previous !== span) flushNote(previous);
+  state.activeKey = span ? span.key : null;
+  renderAll({ syncNote: true });
+  if (span) {
+    const item = spanList.querySelector(`[data-span-key="${span.key}"]`);
+    if (item && item.scrollIntoView) item.scrollIntoView({ block: "nearest" });
+    if (!(options && options.keepShading)) requestSimilarity({ side: "summary", start: span.start, end: span.end });
+  }
+}
+
+export function clearAll() {
+  window.getSelection().removeAllRanges();
+  resetSimilarity();
+  state.preview = null;
+  if (state.activeKey) setActive(null);
+  else renderAll();
+  updateSelectionHint(null);
+}
+
+const hintEl = $(".column-summary .hint");
+const defaultHint = hintEl ? hintEl.textContent : "";
+const shorten = (text, max) => (text.length > max ? text.slice(0, max - 1) + "…" : text);
+const hotkeyRange = () => {
+  const keys = Object.keys(labelByHotkey);
+  return keys.length > 1 ? `${keys[0]}–${keys[keys.length - 1]}` : keys[0] || "a label key";
+};
+
+export function updateSelectionHint(selection) {
+  if (!hintEl) return;
+  if (selection && selection.side === "summary" && page.can_edit) {
+    hintEl.textContent = `“${shorten(selection.text, 60)}” selected — press ${hotkeyRange()} or click a label to save it.`;
+  } else if (selection && selection.side === "source" && activeSpan() && editable(activeSpan())) {
+    hintEl.textContent = "Source text selected — press L to link it to the selected span.";
+  } else {
+    // The round may have frozen since the page loaded.
+    hintEl.textContent = page.can_edit ? defaultHint : "Select words to shade the similar source sentences.";
+  }
+}

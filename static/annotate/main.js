@@ -1,0 +1,300 @@
+/* FaithLab annotation page: plain JavaScript ES modules, no framework, no build step.
+ * This module wires the page's events and keyboard shortcuts to the other modules. */
+
+import { $, activeSpan, editable, labelByHotkey, others, page, root, sides, spanByKey, state } from "./state.js";
+import { setStatus, notesWaiting, status, unsavedSpans } from "./feedback.js";
+import { extendSelection, readSelection, selectionIsCollapsed, snapToWords } from "./selection.js";
+import { requestSimilarity, showSimilarityNote } from "./shading.js";
+import { editor, editorParts, othersList, renderAll, renderList, renderOthersSummary, spanList } from "./spans.js";
+import {
+  applyLabel,
+  clearAll,
+  copyOther,
+  deleteSpan,
+  discardSpan,
+  flushNote,
+  hideUndo,
+  linkSelection,
+  retrySpan,
+  scheduleNote,
+  setActive,
+  setLink,
+  undoDelete,
+  updateSelectionHint,
+} from "./actions.js";
+import { go, markDoneAndMoveOn, markNotDone, renderDone } from "./review.js";
+import { closeFlagForm, flagFormOpen, initFlag } from "./flag.js";
+
+const SELECTION_DEBOUNCE_MS = 120;
+
+/* ---------- selection and semantic highlighting ---------- */
+
+let selectionTimer = null;
+function onSelectionMaybeChanged() {
+  clearTimeout(selectionTimer);
+  selectionTimer = setTimeout(() => {
+    const selection = readSelection();
+    updateSelectionHint(selection);
+    if (selection) requestSimilarity(selection);
+  }, SELECTION_DEBOUNCE_MS);
+}
+
+document.addEventListener("selectionchange", onSelectionMaybeChanged);
+document.addEventListener("mouseup", (event) => {
+  snapToWords(event);
+  onSelectionMaybeChanged();
+});
+
+sides.summary.el.addEventListener("click", (event) => {
+  if (!selectionIsCollapsed()) return;
+  const seg = event.target.closest(".seg");
+  if (!seg || !seg.dataset.spans) return;
+  const keys = seg.dataset.spans.split(" ");
+  const at = keys.indexOf(state.activeKey);
+  setActive(spanByKey(keys[(at + 1) % keys.length]));
+});
+
+// A plain click on a shaded source sentence links it to the active span. Wait out
+// the double-click window first: a double click selects a word instead.
+let sentenceClickTimer = null;
+sides.source.el.addEventListener("click", (event) => {
+  clearTimeout(sentenceClickTimer);
+  const span = activeSpan();
+  if (event.detail > 1 || !span || !editable(span) || !selectionIsCollapsed()) return;
+  const sentenceEl = event.target.closest("[data-sentence]");
+  if (!sentenceEl || !sentenceEl.hasAttribute("data-similarity")) return;
+  const sentence = sides.source.sentences[Number(sentenceEl.dataset.sentence)];
+  if (!sentence) return;
+  sentenceClickTimer = setTimeout(() => {
+    if (activeSpan() === span && selectionIsCollapsed()) setLink(span, sentence[0], sentence[1]);
+  }, 250);
+});
+
+/* ---------- controls ---------- */
+
+// Keep the text selection when a control is pressed with the mouse.
+for (const control of root.querySelectorAll(".labels button, .span-editor button")) {
+  control.addEventListener("mousedown", (event) => event.preventDefault());
+}
+for (const button of root.querySelectorAll("[data-label]")) {
+  // Shift+click adds the label to the selected span, or takes it away.
+  button.addEventListener("click", (event) => applyLabel(button.dataset.label, { add: event.shiftKey }));
+}
+$('[data-role="undo"]').addEventListener("click", () => undoDelete());
+
+spanList.addEventListener("click", (event) => {
+  const item = event.target.closest("[data-span-key]");
+  if (!item) return;
+  const span = spanByKey(item.dataset.spanKey);
+  if (!span) return;
+  const role = event.target.closest("[data-role]");
+  if (role && role.dataset.role === "retry") return retrySpan(span);
+  if (role && role.dataset.role === "discard") return discardSpan(span);
+  if (span.key !== state.activeKey) setActive(span);
+});
+
+editor.addEventListener("click", (event) => {
+  const role = event.target.closest("button[data-role]");
+  if (!role) return;
+  const span = activeSpan();
+  if (role.dataset.role === "deselect") return clearAll();
+  if (!span) return;
+  if (role.dataset.role === "link") linkSelection();
+  else if (role.dataset.role === "unlink") setLink(span, null, null);
+  else if (role.dataset.role === "delete") deleteSpan(span);
+});
+
+if (editorParts.note.tagName === "TEXTAREA") {
+  editorParts.note.addEventListener("input", () => {
+    const span = activeSpan();
+    if (!editable(span)) return;
+    span.note = editorParts.note.value;
+    scheduleNote(span);
+  });
+  editorParts.note.addEventListener("blur", () => {
+    const span = activeSpan();
+    if (span) flushNote(span);
+    renderList();
+  });
+}
+
+if (othersList) {
+  othersList.addEventListener("click", (event) => {
+    const item = event.target.closest("[data-other-index]");
+    if (!item) return;
+    const index = Number(item.dataset.otherIndex);
+    const role = event.target.closest("[data-role]");
+    if (role && role.dataset.role === "copy") return copyOther(others.spans[index]);
+    state.preview = state.preview === index ? null : index;
+    renderAll();
+  });
+}
+
+/* ---------- done and navigation ---------- */
+
+const doneButton = $('[data-role="done"]');
+if (doneButton) doneButton.addEventListener("click", markDoneAndMoveOn);
+const notDoneButton = $('[data-role="mark-not-done"]');
+if (notDoneButton) notDoneButton.addEventListener("click", markNotDone);
+root.addEventListener("annotate:frozen", () => {
+  renderDone();
+  hideUndo();
+  updateSelectionHint(null);
+});
+for (const [role, url] of [
+  ["prev", page.prev_url],
+  ["next", page.next_url],
+]) {
+  const link = $(`[data-role="${role}"]`);
+  if (!link) continue;
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    go(url);
+  });
+}
+
+window.addEventListener("beforeunload", (event) => {
+  if (page.frozen) return; // nothing more can be saved: no reason to hold the annotator here
+  if (status.pending > 0 || notesWaiting() || unsavedSpans()) {
+    event.preventDefault();
+    event.returnValue = "";
+  }
+});
+
+/* ---------- shortcuts ---------- */
+
+const overlay = $('[data-role="shortcuts"]');
+const toggleOverlay = (show) => {
+  overlay.hidden = show === undefined ? !overlay.hidden : !show;
+};
+$('[data-role="help"]').addEventListener("click", () => toggleOverlay());
+$('[data-role="close-shortcuts"]').addEventListener("click", () => toggleOverlay(false));
+overlay.addEventListener("click", (event) => {
+  if (event.target === overlay) toggleOverlay(false);
+});
+
+/* Shift+label key adds or removes the label. Matched by physical key: Shift+1 types "!"
+ * on one layout and "%" on another. Where Shift types the hotkey itself (the digits of
+ * a French keyboard), Shift+key stays "set this label"; Shift+click adds there. */
+const labelByCode = {};
+for (const [hotkey, name] of Object.entries(labelByHotkey)) {
+  if (/^[0-9]$/.test(hotkey)) {
+    labelByCode["Digit" + hotkey] = name;
+    labelByCode["Numpad" + hotkey] = name;
+  } else if (/^[a-z]$/i.test(hotkey)) {
+    labelByCode["Key" + hotkey.toUpperCase()] = name;
+  }
+}
+
+function isTyping(target) {
+  if (!target || target.nodeType !== 1) return false;
+  if (target.isContentEditable) return true;
+  return Boolean(target.closest("input, textarea, select, [contenteditable]:not([contenteditable='false'])"));
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.defaultPrevented || event.isComposing) return;
+  if (isTyping(event.target)) {
+    if (event.key === "Escape") event.target.blur();
+    return;
+  }
+  if (flagFormOpen()) {
+    if (event.key === "Escape") closeFlagForm();
+    return;
+  }
+  if (extendSelection(event)) return;
+  if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && event.key.toLowerCase() === "z") {
+    // Outside text fields Ctrl+Z brings back the last deleted span.
+    if (undoDelete()) event.preventDefault();
+    return;
+  }
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const key = event.key;
+  if (!overlay.hidden) {
+    if (key === "Escape" || key === "?") {
+      event.preventDefault();
+      toggleOverlay(false);
+    }
+    return;
+  }
+  if (event.shiftKey && event.code in labelByCode && !(key in labelByHotkey)) {
+    event.preventDefault();
+    if (event.repeat) return;
+    applyLabel(labelByCode[event.code], { add: true });
+    return;
+  }
+  if (event.shiftKey && event.code === "KeyD") {
+    event.preventDefault();
+    if (!event.repeat) markNotDone();
+    return;
+  }
+  if (key in labelByHotkey) {
+    event.preventDefault();
+    if (event.repeat) return;
+    applyLabel(labelByHotkey[key]);
+    return;
+  }
+  switch (key) {
+    case "?":
+      event.preventDefault();
+      toggleOverlay(true);
+      break;
+    case "Escape":
+      clearAll();
+      break;
+    case "Delete":
+    case "Backspace": {
+      const span = activeSpan();
+      if (span && editable(span)) {
+        event.preventDefault();
+        deleteSpan(span);
+      }
+      break;
+    }
+    case "l":
+    case "L":
+      event.preventDefault();
+      linkSelection();
+      break;
+    case "e":
+    case "E": {
+      // Straight into the active span's note; Esc leaves it again.
+      const span = activeSpan();
+      const note = editor.querySelector('textarea[data-role="note"]');
+      if (span && editable(span) && note && !editor.hidden) {
+        event.preventDefault();
+        note.focus();
+        note.setSelectionRange(note.value.length, note.value.length);
+      }
+      break;
+    }
+    case "d":
+    case "D":
+      if (event.repeat) break;
+      event.preventDefault();
+      markDoneAndMoveOn();
+      break;
+    case "[":
+    case "p":
+      event.preventDefault();
+      go(page.prev_url);
+      break;
+    case "]":
+    case "n":
+      event.preventDefault();
+      go(page.next_url);
+      break;
+    default:
+      break;
+  }
+});
+
+/* ---------- start ---------- */
+
+if (!page.embeddings_ready) showSimilarityNote();
+renderOthersSummary();
+renderAll({ syncNote: true });
+renderDone();
+initFlag();
+setStatus();
+root.classList.add("ready");

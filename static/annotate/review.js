@@ -1,0 +1,156 @@
+/* Marking the sample done, moving between samples, and the time spent on the page. */
+
+import { $, make, page, sleep, state } from "./state.js";
+import { notice, setStatus, status, unsavedSpans } from "./feedback.js";
+import { errorMessage, send } from "./http.js";
+import { freeze, isFrozenAnswer } from "./saving.js";
+import { flushNote } from "./actions.js";
+
+/* ---------- time spent: only while the tab is visible ---------- */
+
+let visibleSince = document.hidden ? null : performance.now();
+let visibleMs = 0;
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden && visibleSince !== null) {
+    visibleMs += performance.now() - visibleSince;
+    visibleSince = null;
+  } else if (!document.hidden && visibleSince === null) {
+    visibleSince = performance.now();
+  }
+});
+
+function takeSeconds() {
+  const now = performance.now();
+  const total = visibleMs + (visibleSince !== null ? now - visibleSince : 0);
+  visibleMs = 0;
+  if (visibleSince !== null) visibleSince = now;
+  return Math.max(0, Math.min(86400, Math.round(total / 1000)));
+}
+
+/* Wait for every queued write, so leaving the page loses nothing. */
+export async function settle() {
+  for (const span of state.spans) flushNote(span);
+  // Loop: a finishing write may have queued another (e.g. a note after a create).
+  for (let round = 0; round < 5 && status.pending > 0; round++) {
+    await Promise.all(state.spans.map((span) => span.queue));
+    if (status.pending > 0) await sleep(50);
+  }
+}
+
+/* ---------- done ---------- */
+
+const doneButton = $('[data-role="done"]');
+const notDoneButton = $('[data-role="mark-not-done"]');
+const doneBadge = $('[data-role="done-badge"]');
+const progress = $('[data-role="progress"]');
+const progressText = $('[data-role="progress-text"]');
+
+export function renderDone() {
+  doneBadge.hidden = !state.done;
+  if (doneButton) {
+    doneButton.replaceChildren(document.createTextNode(state.done ? "Next " : "Done "), make("kbd", "", "D"));
+    doneButton.classList.toggle("primary", !state.done);
+    doneButton.title = state.done
+      ? "Already done: go to the next unfinished sample (D)"
+      : "Mark this sample done and go to the next unfinished one (D)";
+    doneButton.hidden = !page.can_edit;
+  }
+  if (notDoneButton) notDoneButton.hidden = !(state.done && page.can_mark_not_done);
+  progress.value = state.doneCount;
+  progressText.textContent = `${state.doneCount}/${page.total} done`;
+}
+
+/* POST the review; true when the server took it. A frozen round freezes the page. */
+async function sendReview(done) {
+  const seconds = takeSeconds();
+  status.pending++;
+  setStatus();
+  let result;
+  try {
+    result = await send("POST", page.api.review, { round: page.round, done, seconds });
+  } catch (error) {
+    visibleMs += seconds * 1000;
+    status.error = error.message;
+    return false;
+  } finally {
+    status.pending--;
+    setStatus();
+  }
+  if (!result.ok) {
+    visibleMs += seconds * 1000;
+    if (isFrozenAnswer(result)) {
+      const reason = errorMessage(result.data, result.status);
+      freeze(reason);
+      notice(reason, "warn", true);
+    } else {
+      status.error = errorMessage(result.data, result.status);
+    }
+    setStatus();
+    return false;
+  }
+  status.error = null;
+  setStatus();
+  return true;
+}
+
+const BATCH_COMPLETE = "Batch complete — every sample is marked done. Thank you!";
+
+/* D: mark the sample done (a done sample stays done) and go to the next unfinished one. */
+export async function markDoneAndMoveOn() {
+  if (state.busyDone) return;
+  if (!state.done && !page.can_edit) {
+    if (page.frozen) notice(page.frozen, "warn");
+    return;
+  }
+  state.busyDone = true;
+  try {
+    await settle();
+    if (state.done) {
+      // Already done: count the time spent, never un-mark, and move on.
+      if (page.can_edit) await sendReview(true);
+      if (page.next_unfinished_url) return go(page.next_unfinished_url);
+      if (page.next_url) return go(page.next_url);
+      notice(BATCH_COMPLETE, "ok", true);
+      return;
+    }
+    if (unsavedSpans()) {
+      notice("Some spans are not saved yet: retry them (in the span list) before marking the sample done.", "warn");
+      return;
+    }
+    if (!(await sendReview(true))) return;
+    state.done = true;
+    state.doneCount = Math.min(page.total, state.doneCount + 1);
+    renderDone();
+    if (page.next_unfinished_url) {
+      window.location.assign(page.next_unfinished_url);
+      return;
+    }
+    // Every sample is done: the round is submitted, and the server now refuses changes to it.
+    freeze(`You submitted round ${page.round} of ${page.batch}, so it is frozen; ask an admin to re-open it if it must change.`);
+    notice(BATCH_COMPLETE, "ok", true);
+  } finally {
+    state.busyDone = false;
+  }
+}
+
+/* Its own control (and Shift+D), so moving on with D can never un-mark a sample. */
+export async function markNotDone() {
+  if (state.busyDone || !state.done || !page.can_mark_not_done) return;
+  state.busyDone = true;
+  try {
+    await settle();
+    if (!(await sendReview(false))) return;
+    state.done = false;
+    state.doneCount = Math.max(0, state.doneCount - 1);
+    renderDone();
+    notice("Marked not done.", "info");
+  } finally {
+    state.busyDone = false;
+  }
+}
+
+export async function go(url) {
+  if (!url) return;
+  await settle();
+  window.location.assign(url);
+}

@@ -1,0 +1,136 @@
+/* The browser's selection as code-point offsets in one of the two texts, word
+ * snapping for mouse drags, and Shift+arrow selection in non-editable text. */
+
+import { sides } from "./state.js";
+
+/* UTF-16 offset of (node, offset) counted from the start of container's text. */
+export function offsetIn(container, node, offset) {
+  const range = document.createRange();
+  range.setStart(container, 0);
+  range.setEnd(node, offset);
+  return range.toString().length;
+}
+
+/* The text node and offset at a UTF-16 offset into container's text. */
+export function pointAt(container, u16) {
+  const walker = document.createTreeWalker(container, NodeFilter.SHOW_TEXT);
+  let seen = 0;
+  let last = null;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (u16 <= seen + node.data.length) return { node, offset: u16 - seen };
+    seen += node.data.length;
+    last = node;
+  }
+  return last ? { node: last, offset: last.data.length } : { node: container, offset: 0 };
+}
+
+/* Re-rendering a text replaces its nodes: these keep the selection across it. */
+export function captureSelection(container) {
+  const selection = window.getSelection();
+  if (!selection || selection.rangeCount === 0) return null;
+  if (!container.contains(selection.anchorNode) || !container.contains(selection.focusNode)) return null;
+  return {
+    anchor: offsetIn(container, selection.anchorNode, selection.anchorOffset),
+    focus: offsetIn(container, selection.focusNode, selection.focusOffset),
+  };
+}
+
+export function restoreSelection(container, saved) {
+  if (!saved) return;
+  const anchor = pointAt(container, saved.anchor);
+  const focus = pointAt(container, saved.focus);
+  window.getSelection().setBaseAndExtent(anchor.node, anchor.offset, focus.node, focus.offset);
+}
+
+export const selectionIsCollapsed = () => {
+  const selection = window.getSelection();
+  return !selection || selection.rangeCount === 0 || selection.isCollapsed;
+};
+
+/* The current selection as code-point offsets in one text, trimmed of white space. */
+export function readSelection() {
+  const selection = window.getSelection();
+  if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
+  const range = selection.getRangeAt(0);
+  const order = ["summary", "source"];
+  if (sides.source.el.contains(selection.anchorNode)) order.reverse();
+  for (const name of order) {
+    const { el, index } = sides[name];
+    if (!range.intersectsNode(el)) continue;
+    const whole = document.createRange();
+    whole.selectNodeContents(el);
+    const text = index.text;
+    let start =
+      range.compareBoundaryPoints(Range.START_TO_START, whole) <= 0
+        ? 0
+        : offsetIn(el, range.startContainer, range.startOffset);
+    let end =
+      range.compareBoundaryPoints(Range.END_TO_END, whole) >= 0
+        ? text.length
+        : offsetIn(el, range.endContainer, range.endOffset);
+    while (start < end && /\s/.test(text[start])) start++;
+    while (end > start && /\s/.test(text[end - 1])) end--;
+    if (end <= start) continue;
+    const cpStart = index.toCp(start, false);
+    const cpEnd = index.toCp(end, true);
+    if (cpEnd <= cpStart) continue;
+    return { side: name, start: cpStart, end: cpEnd, text: index.slice(cpStart, cpEnd) };
+  }
+  return null;
+}
+
+/* A mouse drag that starts or ends inside a word takes the whole word, so a
+ * hurried drag never saves "owfield's Calder Street Br". The browser's
+ * selection is moved too: what is shown is what a label saves. Alt while
+ * releasing keeps the exact characters; keyboard selection is always exact. */
+const WORD_CHAR = /[\p{L}\p{N}\p{M}_'\u2019-]/u;
+export function snapToWords(event) {
+  if (!event.isTrusted || event.altKey || event.button !== 0) return;
+  const selection = window.getSelection();
+  if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return;
+  const container = [sides.summary.el, sides.source.el].find(
+    (el) => el.contains(selection.anchorNode) && el.contains(selection.focusNode),
+  );
+  if (!container) return;
+  const text = container.textContent;
+  const anchor = offsetIn(container, selection.anchorNode, selection.anchorOffset);
+  const focus = offsetIn(container, selection.focusNode, selection.focusOffset);
+  const forward = anchor <= focus;
+  let start = Math.min(anchor, focus);
+  let end = Math.max(anchor, focus);
+  const isWord = (at) => at >= 0 && at < text.length && WORD_CHAR.test(text[at]);
+  // Only widen a boundary that cuts a word; one already between words stays put.
+  if (isWord(start) && isWord(start - 1)) while (isWord(start - 1)) start--;
+  if (isWord(end - 1) && isWord(end)) while (isWord(end)) end++;
+  if (start === Math.min(anchor, focus) && end === Math.max(anchor, focus)) return;
+  const from = pointAt(container, forward ? start : end);
+  const to = pointAt(container, forward ? end : start);
+  selection.setBaseAndExtent(from.node, from.offset, to.node, to.offset);
+}
+
+/* Chromium does not extend a caret in non-editable text with Shift+Arrow,
+ * so keyboard selection in the two texts is done here with Selection.modify. */
+const EXTEND_KEYS = {
+  ArrowLeft: ["backward", "character"],
+  ArrowRight: ["forward", "character"],
+  ArrowUp: ["backward", "line"],
+  ArrowDown: ["forward", "line"],
+  Home: ["backward", "lineboundary"],
+  End: ["forward", "lineboundary"],
+};
+
+export function extendSelection(event) {
+  if (!event.shiftKey || event.metaKey || !(event.key in EXTEND_KEYS)) return false;
+  const container = [sides.summary.el, sides.source.el].find((el) => el.contains(event.target));
+  const selection = window.getSelection();
+  if (!container || typeof selection.modify !== "function") return false;
+  if (!selection.rangeCount || !container.contains(selection.focusNode)) {
+    const start = pointAt(container, 0);
+    selection.collapse(start.node, start.offset);
+  }
+  let [direction, granularity] = EXTEND_KEYS[event.key];
+  if ((event.ctrlKey || event.altKey) && granularity === "character") granularity = "word";
+  selection.modify("extend", direction, granularity);
+  event.preventDefault();
+  return true;
+}

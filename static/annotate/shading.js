@@ -1,0 +1,136 @@
+/* Semantic highlighting: the other text's sentences shaded by similarity with the selection. */
+
+import { $, make, page, sides, sleep } from "./state.js";
+import { jsonHeaders } from "./http.js";
+
+const SHADE_CLASSES = ["shade-0", "shade-1", "shade-2", "shade-3", "shade-4", "closest"];
+// While the server loads its model it answers 503 + Retry-After; give up after this many tries.
+const LOADING_TRIES = 60;
+
+export function applyShading(sideName) {
+  const shading = sides[sideName].shading;
+  for (const el of sides[sideName].el.querySelectorAll("[data-sentence]")) {
+    el.classList.remove(...SHADE_CLASSES);
+    el.removeAttribute("data-similarity");
+    el.removeAttribute("data-rank");
+    el.removeAttribute("title");
+    if (!shading) continue;
+    const i = Number(el.dataset.sentence);
+    const value = shading.byIndex.get(i);
+    const rank = shading.closest.indexOf(i) + 1;
+    if (value) {
+      const score = Number(value.similarity).toFixed(3);
+      el.dataset.similarity = score;
+      el.classList.add("shade-" + Math.max(0, Math.min(4, value.shade | 0)));
+      el.title = `similarity ${score}` + (rank ? ` · closest #${rank}` : "");
+    }
+    if (rank) {
+      el.classList.add("closest");
+      el.dataset.rank = String(rank);
+    }
+  }
+}
+
+/* One line under the text being shaded: "loading similarity…" or "nothing … matches closely". */
+const simNote = $('[data-role="similarity-note"]');
+const simState = make("p", "similarity-state muted");
+simState.setAttribute("aria-live", "polite");
+
+function showSimState(target, role, text) {
+  simState.dataset.role = role;
+  simState.textContent = text;
+  if (simState.previousElementSibling !== sides[target].el) sides[target].el.after(simState);
+}
+
+const hideSimState = () => simState.remove();
+
+let simSequence = 0;
+let simAbort = null;
+let lastQueried = "";
+
+/* Forget the shading and any answer still on its way. */
+export function resetSimilarity() {
+  lastQueried = "";
+  simSequence++;
+  sides.summary.shading = null;
+  sides.source.shading = null;
+  hideSimState();
+}
+
+async function askServer(selection, signal) {
+  try {
+    return await fetch(page.api.similarity, {
+      method: "POST",
+      headers: jsonHeaders(),
+      credentials: "same-origin",
+      body: JSON.stringify({ side: selection.side, start: selection.start, end: selection.end }),
+      signal,
+    });
+  } catch (error) {
+    return null;
+  }
+}
+
+async function readJson(response) {
+  try {
+    return await response.json();
+  } catch (error) {
+    return null;
+  }
+}
+
+export async function requestSimilarity(selection) {
+  const key = `${selection.side}:${selection.start}:${selection.end}`;
+  if (key === lastQueried) return;
+  lastQueried = key;
+  const sequence = ++simSequence;
+  const current = () => sequence === simSequence; // false once a newer selection was made
+  const expected = selection.side === "summary" ? "source" : "summary";
+  if (simAbort) simAbort.abort();
+  simAbort = typeof AbortController === "function" ? new AbortController() : null;
+  let response = null;
+  for (let attempt = 1; ; attempt++) {
+    response = await askServer(selection, simAbort ? simAbort.signal : undefined);
+    if (!current()) return;
+    if (!response) {
+      lastQueried = "";
+      hideSimState();
+      return;
+    }
+    if (response.status !== 503 || attempt >= LOADING_TRIES) break;
+    const data = await readJson(response);
+    if (!current()) return;
+    if (!(data && data.loading)) break;
+    showSimState(expected, "similarity-loading", "loading similarity…");
+    const seconds = Number(response.headers.get("Retry-After"));
+    await sleep(1000 * (seconds > 0 ? Math.min(seconds, 30) : 1));
+    if (!current()) return;
+  }
+  if (response.status === 409) {
+    hideSimState();
+    simNote.hidden = false;
+    lastQueried = "";
+    return;
+  }
+  if (!response.ok) {
+    hideSimState();
+    lastQueried = "";
+    return;
+  }
+  const data = await readJson(response);
+  if (!current() || !data) return;
+  simNote.hidden = true;
+  const target = data.target || expected;
+  const closest = Array.isArray(data.closest) ? data.closest : [];
+  sides[target].shading = {
+    byIndex: new Map((data.sentences || []).map((sentence) => [sentence.index, sentence])),
+    closest,
+  };
+  applyShading(target);
+  if (closest.length) hideSimState();
+  else showSimState(target, "no-match", `nothing in the ${target} matches closely`);
+}
+
+export function showSimilarityNote() {
+  simNote.hidden = false;
+}

@@ -1,0 +1,233 @@
+/* The span list, the selected span's editor, the label buttons and (round 2) the others' spans. */
+
+import {
+  $,
+  activeSpan,
+  agreesWithMine,
+  categoryOf,
+  editable,
+  leafLabels,
+  make,
+  others,
+  page,
+  root,
+  state,
+  visibleSpans,
+} from "./state.js";
+import { renderText } from "./texts.js";
+
+export const spanList = $('[data-role="span-list"]');
+const labelChip = (label) => make("span", "chip cat-" + categoryOf([label]), label);
+const noSpans = $('[data-role="no-spans"]');
+const spanCount = $('[data-role="span-count"]');
+
+export function renderList() {
+  const spans = visibleSpans();
+  const items = spans.map((span) => {
+    const item = make("li", "span-item cat-" + categoryOf(span.labels));
+    if (span.id) item.dataset.spanId = String(span.id);
+    item.dataset.spanKey = span.key;
+    if (span.key === state.activeKey) {
+      item.classList.add("active");
+      item.setAttribute("aria-current", "true");
+    }
+    if (!span.mine) item.classList.add("others");
+    item.tabIndex = -1;
+    item.appendChild(make("span", "span-swatch"));
+    const body = make("div", "span-body");
+    const line = make("div", "span-line");
+    line.appendChild(make("q", "span-text", span.text));
+    const labels = make("span", "span-labels");
+    for (const label of leafLabels(span.labels)) labels.appendChild(labelChip(label));
+    if (!span.labels.length) {
+      // Imported data can hold a span with an empty label list; worst pooling ignores it.
+      const none = make("span", "chip chip-none", "no label");
+      none.title = "An empty label list: this span does not count in the sample's label";
+      labels.appendChild(none);
+    }
+    line.appendChild(labels);
+    if (!span.mine) line.appendChild(make("span", "span-annotator", span.annotator));
+    body.appendChild(line);
+    if (span.source_text) body.appendChild(make("div", "span-source", "↔ " + span.source_text));
+    if (span.note) body.appendChild(make("div", "span-note", span.note));
+    if (!span.id && span.state === "saving") body.appendChild(make("div", "span-state", "saving…"));
+    if (span.state === "failed") {
+      const failed = make("div", "span-state failed", "Not saved" + (span.error ? ": " + span.error : "") + " ");
+      const actions = [];
+      // A frozen round refuses every write: retrying would only fail again.
+      if (!page.frozen) actions.push(["retry", "Retry"]);
+      if (!span.id) actions.push(["discard", "Discard"]);
+      actions.forEach(([role, text], i) => {
+        const button = make("button", "link", text);
+        button.type = "button";
+        button.dataset.role = role;
+        if (i) failed.appendChild(document.createTextNode(" · "));
+        failed.appendChild(button);
+      });
+      body.appendChild(failed);
+    }
+    item.appendChild(body);
+    return item;
+  });
+  spanList.replaceChildren(...items);
+  noSpans.hidden = spans.length > 0;
+  spanCount.textContent = spans.length ? `(${spans.length})` : "";
+}
+
+export const editor = $('[data-role="span-editor"]');
+export const editorParts = buildEditor();
+
+function buildEditor() {
+  const head = make("div", "editor-head");
+  head.appendChild(make("span", "editor-title", "Selected span"));
+  const text = make("q", "editor-text");
+  head.appendChild(text);
+  const labels = make("div", "editor-labels");
+  const who = make("div", "editor-annotator muted");
+  editor.append(head, labels, who);
+  let note;
+  if (page.can_edit) {
+    const noteLabel = make("label", "editor-note");
+    const noteTitle = make("span", "muted", "Note (saved as you type) ");
+    noteTitle.appendChild(make("kbd", "", "E"));
+    noteLabel.appendChild(noteTitle);
+    note = make("textarea");
+    note.rows = 3;
+    note.dataset.role = "note";
+    note.placeholder = "Why is this a hallucination? What does the source say?";
+    noteLabel.appendChild(note);
+    editor.appendChild(noteLabel);
+  } else {
+    note = make("div", "editor-note-readonly");
+    note.dataset.role = "note";
+    editor.appendChild(note);
+  }
+  const source = make("div", "editor-source");
+  editor.appendChild(source);
+  const actions = make("div", "editor-actions");
+  const button = (role, label, hotkey, className) => {
+    const el = make("button", className || "", label);
+    el.type = "button";
+    el.dataset.role = role;
+    if (hotkey) {
+      el.appendChild(document.createTextNode(" "));
+      el.appendChild(make("kbd", "", hotkey));
+    }
+    actions.appendChild(el);
+    return el;
+  };
+  const link = button("link", "Link selection", "L");
+  const unlink = button("unlink", "Unlink source");
+  const remove = button("delete", "Delete", "Del", "danger");
+  button("deselect", "Close", "Esc");
+  editor.appendChild(actions);
+  return { text, labels, who, note, source, link, unlink, remove };
+}
+
+export function renderEditor(syncNote) {
+  const span = activeSpan();
+  editor.hidden = !span;
+  if (!span) return;
+  const canChange = editable(span);
+  editorParts.text.textContent = span.text;
+  editorParts.labels.replaceChildren(...leafLabels(span.labels).map(labelChip));
+  editorParts.who.textContent = span.mine ? "" : "by " + span.annotator;
+  editorParts.who.hidden = span.mine;
+  if (editorParts.note.tagName === "TEXTAREA") {
+    editorParts.note.disabled = !canChange;
+    if (syncNote) editorParts.note.value = span.note;
+  } else {
+    editorParts.note.textContent = span.note || "No note.";
+  }
+  editorParts.source.replaceChildren();
+  if (span.source_text) {
+    editorParts.source.appendChild(make("span", "muted", "Linked source: "));
+    editorParts.source.appendChild(make("q", "", span.source_text));
+  } else {
+    editorParts.source.appendChild(
+      make(
+        "span",
+        "muted",
+        canChange
+          ? "No source linked: select source text and press L, or click a shaded source sentence."
+          : "No source linked.",
+      ),
+    );
+  }
+  editorParts.link.hidden = !canChange;
+  editorParts.unlink.hidden = !canChange || span.source_start === null;
+  editorParts.remove.hidden = !canChange;
+}
+
+/* The label buttons show which labels the selected span holds. */
+export function renderLabelButtons() {
+  const span = activeSpan();
+  for (const button of root.querySelectorAll("[data-label]")) {
+    const pressed = Boolean(span && span.labels.includes(button.dataset.label));
+    button.setAttribute("aria-pressed", pressed ? "true" : "false");
+    button.disabled = !page.can_edit;
+  }
+}
+
+/* ---------- round 2 (reconciliation): the others' round-1 spans, read-only ---------- */
+
+export const othersList = $('[data-role="others-list"]');
+
+export function renderOthersSummary() {
+  const line = $('[data-role="others-summary"]');
+  if (!others || !line) return;
+  const worst = Object.entries(others.worst_labels || {});
+  line.replaceChildren(make("span", "muted", "Round-1 sample labels: "));
+  worst.forEach(([name, category], i) => {
+    if (i) line.appendChild(document.createTextNode(" · "));
+    line.appendChild(make("span", "", `${name}: ${category}`));
+  });
+  if (others.disagree) line.appendChild(make("span", "badge disagree", "disagreement"));
+}
+
+function renderOthers() {
+  if (!others || !othersList) return;
+  const items = others.spans.map((other, i) => {
+    const item = make("li", "span-item other-item cat-" + categoryOf(other.labels || []));
+    item.dataset.role = "other-span";
+    item.dataset.otherIndex = String(i);
+    if (state.preview === i) item.classList.add("active");
+    item.appendChild(make("span", "span-swatch"));
+    const body = make("div", "span-body");
+    const line = make("div", "span-line");
+    line.appendChild(make("q", "span-text", other.text));
+    const labels = make("span", "span-labels");
+    for (const label of leafLabels(other.labels || [])) labels.appendChild(labelChip(label));
+    line.appendChild(labels);
+    line.appendChild(make("span", "span-annotator", other.annotator));
+    body.appendChild(line);
+    if (other.source_text) body.appendChild(make("div", "span-source", "↔ " + other.source_text));
+    if (other.note) body.appendChild(make("div", "span-note", other.note));
+    const footer = make("div", "other-footer");
+    const agrees = agreesWithMine(other);
+    const verdict = make("span", agrees ? "agreement agrees" : "agreement differs",
+      agrees ? "✓ one of your spans agrees" : "none of your spans agrees");
+    verdict.dataset.agrees = agrees ? "true" : "false";
+    footer.appendChild(verdict);
+    if (page.can_edit) {
+      const copy = make("button", "link", "Copy to mine");
+      copy.type = "button";
+      copy.dataset.role = "copy";
+      footer.appendChild(copy);
+    }
+    body.appendChild(footer);
+    item.appendChild(body);
+    return item;
+  });
+  othersList.replaceChildren(...items);
+  $('[data-role="no-others"]').hidden = items.length > 0;
+}
+
+export function renderAll(options) {
+  renderText("summary");
+  renderText("source");
+  renderList();
+  renderEditor(options && options.syncNote);
+  renderLabelButtons();
+  renderOthers();
+}
