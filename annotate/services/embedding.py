@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Literal
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Least
 from django.utils import timezone
 
 from annotate import embedder
@@ -61,35 +63,162 @@ def _embed_rows(rows: list[Any], text_of: str, model: str) -> None:
         at += count
 
 
-def run_embedding_job(job_id: int) -> Job:
+# A text longer than this is embedded SENTENCE_CHUNK sentences at a time, and a slice may stop between
+# two chunks; its vectors so far wait in the row (see _embed_long_text) until the rest is done.
+LONG_TEXT_CHARS = 20_000
+SENTENCE_CHUNK = 256
+PARTIAL = "partial:"  # embedding_model of a text half embedded: "partial:<sentences done>:<model>"
+
+
+class _Slice:
+    """How much one run may do before it hands the rest to a new task: seconds and sentences, None = no limit."""
+
+    def __init__(self, seconds: float | None, sentences: int | None) -> None:
+        self.deadline = time.monotonic() + seconds if seconds is not None else None
+        self.sentences_left = sentences
+        self.spent = 0
+
+    def spend(self, sentences: int) -> None:
+        self.spent += sentences
+        if self.sentences_left is not None:
+            self.sentences_left -= sentences
+
+    @property
+    def over(self) -> bool:
+        if not self.spent:  # every slice gets some work done, however small its limits
+            return False
+        return (self.sentences_left is not None and self.sentences_left <= 0) or (
+            self.deadline is not None and time.monotonic() >= self.deadline
+        )
+
+
+def _max_length(model_class: type[Passage | Sample], name: str) -> int:
+    return model_class._meta.get_field(name).max_length or 0
+
+
+def _short_text_groups(rows: list[Any], text_of: str) -> list[list[Any]]:
+    """Rows in groups of at most LONG_TEXT_CHARS characters in all (a longer row alone), embedded a group at a time."""
+    groups: list[list[Any]] = [[]]
+    size = 0
+    for row in rows:
+        length = len(getattr(row, text_of))
+        if groups[-1] and size + length > LONG_TEXT_CHARS:
+            groups.append([])
+            size = 0
+        groups[-1].append(row)
+        size += length
+    return [group for group in groups if group]
+
+
+def _save_embedded(model_class: type[Passage | Sample], row: Any, previous: str, model: str, **values: Any) -> int:
+    """Write a row's sentences and vectors unless another run got there first; 1 when written, else 0.
+
+    The row must still be stale and hold what this run read (``previous``), so a
+    text is counted done once however many runs of a job (or jobs) meet it.
+    """
+    return (
+        model_class.objects.filter(pk=row.pk, embedding_model=previous).filter(_stale(model)).update(**values)
+    )
+
+
+def _resume_point(row: Any, model: str, sentence_count: int) -> tuple[int, list[bytes]]:
+    """Sentences already embedded of a half-done long text, and their vectors; (0, []) to start afresh."""
+    marker = row.embedding_model or ""
+    if not marker.startswith(PARTIAL):
+        return 0, []
+    done_text, _, marker_model = marker[len(PARTIAL):].partition(":")
+    blob = bytes(row.embeddings or b"")
+    done = int(done_text) if done_text.isdigit() else 0
+    if marker_model != model or not 0 < done < sentence_count or not blob or len(blob) % (4 * done):
+        return 0, []
+    return done, [blob]
+
+
+def _embed_long_text(model_class: type[Passage | Sample], row: Any, text_of: str, model: str, budget: _Slice) -> int:
+    """Embed one long text SENTENCE_CHUNK sentences at a time; 1 when it is done and counted, else 0.
+
+    When the slice runs out first, the vectors so far are kept in the row with
+    embedding_model "partial:<n>:<model>" and sentences left empty (the texts
+    count as not embedded everywhere until the last chunk), and the next slice
+    goes on from sentence n.
+    """
+    text = getattr(row, text_of)
+    sentences = split_sentences(text)
+    previous = row.embedding_model
+    done, vectors = _resume_point(row, model, len(sentences))
+    while done < len(sentences):
+        if budget.over and len(f"{PARTIAL}{done}:{model}") <= _max_length(model_class, "embedding_model"):
+            if done:
+                _save_embedded(model_class, row, previous, model, sentences=None, embeddings=b"".join(vectors),
+                               embedding_model=f"{PARTIAL}{done}:{model}")
+            return 0
+        chunk = sentences[done : done + SENTENCE_CHUNK]
+        vectors.append(embedder.embed([text[s:e] for s, e in chunk], model).tobytes())
+        done += len(chunk)
+        budget.spend(len(chunk))
+    return _save_embedded(model_class, row, previous, model, sentences=sentences, embeddings=b"".join(vectors),
+                          embedding_model=model)
+
+
+def run_embedding_job(job_id: int, *, max_seconds: float | None = None, max_sentences: int | None = None) -> Job:
     """Split and embed every text of the project not yet embedded with the configured model.
 
-    Idempotent: a second run (or a run after a worker restart) only does what is
-    still missing and never duplicates anything.
+    Without limits it runs to the end. With ``max_seconds`` or ``max_sentences``
+    (the Celery task passes the EMBEDDING_SLICE_* settings) it stops once either
+    is spent, queues the rest as a new task behind whatever else is queued, and
+    returns the job still running. Idempotent and restart-safe: a second run (or a
+    run after a worker restart) only does what is still missing, and each text is
+    counted done once, by the run that wrote it.
     """
     job = Job.objects.get(pk=job_id)
     if job.status == Job.Status.DONE:
         return job
     model = job.options.get("model") or embedder.model_name()
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
-    # Rows embedded by an earlier run of this job (before a worker restart) are no longer
-    # stale, so they count as done from the start; each chunk adds its own rows.
-    done = max(0, job.total - _count_stale(job.project_id, model))
+    # Rows embedded by an earlier run or slice of this job are no longer stale, so they count as done
+    # from the start; each text this run finishes adds one.
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, done=max(0, min(job.total, job.total - _count_stale(job.project_id, model)))
+    )
+    budget = _Slice(max_seconds, max_sentences)
+
+    def count(finished: int) -> None:
+        if finished:
+            Job.objects.filter(pk=job.pk).update(done=Least(F("done") + finished, Value(job.total)))
+
     try:
         for model_class, text_of in ((Passage, "text"), (Sample, "summary")):
             pending = model_class.objects.filter(project_id=job.project_id).filter(_stale(model)).order_by("pk")
             last_pk = 0
-            while True:
+            while not budget.over:
                 # Page by primary key: every chunk is an index range scan, not a re-scan from the first row.
-                rows = list(pending.filter(pk__gt=last_pk).only("pk", text_of)[:CHUNK])
+                rows = list(pending.filter(pk__gt=last_pk).only("pk", text_of, "embedding_model")[:CHUNK])
                 if not rows:
                     break
                 last_pk = rows[-1].pk
-                _embed_rows(rows, text_of, model)
-                with transaction.atomic():
-                    model_class.objects.bulk_update(rows, ["sentences", "embeddings", "embedding_model"])
-                done += len(rows)
-                Job.objects.filter(pk=job.pk).update(done=min(done, job.total))
+                long = [row for row in rows if len(getattr(row, text_of)) > LONG_TEXT_CHARS
+                        or (row.embedding_model or "").startswith(PARTIAL)]
+                short = [row for row in rows if row not in long]
+                for group in _short_text_groups(short, text_of):
+                    if budget.over:
+                        break
+                    previous = {row.pk: row.embedding_model for row in group}
+                    _embed_rows(group, text_of, model)
+                    with transaction.atomic():
+                        count(sum(
+                            _save_embedded(model_class, row, previous[row.pk], model, sentences=row.sentences,
+                                           embeddings=row.embeddings, embedding_model=model)
+                            for row in group
+                        ))
+                    budget.spend(sum(len(row.sentences) for row in group))
+                for row in long:
+                    if not budget.over:
+                        count(_embed_long_text(model_class, row, text_of, model, budget))
+        if budget.over and _count_stale(job.project_id, model):
+            from annotate.tasks import embed_project_texts
+
+            transaction.on_commit(lambda: embed_project_texts.delay(job.pk))
+            job.refresh_from_db()
+            return job
     except Exception as error:
         log.exception("embedding job %s failed", job.pk)
         Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
