@@ -137,6 +137,7 @@ def batch_progress(annotator: AbstractBaseUser, project: Project | None = None) 
             ).values_list("sample_id", flat=True)
         )
         next_id = next((pk for pk in samples if pk not in done), None)
+        first_id = samples[0] if samples else None  # a submitted batch still opens, read-only
         rows.append(
             {
                 "assignment": assignment,
@@ -147,6 +148,7 @@ def batch_progress(annotator: AbstractBaseUser, project: Project | None = None) 
                 "done": len(done),
                 "percent": round(100 * len(done) / len(samples)) if samples else 100,
                 "next_sample_id": next_id,
+                "first_sample_id": first_id,
             }
         )
     return rows

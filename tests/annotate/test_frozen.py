@@ -229,3 +229,13 @@ def test_the_same_span_saved_twice_is_stored_once(sample: Any, alice: Any) -> No
     third = post_json(client, "/api/spans/", {**body, "labels": ["Benign"]})
     assert third.status_code == 201
     assert SpanAnnotation.objects.filter(sample=sample, annotator=alice).count() == 2
+
+
+def test_a_submitted_batch_still_opens_read_only_from_the_home_page(batch: Any, alice: Any) -> None:
+    finish(batch, alice)
+    home = login(alice).get("/").content.decode()
+    first = batch.samples.order_by("position", "id").first()
+    assert 'data-role="view-submitted"' in home
+    assert f"/projects/demo/samples/{first.pk}/?round=1" in home
+    page = login(alice).get(f"/projects/demo/samples/{first.pk}/?round=1").content.decode()
+    assert "You submitted round 1 of batch-1" in page
