@@ -7,6 +7,7 @@ Nothing is downloaded: the hub is switched off before the model loads.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from typing import Any
@@ -19,8 +20,12 @@ class EmbeddingModelError(RuntimeError):
     pass
 
 
+log = logging.getLogger(__name__)
 _models: dict[str, Any] = {}
 _lock = threading.Lock()
+_loaders: dict[str, threading.Thread] = {}
+_load_errors: dict[str, EmbeddingModelError] = {}
+_loaders_lock = threading.Lock()
 
 
 def _resolve(name: str) -> str:
@@ -81,3 +86,65 @@ def embed(texts: list[str], name: str | None = None) -> np.ndarray:
         show_progress_bar=False,
     )
     return np.asarray(vectors, dtype=np.float32)
+
+
+def is_loaded(name: str | None = None) -> bool:
+    """Whether the model is in memory, so that encoding with it does not wait for a load."""
+    return (name or settings.EMBEDDING_MODEL) in _models
+
+
+def load_error(name: str | None = None) -> EmbeddingModelError | None:
+    """Why the last background load of this model failed, if it did."""
+    return _load_errors.get(name or settings.EMBEDDING_MODEL)
+
+
+def start_loading(name: str | None = None) -> None:
+    """Load the model in a background thread and return at once; a no-op while loaded or loading.
+
+    The web process calls this when it starts (config/wsgi.py), so that the first
+    selection after a restart is answered quickly instead of waiting seconds for
+    the model; requests that arrive before it is ready are told to retry.
+    """
+    name = name or settings.EMBEDDING_MODEL
+    with _loaders_lock:
+        loader = _loaders.get(name)
+        if name in _models or (loader is not None and loader.is_alive()):
+            return
+        _load_errors.pop(name, None)
+        loader = threading.Thread(target=_load, args=(name,), name=f"load-embedding-model-{name}", daemon=True)
+        _loaders[name] = loader
+        loader.start()
+
+
+def _load(name: str) -> None:
+    try:
+        model = get_model(name)
+        # The first encode initialises torch's kernels (a few hundred ms): pay it here, not in a request.
+        model.encode(["warm up"], show_progress_bar=False)
+        from annotate import highlight
+
+        highlight.prepare()
+    except EmbeddingModelError as error:
+        _load_errors[name] = error
+        log.error("%s", error)
+
+
+def token_vectors(
+    text: str, name: str | None = None, *, max_tokens: int = 128
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The model's contextual vector of every token of ``text`` (at most ``max_tokens``, special tokens included).
+
+    Returns (vectors, offsets): offsets are each token's [start, end) in code
+    points of ``text``; the special tokens have start == end. Mean-pooling all
+    rows and normalising gives ``embed([text])[0]``.
+    """
+    import torch
+
+    model = get_model(name)
+    encoded = model.tokenizer(
+        text, return_offsets_mapping=True, truncation=True, max_length=max_tokens, return_tensors="pt"
+    )
+    offsets = [(int(s), int(e)) for s, e in encoded.pop("offset_mapping")[0].tolist()]
+    with torch.inference_mode():
+        hidden = model[0].auto_model(**encoded).last_hidden_state[0]
+    return hidden.numpy().astype(np.float32), offsets

@@ -1,14 +1,17 @@
 """Benchmark: the semantic-highlight request for a 40-sentence passage.
 
 Times POST /api/samples/<id>/similarity/ with a selection in the summary (the
-server embeds the selection and scores every source sentence) through Django's
+server ranks every source sentence with annotate.highlight: one forward pass of
+the model over the selection's sentence, BM25 over the source sentences, the
+stored sentence vectors) through Django's
 test Client in-process (server time: middleware, session auth, access checks,
 the service, JSON rendering; model already loaded), and the bare service call
 ``annotate.services.embedding.similarity``. Baseline, measured in the same run
 and interleaved request by request: the same summary and the same selections
 against a 4-sentence passage. Target: p95 <= 50 ms for the 40-sentence request.
 
-Also printed: the bare ``embedder.embed`` of each selection, the process CPU
+Also printed: the bare ``embedder.embed`` of each selection (what the service did
+before annotate.highlight, for scale), the process CPU
 time of every call (torch's intra-op threads included), and the 40-sentence
 request once more with ``torch.set_num_threads(1)`` (torch's default is one
 thread per core; on a shared 2-core machine that default makes the tail much

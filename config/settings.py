@@ -187,6 +187,9 @@ if EMBEDDING_THREADS < 1:
 # the rest behind the other queued jobs, so one project's huge texts do not hold up the rest.
 EMBEDDING_SLICE_SECONDS = envint("EMBEDDING_SLICE_SECONDS", 30, minimum=1)
 EMBEDDING_SLICE_SENTENCES = envint("EMBEDDING_SLICE_SENTENCES", 5000, minimum=1)
+# The web process (config/wsgi.py) loads the model in a background thread when it starts, so the
+# first selection is answered in well under a second; false leaves it to the first request.
+EMBEDDING_WARMUP = envbool("EMBEDDING_WARMUP", True)
 
 LOGGING = {
     "version": 1,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 from config.env import setting_errors_as_one_line
@@ -11,3 +12,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # the master halts instead of booting worker after worker into the same error.
 with setting_errors_as_one_line(exit_code=4):
     application = get_wsgi_application()
+
+if settings.EMBEDDING_WARMUP:
+    # Load the embedding model now, in a background thread, rather than in the first
+    # similarity request (seconds). Requests that come before it is ready get a 503
+    # asking them to retry. `runserver` imports this module too (WSGI_APPLICATION).
+    from annotate import embedder
+
+    embedder.start_loading()

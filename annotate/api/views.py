@@ -214,6 +214,12 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             raise ValidationError({"start": str(error)}) from None
         except embedding.NotReady as error:
             return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+        except embedding.Loading:
+            return Response(
+                {"detail": "loading similarity model", "loading": True},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                headers={"Retry-After": "1"},
+            )
         return Response(result)
 
     @extend_schema(

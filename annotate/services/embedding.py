@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Any, Literal
@@ -13,18 +14,21 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Least
 from django.utils import timezone
 
-from annotate import embedder
+from annotate import embedder, highlight
 from annotate.models import Job, Passage, Project, Sample
 from annotate.text import split_sentences
 
 log = logging.getLogger(__name__)
 CHUNK = 64
 SHADES = 5
-CLOSEST = 3
 
 
 class NotReady(Exception):
     """Sentences of this text are not embedded yet."""
+
+
+class Loading(Exception):
+    """The embedding model is still loading in the background (web process start): ask again in a moment."""
 
 
 def _stale(model: str) -> Q:
@@ -229,35 +233,65 @@ def run_embedding_job(job_id: int, *, max_seconds: float | None = None, max_sent
 
 
 def similarity(sample: Sample, side: Literal["summary", "source"], start: int, end: int) -> dict[str, Any]:
-    """Dot products of the selected text of one side with every sentence of the other side.
+    """Rank every sentence of the other text against a selection in one side (annotate.highlight).
 
     ``side`` is where the selection is; the sentences scored are the other text's.
-    Returns every sentence's similarity, a shade 0..SHADES-1 (min-max over the
-    text) and the indexes of the closest few.
+    Returns every sentence's ranking score (``similarity``, higher is closer), a
+    shade 0..SHADES-1 (``_shades``) and ``closest``: the sentences the evidence is
+    strong enough to point at, best first, possibly none. Raises NotReady while
+    the other text is not embedded, Loading while the model is still loading.
     """
     selected_text = sample.summary if side == "summary" else sample.passage.text
+    selected = sample if side == "summary" else sample.passage
     target = sample.passage if side == "summary" else sample
     if not 0 <= start < end <= len(selected_text):
         raise ValueError(f"selection {start}..{end} is outside the {side} text of {len(selected_text)} characters")
     vectors = target.sentence_vectors()
     if vectors is None or target.embedding_model != embedder.model_name():
         raise NotReady("sentence embeddings are still being computed for this sample")
-    query = embedder.embed([selected_text[start:end]], target.embedding_model)[0]
-    scores = vectors @ query
-    low, high = float(scores.min()), float(scores.max())
-    spread = high - low
-    shades = (
-        np.zeros(len(scores), dtype=int)
-        if spread <= 1e-9
-        else np.minimum(SHADES - 1, ((scores - low) / spread * SHADES).astype(int))
+    model = target.embedding_model
+    if not embedder.is_loaded(model):
+        failure = embedder.load_error(model)
+        if failure is not None:
+            raise failure
+        # Never wait for a load inside a request: it takes seconds. The page retries.
+        embedder.start_loading(model)
+        raise Loading("the embedding model is still loading")
+    ranking = highlight.rank(
+        selected_text=selected_text,
+        start=start,
+        end=end,
+        # The embedding job stores both texts' sentences; split the same way if this side's are not stored yet.
+        selected_sentences=selected.sentences or split_sentences(selected_text),
+        target_text=sample.passage.text if side == "summary" else sample.summary,
+        target_sentences=target.sentences,
+        target_vectors=vectors,
+        encode_tokens=functools.partial(embedder.token_vectors, name=model),
     )
-    order = np.argsort(-scores, kind="stable")[:CLOSEST]
+    shades = _shades(ranking.scores, ranking.closest)
     return {
         "side": side,
         "target": "source" if side == "summary" else "summary",
         "sentences": [
-            {"index": i, "start": s, "end": e, "similarity": round(float(scores[i]), 3), "shade": int(shades[i])}
+            {"index": i, "start": s, "end": e, "similarity": round(ranking.scores[i], 3), "shade": shades[i]}
             for i, (s, e) in enumerate(target.sentences)
         ],
-        "closest": [int(i) for i in order],
+        "closest": ranking.closest,
     }
+
+
+def _shades(scores: list[float], closest: list[int]) -> list[int]:
+    """SHADES-1 for the closest sentences; the others 0..SHADES-2 by score, min-max over the text.
+
+    When nothing is close enough to point at, every sentence stays at 0 or 1, so
+    the page does not paint noise as if it were evidence.
+    """
+    values = np.asarray(scores, dtype=np.float64)
+    if not len(values):
+        return []
+    low, spread = float(values.min()), float(values.max() - values.min())
+    relative = (values - low) / spread if spread > 1e-9 else np.zeros(len(values))
+    top = SHADES - 2 if closest else 1
+    shades = np.minimum(top, (relative * (top + 1)).astype(int))
+    shades[closest] = SHADES - 1
+    return [int(shade) for shade in shades]
