@@ -281,7 +281,8 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, token: str) -> None:
-        environment = dict(os.environ, DEBUG="false", ALLOWED_HOSTS="127.0.0.1")
+        # No model warm-up thread in the workers: span saves never embed, and the load would skew the figures.
+        environment = dict(os.environ, DEBUG="false", ALLOWED_HOSTS="127.0.0.1", EMBEDDING_WARMUP="false")
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(self.command, env=environment, stdout=log, stderr=subprocess.STDOUT,
                                             start_new_session=True)

@@ -170,15 +170,21 @@ class SimilaritySentenceSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     start = serializers.IntegerField(help_text="Code-point offset in the other text (end-exclusive below).")
     end = serializers.IntegerField()
-    similarity = serializers.FloatField(help_text="Dot product of the normalised embeddings, rounded to 3 places.")
-    shade = serializers.IntegerField(help_text="0 (least similar) .. 4 (most), min-max scaled over the text.")
+    similarity = serializers.FloatField(
+        help_text="Ranking score in 0..1, higher is closer (the summed evidence of annotate.highlight), 3 places."
+    )
+    shade = serializers.IntegerField(
+        help_text="4 marks the closest sentences; 0-3 grade the rest (0-1 only when nothing is close)."
+    )
 
 
 class SimilaritySerializer(serializers.Serializer):
     side = serializers.ChoiceField(choices=["summary", "source"], help_text="Where the selection is.")
     target = serializers.CharField(help_text="The text whose sentences are scored: the other one (summary or source).")
     sentences = SimilaritySentenceSerializer(many=True)
-    closest = serializers.ListField(child=serializers.IntegerField(), help_text="Indexes of the closest sentences.")
+    closest = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Indexes of the sentences the ranking is confident about, best first; may be empty."
+    )
 
 
 class ReviewResultSerializer(serializers.Serializer):

@@ -12,7 +12,7 @@ from django.urls import reverse
 from playwright.sync_api import Page, Route, expect
 
 from annotate.models import SampleFlag, SampleReview, SpanAnnotation
-from annotate.services import spans
+from annotate.services import embedding, spans
 from tests.e2e.test_annotation_page import (
     eventually,
     make_span,
@@ -339,9 +339,8 @@ def test_hovering_a_shaded_sentence_shows_its_score_and_the_closest_their_rank(
 def test_nothing_close_says_so_and_outlines_nothing(
     page: Page, live_server: Any, log_in: Any, alice: Any, sample: Any, embedded: Any
 ) -> None:
-    """The server's ranking may find nothing close; today's ranking always names the closest
-    few, so a route passes the real answer on with an empty ``closest``: this tests the page's
-    rendering of that answer only."""
+    """The page's rendering of an empty ``closest`` in both directions: a route passes the real
+    answer on with ``closest`` emptied (the test above has the real ranking find nothing)."""
     sample.refresh_from_db()
     log_in(page, alice)
     open_sample(page, live_server, sample)
@@ -371,6 +370,24 @@ def test_nothing_close_says_so_and_outlines_nothing(
     select_words(page, "summary", sample.summary, "nine weeks")
     expect(page.locator('[data-role="source"] .closest').first).to_be_visible()
     expect(no_match).to_have_count(0)
+
+
+def test_a_selection_unrelated_to_the_source_gets_no_outline_from_the_real_ranking(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Any
+) -> None:
+    """No route here: the server's own ranking finds nothing close for words the source never touches."""
+    summary = "Lintown's Harbour Bridge reopened on Tuesday. Giraffes hum at night to keep in touch."
+    type(sample).objects.filter(pk=sample.pk).update(summary=summary)
+    embedding.run_embedding_job(embedding.queue_embedding(sample.project).pk)
+    sample.refresh_from_db()
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    select_words(page, "summary", summary, "Giraffes hum at night")
+    expect(page.locator('[data-role="no-match"]')).to_have_text("nothing in the source matches closely")
+    expect(page.locator('[data-role="source"] .closest')).to_have_count(0)
+    select_words(page, "summary", summary, "reopened on Tuesday")
+    expect(page.locator('[data-role="source"] .closest').first).to_be_visible()
+    expect(page.locator('[data-role="no-match"]')).to_have_count(0)
 
 
 def test_while_the_model_loads_the_page_says_so_and_asks_again(
