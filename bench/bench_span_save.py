@@ -109,6 +109,18 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def fresh_offsets(rng: random.Random, samples: list[tuple[int, int]], used: set[tuple[int, int, int]]
+                  ) -> tuple[int, int, int]:
+    """A (sample, start, end) this annotator has not saved yet: the app stores an identical span only once."""
+    while True:
+        sample_id, length = rng.choice(samples)
+        start = rng.randrange(0, length - 1)
+        chosen = (sample_id, start, min(length, start + rng.randint(1, 40)))
+        if chosen not in used:
+            used.add(chosen)
+            return chosen
+
+
 def client_loop(annotator: Annotator, port: int, samples: list[tuple[int, int]], until: float, seed: int,
                 start_line: threading.Barrier, pace: float) -> Outcome:
     """Save spans until ``until``: back to back (pace 0), or starting one every ``pace`` seconds on average."""
@@ -118,6 +130,7 @@ def client_loop(annotator: Annotator, port: int, samples: list[tuple[int, int]],
                "Accept": "application/json"}
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     mine: list[int] = []
+    used: set[tuple[int, int, int]] = set()
     number = 0
     start_line.wait()
     # Paced: saves start on a schedule (intervals uniform in 0.5-1.5 x pace), so a slow answer does not
@@ -132,9 +145,7 @@ def client_loop(annotator: Annotator, port: int, samples: list[tuple[int, int]],
                 break
             next_save = max(next_save + pace * rng.uniform(0.5, 1.5), time.perf_counter())
         number += 1
-        sample_id, length = rng.choice(samples)
-        start = rng.randrange(0, length - 1)
-        end = min(length, start + rng.randint(1, 40))
+        sample_id, start, end = fresh_offsets(rng, samples, used)
         labels = rng.choice(LABEL_CHOICES)
         if mine and rng.random() >= CREATE_SHARE:
             kind, span_id = "patch", rng.choice(mine)
@@ -418,12 +429,13 @@ def request_costs(annotator: Annotator, samples: list[tuple[int, int]], count: i
     client = Client(HTTP_AUTHORIZATION=f"Token {annotator.token}")
     mine: dict[int, int] = {}
 
+    used: set[tuple[int, int, int]] = set()
+
     def save(kind: str) -> None:
-        sample_id, length = rng.choice(samples)
-        start = rng.randrange(0, length - 1)
         if kind == "create":
-            body: dict[str, Any] = {"sample": sample_id, "round": 1, "start": start,
-                                    "end": min(length, start + rng.randint(1, 40)), "labels": ["Benign"]}
+            sample_id, start, end = fresh_offsets(rng, samples, used)
+            body: dict[str, Any] = {"sample": sample_id, "round": 1, "start": start, "end": end,
+                                    "labels": ["Benign"]}
             response = client.post("/api/spans/", json.dumps(body), content_type="application/json")
             if response.status_code != 201:
                 raise SystemExit(f"bench: in-process create answered {response.status_code}: {response.content[:200]!r}")
