@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+from annotate.views import agreement as agreement_views
 from annotate.views import annotation as views
 from annotate.views import assignments as assignment_views
 from annotate.views import browse as browse_views
@@ -45,9 +46,9 @@ urlpatterns = [
     path("projects/<slug:slug>/curation/accept-agreed/", curation.accept_agreed, name="accept-agreed"),
     path("projects/<slug:slug>/curation/<int:pk>/", curation.adjudicate, name="adjudicate"),
     path("projects/<slug:slug>/exports/<int:pk>/download/", views.export_download, name="export-download"),
-    path("projects/<slug:slug>/agreement/", results_views.agreement_page, name="agreement"),
-    path("projects/<slug:slug>/agreement/exclusion/", results_views.agreement_exclusion, name="agreement-exclusion"),
-    path("projects/<slug:slug>/disputes/", results_views.disputes_page, name="disputes"),
+    path("projects/<slug:slug>/agreement/", agreement_views.agreement_page, name="agreement"),
+    path("projects/<slug:slug>/agreement/exclusion/", agreement_views.agreement_exclusion, name="agreement-exclusion"),
+    path("projects/<slug:slug>/disputes/", agreement_views.disputes_page, name="disputes"),
     path("projects/<slug:slug>/results/", results_views.results_page, name="results"),
     path("projects/<slug:slug>/results/selection/", results_views.results_selection, name="results-selection"),
 ]

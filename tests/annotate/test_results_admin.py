@@ -13,7 +13,8 @@ from django.db import connection, connections
 
 from annotate.models import Assignment, Batch, Membership, Passage, Sample, SpanAnnotation
 from annotate.services import agreement_admin
-from annotate.views.results import chart_labels, few_spans, mark_few_spans
+from annotate.views.agreement import few_spans, mark_few_spans
+from annotate.views.results import chart_labels
 from tests.conftest import login, make_user
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -13,7 +13,7 @@ from playwright.sync_api import Page, Route, expect
 
 from annotate.models import SampleFlag, SampleReview, SpanAnnotation
 from annotate.services import embedding, spans
-from tests.e2e.test_annotation_page import (
+from tests.e2e.annotation_helpers import (
     eventually,
     make_span,
     open_sample,

@@ -10,7 +10,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from annotate.models import Assignment, Membership, SpanAnnotation
 from tests.conftest import PASSWORD
-from tests.e2e.test_annotation_page import eventually, select_words
+from tests.e2e.annotation_helpers import eventually, select_words
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

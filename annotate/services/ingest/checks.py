@@ -1,0 +1,73 @@
+"""The shared checks of both readers: types, offsets, ranges and column lengths.
+
+Every failure is an ImportFailed naming the file, the sample and the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import models
+
+MAX_TEXT_CHARS = 1_000_000
+
+
+class ImportFailed(ValueError):
+    """Bad input: the message names the file, the sample and the field."""
+
+
+def max_length(model: type[models.Model], name: str) -> int:
+    limit = model._meta.get_field(name).max_length
+    assert limit is not None, f"{model.__name__}.{name} has no max_length"
+    return limit
+
+
+def username_limit() -> int:
+    User = get_user_model()
+    return max_length(User, User.USERNAME_FIELD)
+
+
+def _fits(value: str, limit: int, where: str, name: str) -> str:
+    """The value, or ImportFailed when its column cannot hold it (checked here, not by the database)."""
+    if len(value) > limit:
+        raise ImportFailed(f"{where}: field '{name}' has {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _where(file: str, index: int, sample_id: Any = None) -> str:
+    label = f"sample {_shown(sample_id)} (#{index})" if sample_id is not None else f"sample #{index}"
+    return f"{file}: {label}"
+
+
+def _text(value: Any, where: str, name: str) -> str:
+    if not isinstance(value, str):
+        raise ImportFailed(f"{where}: field '{name}' must be a string, got {type(value).__name__}")
+    if len(value) > MAX_TEXT_CHARS:
+        raise ImportFailed(f"{where}: field '{name}' has {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
+    return value
+
+
+def _offset(value: Any, where: str, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ImportFailed(f"{where}: field '{name}' must be a whole number, got {value!r}")
+    return value
+
+
+def _check_range(text: str, start: int, end: int, quoted: Any, where: str, prefix: str) -> None:
+    # An empty span (start == end) is in range and is kept, as a real dump may hold one; spans made
+    # in the app are never empty (annotate.services.spans checks that).
+    if not 0 <= start <= end <= len(text):
+        raise ImportFailed(
+            f"{where}: {prefix}_start/{prefix}_end {start}..{end} out of range for a text of {len(text)} characters"
+        )
+    if quoted is not None and text[start:end] != quoted:
+        raise ImportFailed(
+            f"{where}: field '{prefix}_span' {quoted!r} does not match the text at {start}..{end}, "
+            f"which is {text[start:end]!r}"
+        )

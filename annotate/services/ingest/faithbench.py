@@ -1,0 +1,165 @@
+"""Reading a FaithBench batch file: samples with their annotations, checked before anything is written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from annotate.models import Batch, Sample, SpanAnnotation
+from annotate.services.ingest.checks import (
+    ImportFailed,
+    _check_range,
+    _fits,
+    _offset,
+    _shown,
+    _text,
+    _where,
+    max_length,
+    username_limit,
+)
+from annotate.services.ingest.parsed import ParsedBatch, ParsedSample, ParsedSpan
+from annotate.taxonomy import LabelError, validate_labels
+
+# The keys FaithBench writes for every annotation, in its order; what a file leaves out is noted under ABSENT_KEYS.
+FAITHBENCH_ANNOTATION_KEYS = (
+    "annot_id", "annotator_id", "annotator_name", "label", "note", "summary_span", "summary_start", "summary_end",
+    "source_span", "source_start", "source_end",
+)
+ABSENT_KEYS = "_absent_keys"
+
+
+def passage_key_for(source: str) -> str:
+    return "sha1:" + hashlib.sha1(source.encode("utf-8"), usedforsecurity=False).hexdigest()[:20]
+
+
+def _parse_annotation(raw: Any, sample: ParsedSample, taxonomy: dict[str, Any], where: str) -> ParsedSpan:
+    if not isinstance(raw, dict):
+        raise ImportFailed(f"{where}: each annotation must be an object")
+    for required in ("label", "summary_start", "summary_end"):
+        if required not in raw:
+            raise ImportFailed(f"{where}: missing field '{required}'")
+    name = raw.get("annotator_name")
+    if not isinstance(name, str) or not name.strip():
+        raise ImportFailed(f"{where}: field 'annotator_name' must be a non-empty string, got {name!r}")
+    _fits(name.strip(), username_limit(), where, "annotator_name")
+    annotator_id = raw.get("annotator_id")
+    if annotator_id is not None and (isinstance(annotator_id, bool) or not isinstance(annotator_id, (str, int))):
+        raise ImportFailed(f"{where}: field 'annotator_id' must be a string, a number or null")
+    if "annot_id" in raw:
+        _fits(str(raw["annot_id"]), max_length(SpanAnnotation, "external_id"), where, "annot_id")
+    try:
+        labels = validate_labels(raw["label"], taxonomy)
+    except LabelError as error:
+        raise ImportFailed(f"{where}: field 'label': {error}") from None
+    note = raw.get("note")
+    if note is not None and not isinstance(note, str):
+        raise ImportFailed(f"{where}: field 'note' must be a string or null")
+    start = _offset(raw["summary_start"], where, "summary_start")
+    end = _offset(raw["summary_end"], where, "summary_end")
+    _check_range(sample.summary, start, end, raw.get("summary_span"), where, "summary")
+    source_start = raw.get("source_start")
+    source_end = raw.get("source_end")
+    source_text: str | None = None
+    if source_start is None and source_end is None:
+        pass
+    elif source_start is None or source_end is None:
+        raise ImportFailed(f"{where}: 'source_start' and 'source_end' must both be set or both be null")
+    else:
+        source_start = _offset(source_start, where, "source_start")
+        source_end = _offset(source_end, where, "source_end")
+        _check_range(sample.source, source_start, source_end, raw.get("source_span"), where, "source")
+        source_text = sample.source[source_start:source_end]
+    kept = {key: raw[key] for key in raw if key not in {"label", "summary_start", "summary_end", "source_start", "source_end"}}
+    absent = [key for key in FAITHBENCH_ANNOTATION_KEYS if key not in raw]
+    if absent:  # so that an export leaves out what the file left out (e.g. no source_* keys at all)
+        kept[ABSENT_KEYS] = absent
+    return ParsedSpan(
+        annotator_name=name.strip(),
+        labels=labels,
+        note=note or "",
+        start=start,
+        end=end,
+        text=sample.summary[start:end],
+        source_start=source_start,
+        source_end=source_end,
+        source_text=source_text,
+        external_id=str(raw.get("annot_id", "")),
+        imported_fields=kept,
+        annotator_id=str(annotator_id) if annotator_id is not None and str(annotator_id) != "" else None,
+        origin=where,
+    )
+
+
+def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) -> ParsedBatch:
+    """Parse and check one FaithBench batch file; raises ImportFailed naming what is wrong."""
+    try:
+        document = json.loads(content)
+    except UnicodeDecodeError as error:
+        raise ImportFailed(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise ImportFailed(f"{file}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("samples"), list):
+        raise ImportFailed(f"{file}: expected an object with a list under 'samples'")
+    samples: list[ParsedSample] = []
+    seen_ids: set[str] = set()
+    for index, raw in enumerate(document["samples"]):
+        if not isinstance(raw, dict):
+            raise ImportFailed(f"{_where(file, index)}: each sample must be an object")
+        where = _where(file, index, raw.get("sample_id"))
+        for required in ("sample_id", "source", "summary"):
+            if required not in raw:
+                raise ImportFailed(f"{where}: missing field '{required}'")
+        sample_id = raw["sample_id"]
+        if isinstance(sample_id, bool) or not isinstance(sample_id, (int, str)):
+            raise ImportFailed(f"{where}: field 'sample_id' must be a number or a string")
+        if str(sample_id) in seen_ids:
+            raise ImportFailed(f"{where}: field 'sample_id' repeats an earlier sample")
+        seen_ids.add(str(sample_id))
+        source = _text(raw["source"], where, "source")
+        summary = _text(raw["summary"], where, "summary")
+        metadata = raw.get("metadata", {})
+        if metadata is None:
+            metadata = {}
+        if not isinstance(metadata, dict):
+            raise ImportFailed(f"{where}: field 'metadata' must be an object")
+        generator_field = "metadata.summarizer" if metadata.get("summarizer") else "metadata.generator"
+        generator = metadata.get("summarizer") or metadata.get("generator") or ""
+        if not isinstance(generator, str):
+            raise ImportFailed(f"{where}: field '{generator_field}' must be a string")
+        _fits(generator, max_length(Sample, "generator"), where, generator_field)
+        _fits(str(sample_id), max_length(Sample, "external_id"), where, "sample_id")
+        kept = {key: raw[key] for key in raw if key not in {"source", "summary", "annotations", "metadata"}}
+        kept["has_metadata"] = "metadata" in raw
+        kept["has_annotations"] = "annotations" in raw
+        sample = ParsedSample(
+            passage_key=passage_key_for(source),
+            source=source,
+            summary=summary,
+            generator=generator,
+            external_id=str(sample_id),
+            metadata=metadata,
+            imported_fields=kept,
+        )
+        annotations = raw.get("annotations") or []
+        if not isinstance(annotations, list):
+            raise ImportFailed(f"{where}: field 'annotations' must be a list")
+        for number, annotation in enumerate(annotations):
+            annot_where = f"{where}: annotation #{number}"
+            if isinstance(annotation, dict) and "annot_id" in annotation:
+                annot_where += f" (annot_id {_shown(annotation['annot_id'])})"
+            sample.spans.append(_parse_annotation(annotation, sample, taxonomy, annot_where))
+        samples.append(sample)
+    stem = Path(file).stem
+    if len(stem) > max_length(Batch, "name"):
+        raise ImportFailed(
+            f"{file}: the batch name (the file name without its extension) has {len(stem)} characters; "
+            f"the limit is {max_length(Batch, 'name')}"
+        )
+    roster = document.get("roster")
+    if roster is not None and (not isinstance(roster, list) or not all(isinstance(n, str) for n in roster)):
+        raise ImportFailed(f"{file}: field 'roster' must be a list of annotator names")
+    for name in roster or []:
+        _fits(name, username_limit(), f"{file}: roster name {_shown(name)}", "roster")
+    return ParsedBatch(name=stem, samples=samples, roster=roster, file=file)
