@@ -107,17 +107,13 @@ _NOT_FOR_WRITES = ("embeddings", "sentences", "metadata", "imported_fields")
 # CPU to build, more than the database spends answering it (docs/performance.md, 2).
 
 
-def get_sample_for_user(
-    user: AnyUser, pk: int, *, write: bool = False, round: int | None = None
-) -> tuple[Sample, str]:
+def get_sample_for_user(user: AnyUser, pk: int, *, write: bool = False) -> tuple[Sample, str]:
     """The sample and the user's role; 404 unless the user may see it, 403 for a forbidden write.
 
     One query: the sample with its project, passage and batch, the user's role and
-    the rounds of the batch the user is assigned to (a row per round). With
-    ``round``, the answer for that round is left on ``sample.checked_assignment``
-    as ``(user id, round, assigned)``, which ``spans.create_span`` uses instead of
-    asking again. For an annotator, ``sample.viewer_assignments`` holds the state of
-    each of their rounds of the batch, which the frozen-round check reads.
+    the state of each round of the batch the user is assigned to (a row per round),
+    left for an annotator on ``sample.viewer_assignments``: the span services read
+    the assignment and frozen-round checks there instead of asking again.
     """
     if not user.is_authenticated:
         raise Http404("No such sample")
@@ -152,8 +148,6 @@ def get_sample_for_user(
     if role == Role.ANNOTATOR:
         if not rounds:
             raise Http404("No such sample")
-        if round is not None:
-            sample.checked_assignment = (user.pk, round, round in rounds)  # type: ignore[attr-defined]
         sample.viewer_assignments = AssignmentStates(user.pk, rounds)  # type: ignore[attr-defined]
     elif write:
         raise Forbidden("Only the batch's annotators write spans")
@@ -166,6 +160,21 @@ class AssignmentStates:
     def __init__(self, user_id: int, rounds: dict[int, tuple[str, bool, Any]]) -> None:
         self.user_id = user_id
         self.rounds = rounds
+
+    @classmethod
+    def of(cls, sample: Sample, user: AbstractBaseUser) -> AssignmentStates:
+        """The states the access lookup left on the sample for this user, or read afresh."""
+        states = getattr(sample, "viewer_assignments", None)
+        if states is not None and states.user_id == user.pk:
+            return states
+        return cls.load(sample.batch_id, user)
+
+    def frozen(self, round: int) -> bool:
+        """Submitted, or superseded by a later round of the batch, and not re-opened by an admin."""
+        state = self.rounds.get(round)
+        if state is None or state[1]:
+            return False
+        return state[0] == Assignment.Status.SUBMITTED or any(later > round for later in self.rounds)
 
     @classmethod
     def load(cls, batch_id: int, user: AbstractBaseUser) -> AssignmentStates:

@@ -367,7 +367,7 @@ class SpanViewSet(
         body.is_valid(raise_exception=True)
         data = dict(body.validated_data)
         try:
-            sample, _ = access.get_sample_for_user(request.user, data.pop("sample"), write=True, round=data["round"])
+            sample, _ = access.get_sample_for_user(request.user, data.pop("sample"), write=True)
         except Http404:
             raise ValidationError({"sample": "no such sample"}) from None
         try:

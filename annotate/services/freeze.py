@@ -33,33 +33,23 @@ def frozen_reason(states: AssignmentStates, round: int, batch_name: str | Callab
 
     ``batch_name`` may be a callable, so the hot write path loads the batch only to explain a refusal.
     """
-    state = states.rounds.get(round)
-    if state is None:
-        return None  # not assigned: the caller's assignment check says so
-    status, reopened, submitted_at = state
-    if reopened:
-        return None
+    if not states.frozen(round):
+        return None  # open, re-opened, or not assigned (the caller's assignment check says so)
+    submitted_at = states.rounds[round][2]
     later_open = any(later > round for later in states.rounds)
-    if not later_open and status != Assignment.Status.SUBMITTED:
-        return None
     if callable(batch_name):
         batch_name = batch_name()
     if later_open:
         return (f"Round {round + 1} of {batch_name} is open, so round {round} is frozen for everyone; "
                 "ask an admin to re-open it if it must change.")
-    if status == Assignment.Status.SUBMITTED:
-        when = f" on {timezone.localtime(submitted_at):%Y-%m-%d %H:%M}" if submitted_at else ""
-        return (f"You submitted round {round} of {batch_name}{when}, so it is frozen; "
-                "ask an admin to re-open it if it must change.")
-    return None
+    when = f" on {timezone.localtime(submitted_at):%Y-%m-%d %H:%M}" if submitted_at else ""
+    return (f"You submitted round {round} of {batch_name}{when}, so it is frozen; "
+            "ask an admin to re-open it if it must change.")
 
 
 def check_writable(sample: Sample, annotator: AbstractBaseUser, round: int) -> None:
     """Raise RoundFrozen when the annotator's round of this sample's batch is frozen."""
-    states = getattr(sample, "viewer_assignments", None)
-    if states is None or states.user_id != annotator.pk:
-        states = AssignmentStates.load(sample.batch_id, annotator)
-    reason = frozen_reason(states, round, lambda: sample.batch.name)
+    reason = frozen_reason(AssignmentStates.of(sample, annotator), round, lambda: sample.batch.name)
     if reason:
         raise RoundFrozen(reason)
 
@@ -73,8 +63,7 @@ def reopen_round(assignment: Assignment, admin: AbstractBaseUser, reason: str) -
     if len(reason) > 2000:
         raise ReopenError(f"reason: at most 2000 characters, got {len(reason)}")
     assignment = Assignment.objects.select_for_update().select_related("batch", "annotator").get(pk=assignment.pk)
-    states = AssignmentStates.load(assignment.batch_id, assignment.annotator)
-    if frozen_reason(states, assignment.round, assignment.batch.name) is None:
+    if not AssignmentStates.load(assignment.batch_id, assignment.annotator).frozen(assignment.round):
         raise ReopenError(
             f"{assignment.annotator.username}'s round {assignment.round} of {assignment.batch.name} is not frozen"
         )

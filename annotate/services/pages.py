@@ -42,8 +42,7 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
     assigned = role == Membership.Role.ANNOTATOR and round in my_rounds
     frozen = None
     if assigned:
-        states = getattr(sample, "viewer_assignments", None) or access.AssignmentStates.load(sample.batch_id, user)
-        frozen = freeze.frozen_reason(states, round, sample.batch.name)
+        frozen = freeze.frozen_reason(access.AssignmentStates.of(sample, user), round, sample.batch.name)
     can_edit = assigned and frozen is None
     order = list(Sample.objects.filter(batch_id=sample.batch_id).order_by("position", "id").values_list("id", flat=True))
     index = order.index(sample.pk)
@@ -118,17 +117,17 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
         .annotate(n=Count("id"))
         .order_by()
     }
-    later_rounds: dict[int, int] = {}
+    # Each annotator's rounds of each batch, for the same frozen check the span writes make.
+    states: dict[tuple[int, int], access.AssignmentStates] = {}
     for a in assignments:
-        later_rounds[a.batch_id] = max(later_rounds.get(a.batch_id, 0), a.round)
+        states.setdefault((a.batch_id, a.annotator_id), access.AssignmentStates(a.annotator_id, {})).rounds[a.round] = (
+            a.status, a.reopened, a.submitted_at)
     rows = []
     for batch in batches:
         people = [
             {
                 "assignment": a,
-                # Frozen: submitted, or round 1 once round 2 of the batch is open; unless re-opened.
-                "frozen": not a.reopened and (a.status == Assignment.Status.SUBMITTED
-                                              or later_rounds.get(batch.pk, 0) > a.round),
+                "frozen": states[(batch.pk, a.annotator_id)].frozen(a.round),
                 "done": done.get((batch.pk, a.annotator_id, a.round), 0),
                 "percent": round(100 * done.get((batch.pk, a.annotator_id, a.round), 0) / batch.sample_count)
                 if batch.sample_count else 0,

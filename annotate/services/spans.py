@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotate.access import AssignmentStates
 from annotate.models import Assignment, Sample, SampleReview, SpanAnnotation
 from annotate.services import freeze
 from annotate.taxonomy import LabelError, normalize_labels
@@ -60,13 +61,8 @@ def _labels(sample: Sample, labels: Any) -> list[str]:
 
 
 def _check_open(sample: Sample, annotator: AbstractBaseUser, round: int) -> None:
-    # access.get_sample_for_user(..., round=round) asks this in the query that loads the sample.
-    checked = getattr(sample, "checked_assignment", None)
-    if checked is not None and checked[:2] == (annotator.pk, round):
-        assigned = checked[2]
-    else:
-        assigned = Assignment.objects.filter(batch_id=sample.batch_id, annotator=annotator, round=round).exists()
-    if not assigned:
+    # access.get_sample_for_user leaves the annotator's rounds on the sample, read in the query that loads it.
+    if round not in AssignmentStates.of(sample, annotator).rounds:
         raise SpanError("round", f"you are not assigned to round {round} of batch {sample.batch.name!r}")
 
 

@@ -242,7 +242,7 @@ def test_update_with_a_version_newer_than_the_row_read_answers_what_is_stored(sa
 
 
 def test_service_checks_the_round_itself_without_the_access_lookup(sample: Any, alice: Any, bob: Any) -> None:
-    looked_up, _ = access.get_sample_for_user(alice, sample.pk, write=True, round=1)
+    looked_up, _ = access.get_sample_for_user(alice, sample.pk, write=True)
     # What access learnt about alice is no answer for bob.
     with pytest.raises(spans.SpanError, match="not assigned to round 2"):
         spans.create_span(looked_up, bob, round=2, start=0, end=4, labels=["Benign"])
