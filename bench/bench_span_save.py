@@ -32,20 +32,18 @@ Phases per server setting, each checked row by row:
 
 ``--servers`` lists gunicorn settings as WORKERSxTHREADS. Exit status 1 when
 any request failed or any row was lost, duplicated or overwritten, in any phase.
+
+The client threads and the row checks are in ``span_load.py``, the gunicorn runner in
+``gunicorn_server.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import random
-import signal
-import socket
-import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -64,204 +62,19 @@ from _common import (  # noqa: E402
     summary,
     yes_no,
 )
+from gunicorn_server import Server  # noqa: E402
+from span_load import (  # noqa: E402
+    CREATE_SHARE,
+    LABEL_CHOICES,
+    Annotator,
+    Check,
+    check_rows,
+    fresh_offsets,
+    make_annotators,
+    run_clients,
+)
 
 TARGET_P95_MS = 100.0
-CREATE_SHARE = 0.7
-LABEL_CHOICES = [
-    ["Unwanted", "Unwanted.Intrinsic"],
-    ["Unwanted", "Unwanted.Extrinsic"],
-    ["Questionable"],
-    ["Benign"],
-]
-
-
-@dataclass
-class Annotator:
-    username: str
-    token: str
-
-
-@dataclass
-class Outcome:
-    """What one client thread sent and saw."""
-
-    username: str
-    records: list[tuple[float, float, str, int]] = field(default_factory=list)  # (sent at, seconds, kind, status)
-    created: dict[str, int] = field(default_factory=dict)  # tag -> span id, from 201 answers
-    versions: dict[int, tuple[int, list[str]]] = field(default_factory=dict)  # span id -> (version, labels)
-    failures: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Check:
-    rows: int = 0
-    acknowledged: int = 0
-    lost: int = 0
-    duplicated: int = 0
-    unacknowledged: int = 0
-    lost_updates: int = 0
-    per_annotator_mismatch: int = 0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def fresh_offsets(rng: random.Random, samples: list[tuple[int, int]], used: set[tuple[int, int, int]]
-                  ) -> tuple[int, int, int]:
-    """A (sample, start, end) this annotator has not saved yet: the app stores an identical span only once."""
-    while True:
-        sample_id, length = rng.choice(samples)
-        start = rng.randrange(0, length - 1)
-        chosen = (sample_id, start, min(length, start + rng.randint(1, 40)))
-        if chosen not in used:
-            used.add(chosen)
-            return chosen
-
-
-def client_loop(annotator: Annotator, port: int, samples: list[tuple[int, int]], until: float, seed: int,
-                start_line: threading.Barrier, pace: float) -> Outcome:
-    """Save spans until ``until``: back to back (pace 0), or starting one every ``pace`` seconds on average."""
-    rng = random.Random(seed)
-    outcome = Outcome(annotator.username)
-    headers = {"Authorization": f"Token {annotator.token}", "Content-Type": "application/json",
-               "Accept": "application/json"}
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    mine: list[int] = []
-    used: set[tuple[int, int, int]] = set()
-    number = 0
-    start_line.wait()
-    # Paced: saves start on a schedule (intervals uniform in 0.5-1.5 x pace), so a slow answer does not
-    # lower the offered rate; annotators start at random offsets, not all at once.
-    next_save = time.perf_counter() + (rng.uniform(0, pace) if pace else 0.0)
-    while time.perf_counter() < until:
-        if pace:
-            wait = next_save - time.perf_counter()
-            if wait > 0:
-                time.sleep(wait)
-            if time.perf_counter() >= until:
-                break
-            next_save = max(next_save + pace * rng.uniform(0.5, 1.5), time.perf_counter())
-        number += 1
-        sample_id, start, end = fresh_offsets(rng, samples, used)
-        labels = rng.choice(LABEL_CHOICES)
-        if mine and rng.random() >= CREATE_SHARE:
-            kind, span_id = "patch", rng.choice(mine)
-            version = outcome.versions[span_id][0]
-            method, path = "PATCH", f"/api/spans/{span_id}/"
-            body: dict[str, Any] = {"version": version, "labels": labels}
-        else:
-            kind, span_id = "create", 0
-            tag = f"{annotator.username}#{number}"
-            method, path = "POST", "/api/spans/"
-            body = {"sample": sample_id, "round": 1, "start": start, "end": end, "labels": labels, "note": tag}
-        payload = json.dumps(body)
-        sent = time.perf_counter()
-        try:
-            connection.request(method, path, payload, headers)
-            response = connection.getresponse()
-            content = response.read()
-            status = response.status
-        except (OSError, http.client.HTTPException) as error:
-            took = time.perf_counter() - sent
-            outcome.records.append((sent, took, kind, 0))
-            outcome.failures.append(f"{method} {path}: {type(error).__name__}: {error}")
-            connection.close()
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            continue
-        took = time.perf_counter() - sent
-        outcome.records.append((sent, took, kind, status))
-        if status == 201 and kind == "create":
-            saved = json.loads(content)
-            outcome.created[tag] = saved["id"]
-            outcome.versions[saved["id"]] = (saved["version"], saved["labels"])
-            mine.append(saved["id"])
-        elif status == 200 and kind == "patch":
-            saved = json.loads(content)
-            outcome.versions[span_id] = (saved["version"], saved["labels"])
-        elif status == 409 and kind == "patch":
-            current = json.loads(content).get("current")
-            if current:
-                outcome.versions[span_id] = (current["version"], current["labels"])
-        else:
-            outcome.failures.append(f"{method} {path}: {status} {content[:200]!r}")
-    connection.close()
-    return outcome
-
-
-def run_clients(annotators: list[Annotator], port: int, samples: list[tuple[int, int]], seconds: float,
-                seed: int, pace: float = 0.0) -> tuple[list[Outcome], float, float]:
-    """Run one client thread per annotator for ``seconds``; returns outcomes and the start/end clock."""
-    results: list[Outcome | None] = [None] * len(annotators)
-    start_line = threading.Barrier(len(annotators) + 1)
-    until_holder: dict[str, float] = {}
-
-    def work(index: int) -> None:
-        results[index] = client_loop(annotators[index], port, samples, until_holder["until"], seed * 1000 + index,
-                                     start_line, pace)
-
-    threads = [threading.Thread(target=work, args=(index,), daemon=True) for index in range(len(annotators))]
-    began = time.perf_counter()
-    until_holder["until"] = began + seconds
-    for thread in threads:
-        thread.start()
-    start_line.wait()
-    for thread in threads:
-        thread.join(seconds + 120)
-    ended = time.perf_counter()
-    if any(result is None for result in results):
-        raise SystemExit("bench: a client thread did not finish")
-    return [result for result in results if result is not None], began, ended
-
-
-def check_rows(outcomes: list[Outcome]) -> Check:
-    """Compare the database with what the clients were told."""
-    from annotate.models import SpanAnnotation
-
-    check = Check()
-    names = [outcome.username for outcome in outcomes]
-    rows = list(
-        SpanAnnotation.objects.filter(annotator__username__in=names).values_list(
-            "id", "annotator__username", "note", "version", "labels"
-        )
-    )
-    check.rows = len(rows)
-    by_tag = Counter(note for _, _, note, _, _ in rows)
-    by_id = {row[0]: row for row in rows}
-    rows_per_annotator = Counter(username for _, username, _, _, _ in rows)
-    for outcome in outcomes:
-        check.acknowledged += len(outcome.created)
-        if rows_per_annotator[outcome.username] != len(outcome.created):
-            check.per_annotator_mismatch += 1
-        for tag, span_id in outcome.created.items():
-            row = by_id.get(span_id)
-            if row is None or row[2] != tag:
-                check.lost += 1
-        for span_id, (version, labels) in outcome.versions.items():
-            row = by_id.get(span_id)
-            if row is not None and (row[3] != version or row[4] != labels):
-                check.lost_updates += 1
-    acknowledged_tags = {tag for outcome in outcomes for tag in outcome.created}
-    check.duplicated = sum(count - 1 for count in by_tag.values() if count > 1)
-    check.unacknowledged = sum(count for tag, count in by_tag.items() if tag not in acknowledged_tags)
-    return check
-
-
-def make_annotators(prefix: str, count: int, batch: Any, project: Any) -> list[Annotator]:
-    from django.contrib.auth import get_user_model
-
-    from annotate.models import Assignment, Membership
-    from annotate.services.tokens import create_api_token
-
-    annotators = []
-    for index in range(count):
-        user = get_user_model().objects.create_user(username=f"{prefix}-{index:02d}")
-        Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
-        Assignment.objects.create(batch=batch, annotator=user, round=1)
-        annotators.append(Annotator(user.username, create_api_token(user, "bench")[1]))
-    return annotators
 
 
 def postmaster_pid() -> int | None:
@@ -274,60 +87,6 @@ def postmaster_pid() -> int | None:
         return int((Path(data_directory) / "postmaster.pid").read_text().split()[0])
     except Exception:  # noqa: BLE001  (only used to attribute CPU; not essential)
         return None
-
-
-class Server:
-    """gunicorn serving config.wsgi on a free loopback port."""
-
-    def __init__(self, workers: int, threads: int, log_dir: Path) -> None:
-        self.workers, self.threads = workers, threads
-        self.port = free_port()
-        self.log = log_dir / f"gunicorn-{workers}x{threads}.log"
-        gunicorn = Path(sys.executable).with_name("gunicorn")
-        self.command = [
-            str(gunicorn), "config.wsgi", "--bind", f"127.0.0.1:{self.port}",
-            "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread",
-            "--keep-alive", "5", "--timeout", "60", "--log-level", "warning",
-        ]
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self, token: str) -> None:
-        # No model warm-up thread in the workers: span saves never embed, and the load would skew the figures.
-        environment = dict(os.environ, DEBUG="false", ALLOWED_HOSTS="127.0.0.1", EMBEDDING_WARMUP="false")
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(self.command, env=environment, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise SystemExit(f"bench: gunicorn exited with {self.process.returncode}:\n{self.tail()}")
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                connection.request("GET", "/api/projects/", headers={"Authorization": f"Token {token}"})
-                status = connection.getresponse().status
-                connection.close()
-                if status == 200:
-                    return
-                raise SystemExit(f"bench: gunicorn answered {status} to GET /api/projects/:\n{self.tail()}")
-            except OSError:
-                time.sleep(0.2)
-        raise SystemExit(f"bench: gunicorn did not answer within 90 s:\n{self.tail()}")
-
-    def tail(self) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-30:])
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
 
 
 @dataclass
@@ -485,6 +244,10 @@ def main() -> int:
                         help="requests per round of the in-process cost measurement (0: skip it)")
     parser.add_argument("--seed", type=int, default=5)
     options = parser.parse_args()
+    shortest = min(options.seconds, options.baseline_seconds)
+    if options.skip_seconds >= shortest:
+        parser.error(f"--skip-seconds {options.skip_seconds:g} leaves nothing to measure in a {shortest:g} s phase; "
+                     "make it shorter than --seconds and --baseline-seconds")
     if options.pace_ms <= 0:
         parser.error("--pace-ms must be above 0 (the capacity phase is the closed loop)")
     if not is_postgres(os.environ.get("DATABASE_URL")):
