@@ -16,6 +16,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
 
 from tests.conftest import PASSWORD  # noqa: E402
+from tests.e2e.worker_helpers import worker  # noqa: E402, F401 (a fixture: a real Celery worker)
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

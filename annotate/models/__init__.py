@@ -1,0 +1,61 @@
+"""The annotate app's rows, by workflow: shared ones in core, FaithBench spans, HaDes pairs."""
+
+from annotate.models.core import (
+    ApiToken,
+    Assignment,
+    Batch,
+    FigureSet,
+    Job,
+    LabelSetVersion,
+    Membership,
+    Project,
+    Pseudonym,
+    RoundReopening,
+)
+from annotate.models.pairs import (
+    BlockedJudge,
+    JudgeFlag,
+    PairConfig,
+    PairDetector,
+    PairItem,
+    PairJudgement,
+    PairOriginal,
+    PairRound,
+    PerturbedText,
+)
+from annotate.models.spans import (
+    GoldLabel,
+    Passage,
+    Sample,
+    SampleFlag,
+    SampleReview,
+    SpanAnnotation,
+)
+
+__all__ = [
+    "ApiToken",
+    "Assignment",
+    "Batch",
+    "BlockedJudge",
+    "FigureSet",
+    "GoldLabel",
+    "Job",
+    "JudgeFlag",
+    "LabelSetVersion",
+    "Membership",
+    "PairConfig",
+    "PairDetector",
+    "PairItem",
+    "PairJudgement",
+    "PairOriginal",
+    "PairRound",
+    "Passage",
+    "PerturbedText",
+    "Project",
+    "Pseudonym",
+    "RoundReopening",
+    "Sample",
+    "SampleFlag",
+    "SampleReview",
+    "SpanAnnotation",
+]

@@ -1,0 +1,1 @@
+"""Pure computations of the perturbed-pair workflow (HaDes): no Django imports, tested directly."""
