@@ -1,0 +1,57 @@
+"""Agreement figures of a pairs project, overall or for one round, from its counted answered judgements."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from annotate.models import PairItem, PairJudgement, PairRound, Project
+from annotate.pairmath.agreement import agreement_figures
+
+# Judging is finished for these items; open items would pull the shares down while judges work,
+# and items labelled on import have no votes.
+FINISHED = (PairItem.State.CONSENSUS, PairItem.State.NO_CONSENSUS)
+
+
+class UnknownRound(ValueError):
+    """The project has no round with that number."""
+
+
+def pair_agreement(project: Project, round_number: int | None = None) -> dict[str, Any]:
+    """``{alpha, items, consensus, agree80, unanimous, no_consensus, reason, round}`` over the finished items.
+
+    Counts only judgements that are counted (the judge is not blocked) and
+    answered; an item enters when its state is consensus or no consensus and
+    it has such judgements (items labelled on import have none). Overall
+    (``round_number`` None) the report adds ``rounds``: the same figures for
+    every round of the project, in round order. A round number the project
+    does not have raises ``UnknownRound``. Two queries whatever the number
+    of items.
+    """
+    round_numbers = list(PairRound.objects.filter(project=project).order_by("number").values_list("number", flat=True))
+    if round_number is not None and round_number not in round_numbers:
+        raise UnknownRound(
+            f"project {project.slug!r} has no round {round_number} "
+            f"(rounds: {', '.join(map(str, round_numbers)) or 'none'})"
+        )
+    judgements = PairJudgement.objects.filter(
+        item__project=project, item__state__in=FINISHED, counted=True
+    ).exclude(label="")
+    if round_number is not None:
+        judgements = judgements.filter(item__round__number=round_number)
+    answers: dict[int, list[str]] = {}
+    round_of_item: dict[int, int | None] = {}
+    rows = judgements.order_by("item_id", "answered_at", "id").values_list("item_id", "item__round__number", "label")
+    for item_id, number, label in rows:
+        answers.setdefault(item_id, []).append(label)
+        round_of_item[item_id] = number
+    report = agreement_figures(list(answers.values())).as_dict()
+    report["round"] = round_number
+    if round_number is None:
+        by_round: dict[int | None, list[list[str]]] = defaultdict(list)
+        for item_id, labels in answers.items():
+            by_round[round_of_item[item_id]].append(labels)
+        # Every round is listed, finished items or not; items outside any round (none expected) come last.
+        listed: list[int | None] = [*round_numbers, *([None] if None in by_round else [])]
+        report["rounds"] = [{"round": number, **agreement_figures(by_round[number]).as_dict()} for number in listed]
+    return report
