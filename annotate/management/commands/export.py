@@ -1,4 +1,7 @@
-"""manage.py export --project SLUG --format faithbench|jsonl|csv --out PATH [--round N] [--pseudonyms]"""
+"""manage.py export --project SLUG --format faithbench|jsonl|csv --out PATH [--round N] [--pseudonyms]
+
+For a pairs project: --format pairs|hades --out FILE (one JSONL file).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.models import Project
 from annotate.services import export
+from annotate.services.pairs import export as pair_export
 
 
 class Command(BaseCommand):
@@ -16,7 +20,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True)
-        parser.add_argument("--format", required=True, choices=export.FORMATS)
+        parser.add_argument("--format", required=True, choices=export.FORMATS + pair_export.FORMATS)
         parser.add_argument("--out", required=True, type=Path)
         parser.add_argument("--round", type=int, default=1)
         parser.add_argument("--pseudonyms", action="store_true", help="write the project's pseudonyms (Annotator A, B, ...) for names")
@@ -25,6 +29,18 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None:
             raise CommandError(f"--project: no project {options['project']!r}")
+        is_pairs = project.kind == Project.Kind.PAIRS
+        if is_pairs != (options["format"] in pair_export.FORMATS):
+            kind, formats = ("pairs", pair_export.FORMATS) if is_pairs else ("span annotation", export.FORMATS)
+            raise CommandError(f"--format: {options['format']} does not apply to {project.slug!r}, a {kind} project; "
+                               f"its formats are {', '.join(formats)}")
+        if is_pairs:
+            try:
+                path = pair_export.write_pairs_export(project, options["format"], options["out"])
+            except export.ExportError as error:
+                raise CommandError(str(error)) from None
+            self.stdout.write(f"wrote 1 file(s): {path}")
+            return
         settings = export.ExportOptions(format=options["format"], round=options["round"],
                                         pseudonyms=options["pseudonyms"])
         try:
