@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from annotate.views import agreement as agreement_views
 from annotate.views import annotation as views
@@ -51,4 +51,5 @@ urlpatterns = [
     path("projects/<slug:slug>/disputes/", agreement_views.disputes_page, name="disputes"),
     path("projects/<slug:slug>/results/", results_views.results_page, name="results"),
     path("projects/<slug:slug>/results/selection/", results_views.results_selection, name="results-selection"),
+    path("projects/<slug:slug>/pairs/", include("annotate.views.pairs.urls")),
 ]

@@ -13,10 +13,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotate import access
-from annotate.models import Assignment, Job
+from annotate.models import Assignment, Job, Project
 from annotate.services import export, freeze, ingest, projects, rounds
 from annotate.services.pages import annotation_page_data, project_overview
 from annotate.taxonomy import hotkey_labels
+from annotate.views.pairs import labeling as pairs_labeling
+from annotate.views.pairs import project as pairs_project
 
 
 @require_GET
@@ -28,6 +30,7 @@ def home(request: HttpRequest) -> HttpResponse:
         {
             "work": projects.batch_progress(request.user),
             "projects": access.projects_for(request.user),
+            "pair_projects": pairs_labeling.projects_to_label(request.user),
             "can_create": request.user.is_staff,
         },
     )
@@ -55,6 +58,8 @@ def project_create(request: HttpRequest) -> HttpResponse:
 @login_required
 def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
     project, role = access.get_project_for_user(request.user, slug)
+    if project.kind == Project.Kind.PAIRS:
+        return pairs_project.project_page(request, project, role)
     context = {"project": project, "role": role, **project_overview(project, request.user, role)}
     if request.htmx and request.htmx.target == "progress":
         return render(request, "annotate/project.html#progress", context)

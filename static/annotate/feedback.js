@@ -1,6 +1,8 @@
 /* What the page tells the annotator: passing notices and the save status. */
 
 import { $, state } from "./state.js";
+import { onRetrying } from "./http.js";
+import { showSaveStatus } from "./savestatus.js";
 
 const NOTICE_MS = 8000;
 
@@ -22,14 +24,15 @@ export const notesWaiting = () => state.spans.some((span) => span.noteTimer !== 
 export const unsavedSpans = () => state.spans.some((span) => span.state === "failed" && !span.deleted);
 
 export function setStatus() {
-  let text;
-  let kind;
-  if (status.retrying > 0) [text, kind] = ["Failed — retrying", "retrying"];
-  else if (status.pending > 0 || notesWaiting()) [text, kind] = ["Saving…", "saving"];
-  else if (status.error) [text, kind] = ["Failed: " + status.error, "failed"];
-  else if (unsavedSpans()) [text, kind] = ["Failed: some changes are not saved", "failed"];
-  else [text, kind] = ["Saved", "saved"];
-  statusEl.textContent = text;
-  statusEl.dataset.state = kind;
-  statusEl.title = kind === "failed" ? text + " — use Retry in the span list, or check your connection" : "";
+  showSaveStatus(statusEl, {
+    retrying: status.retrying > 0,
+    saving: status.pending > 0 || notesWaiting(),
+    failure: status.error || (unsavedSpans() ? "some changes are not saved" : null),
+    hint: "use Retry in the span list, or check your connection",
+  });
 }
+
+onRetrying((change) => {
+  status.retrying += change;
+  setStatus();
+});

@@ -1,9 +1,14 @@
-/* Talking to the JSON API: CSRF, DRF error messages, and writes retried on network and 5xx errors. */
-
-import { sleep } from "./state.js";
-import { setStatus, status } from "./feedback.js";
+/* Talking to the JSON API: CSRF, DRF error messages, and writes retried on network and 5xx errors.
+ * Shared by every page: it reads nothing of a page's own state. */
 
 const RETRY_DELAYS_MS = [500, 1000, 2000, 4000];
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/* The page's save status learns here when a write starts (+1) and stops (-1) waiting for a retry. */
+let retryListener = () => {};
+export function onRetrying(listener) {
+  retryListener = listener;
+}
 
 function csrfToken() {
   try {
@@ -67,15 +72,11 @@ export async function send(method, url, body) {
       }
       if (!retrying) {
         retrying = true;
-        status.retrying++;
-        setStatus();
+        retryListener(1);
       }
-      await sleep(RETRY_DELAYS_MS[attempt]);
+      await pause(RETRY_DELAYS_MS[attempt]);
     }
   } finally {
-    if (retrying) {
-      status.retrying--;
-      setStatus();
-    }
+    if (retrying) retryListener(-1);
   }
 }

@@ -24,6 +24,7 @@ import {
 } from "./actions.js";
 import { go, markDoneAndMoveOn, markNotDone, renderDone } from "./review.js";
 import { closeFlagForm, flagFormOpen, initFlag } from "./flag.js";
+import { isTyping } from "./dom.js";
 
 const SELECTION_DEBOUNCE_MS = 120;
 
@@ -184,12 +185,6 @@ for (const [hotkey, name] of Object.entries(labelByHotkey)) {
   } else if (/^[a-z]$/i.test(hotkey)) {
     labelByCode["Key" + hotkey.toUpperCase()] = name;
   }
-}
-
-function isTyping(target) {
-  if (!target || target.nodeType !== 1) return false;
-  if (target.isContentEditable) return true;
-  return Boolean(target.closest("input, textarea, select, [contenteditable]:not([contenteditable='false'])"));
 }
 
 document.addEventListener("keydown", (event) => {

@@ -9,12 +9,7 @@ export const page = JSON.parse(document.getElementById("page-data").textContent)
 export const SEVERITY = { C: 0, B: 1, Q: 2, U: 3 };
 
 export const $ = (selector, within) => (within || root).querySelector(selector);
-export const make = (tag, className, text) => {
-  const el = document.createElement(tag);
-  if (className) el.className = className;
-  if (text !== undefined && text !== null) el.textContent = text;
-  return el;
-};
+export { make } from "./dom.js";
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 

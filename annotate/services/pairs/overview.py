@@ -1,0 +1,86 @@
+"""What the pages of a pairs project show: counts, rounds with their agreement figures, jobs, flags. Reads only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q
+
+from annotate.models import (
+    BlockedJudge,
+    Job,
+    JudgeFlag,
+    Membership,
+    PairItem,
+    PairJudgement,
+    PairOriginal,
+    PairRound,
+    PerturbedText,
+    Project,
+)
+from annotate.services.pairs import agreement, config, perturb, queue
+
+PAIR_JOB_KINDS = (Job.Kind.PERTURB, Job.Kind.PAIR_VECTORS, Job.Kind.PAIR_ROUND)
+# Roles that see everyone's work: the figures, the rounds, the flags. Annotators work blind.
+REVIEWER_ROLES = (Membership.Role.ADMIN, Membership.Role.AUDITOR, Membership.Role.CURATOR)
+
+
+def sees_figures(role: str) -> bool:
+    return role in REVIEWER_ROLES
+
+
+def item_counts(project: Project) -> list[dict[str, Any]]:
+    """Items per state, every state listed (zeros too), in the order an item moves through them."""
+    counts = dict(
+        PairItem.objects.filter(project=project).values_list("state").annotate(n=Count("id")).order_by()
+    )
+    return [{"state": state, "name": label, "count": counts.get(state, 0)} for state, label in PairItem.State.choices]
+
+
+def rounds_with_figures(project: Project, overall: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every round with its items by state and its agreement figures (from the overall report's ``rounds``)."""
+    rounds = PairRound.objects.filter(project=project).annotate(
+        item_total=Count("items"),
+        open_items=Count("items", filter=Q(items__state=PairItem.State.OPEN)),
+        consensus_items=Count("items", filter=Q(items__state=PairItem.State.CONSENSUS)),
+        none_items=Count("items", filter=Q(items__state=PairItem.State.NO_CONSENSUS)),
+    )
+    figures = {row["round"]: row for row in overall.get("rounds", [])}
+    return [{"round": pair_round, "agreement": figures.get(pair_round.number, {})} for pair_round in rounds]
+
+
+def pair_jobs(project: Project) -> list[Job]:
+    return list(Job.objects.filter(project=project, kind__in=PAIR_JOB_KINDS)[:5])
+
+
+def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -> dict[str, Any]:
+    """The project page's figures. An annotator gets their own progress only: no counts of others' work."""
+    if not sees_figures(role):
+        return {"progress": queue.judge_progress(project, user), "sees_figures": False, "is_admin": False}
+    judgements = PairJudgement.objects.filter(item__project=project).exclude(label="")
+    jobs = pair_jobs(project)
+    overall = agreement.pair_agreement(project)
+    rounds = rounds_with_figures(project, overall)
+    is_admin = role == Membership.Role.ADMIN
+    return {
+        "sees_figures": True,
+        "is_admin": is_admin,
+        "can_export": role in (Membership.Role.ADMIN, Membership.Role.AUDITOR),
+        "originals": PairOriginal.objects.filter(project=project).count(),
+        "unperturbed": perturb.pending_originals(project).count(),
+        "perturbed_texts": PerturbedText.objects.filter(project=project).count(),
+        "items_by_state": item_counts(project),
+        "item_total": PairItem.objects.filter(project=project).count(),
+        "judgements": judgements.filter(counted=True).count(),
+        "judgements_not_counted": judgements.filter(counted=False).count(),
+        "jobs": jobs,
+        "active_jobs": any(job.is_active for job in jobs),
+        "rounds": rounds,
+        "next_round": (rounds[-1]["round"].number + 1) if rounds else 1,
+        "overall_agreement": overall,
+        "open_flags": JudgeFlag.objects.filter(project=project, status=JudgeFlag.Status.OPEN).count(),
+        "blocked_judges": BlockedJudge.objects.filter(project=project).count(),
+        "missing_models": config.missing_model_settings(project) if is_admin else [],
+        "config": config.get_config(project),
+    }

@@ -1,0 +1,1 @@
+"""Pages of the perturbed-pair workflow (HaDes): project page, labeling page, rounds, flags."""

@@ -1,0 +1,112 @@
+"""The project page of a pairs project, and its admin controls: import, perturbation, settings, export."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotate import access
+from annotate.models import Project
+from annotate.services.pairs import configure, export, ingest, perturb
+from annotate.services.pairs.overview import pair_project_overview
+
+IMPORT_FORMATS = {
+    "raw": "raw texts to perturb",
+    "pairs": "FaithLab pair file",
+    "hades": "HaDes release file",
+}
+EXPORT_FORMATS = {"pairs": "jsonl", "hades": "jsonl"}
+
+
+def project_page(request: HttpRequest, project: Project, role: str) -> HttpResponse:
+    """Called by annotate.views.annotation.project_detail for `pairs` projects (it has checked the role)."""
+    context = {"project": project, "role": role, "import_formats": IMPORT_FORMATS,
+               **pair_project_overview(project, request.user, role)}
+    if request.htmx and request.htmx.target == "pair-status" and context["sees_figures"]:
+        return render(request, "annotate/pairs/project.html#status", context)
+    return render(request, "annotate/pairs/project.html", context)
+
+
+def _back_to_project(request: HttpRequest, slug: str, anchor: str = "") -> HttpResponse:
+    url = reverse("project", args=[slug]) + anchor
+    return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
+
+
+def _pairs_project_for_admin(request: HttpRequest, slug: str) -> Project:
+    project, _ = access.get_project_for_user(request.user, slug, admin=True)
+    if project.kind != Project.Kind.PAIRS:
+        raise Http404(f"{project.name} is not a pairs project")
+    return project
+
+
+@require_POST
+@login_required
+def pairs_import(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _pairs_project_for_admin(request, slug)
+    fmt = request.POST.get("format", "")
+    files = [(upload.name, upload.read()) for upload in request.FILES.getlist("files")]
+    if fmt not in IMPORT_FORMATS:
+        messages.error(request, f"Nothing was imported. format: {fmt!r} is not one of "
+                                f"{', '.join(IMPORT_FORMATS)}.")
+    elif not files:
+        messages.error(request, "Nothing was imported. Choose at least one .jsonl file.")
+    else:
+        try:
+            report = ingest.import_pairs(project, files, fmt, user=request.user)
+        except ingest.PairImportFailed as failure:
+            if failure.total == 1:
+                messages.error(request, f"Nothing was imported. {failure.messages[0]}")
+            else:
+                messages.error(request, f"Nothing was imported: {failure.total} errors.")
+                for problem in failure.messages:
+                    messages.error(request, problem)
+                if failure.total > len(failure.messages):
+                    messages.error(request, f"... and {failure.total - len(failure.messages)} more.")
+        else:
+            described = report.describe()
+            messages.success(request, f"{described[:1].upper()}{described[1:]}.")
+    return _back_to_project(request, project.slug, "#import")
+
+
+@require_POST
+@login_required
+def pairs_perturb(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _pairs_project_for_admin(request, slug)
+    try:
+        job = perturb.start_perturbation(project, request.user)
+    except perturb.PerturbationError as error:
+        messages.error(request, f"Perturbation not started: {error}")
+    else:
+        messages.success(request, f"Perturbation started over {job.total} texts; its progress shows below.")
+    return _back_to_project(request, project.slug)
+
+
+@require_POST
+@login_required
+def pairs_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _pairs_project_for_admin(request, slug)
+    try:
+        configure.update_pair_settings(project, request.POST)
+    except configure.PairSettingsInvalid as invalid:
+        messages.error(request, f"Settings not saved. {invalid}")
+    else:
+        messages.success(request, "Pair settings saved.")
+    return _back_to_project(request, project.slug, "#pair-settings")
+
+
+@require_GET
+@login_required
+def pairs_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    project, _ = access.get_project_for_exporter(request.user, slug)
+    if fmt not in EXPORT_FORMATS:
+        return HttpResponse(f"format: {fmt!r} is not one of {', '.join(EXPORT_FORMATS)}", status=404,
+                            content_type="text/plain")
+    text = export.export_pairs(project, fmt)
+    response = HttpResponse(text, content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{fmt}.jsonl"'
+    return response

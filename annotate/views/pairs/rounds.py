@@ -1,0 +1,297 @@
+"""The round wizard (preview the funnel, then create the round) and a round's page, for a pairs project's admins."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotate import access
+from annotate.models import Job, PairItem, PairRound, Project
+from annotate.services.pairs import agreement, rounds, vectors
+from annotate.services.pairs.overview import sees_figures
+
+# What the wizard offers before anyone changes a field (the seed: a fresh one per visit, see read_round_form).
+DEFAULTS = {
+    "size": str(rounds.DEFAULT_SIZE),
+    "low": f"{rounds.DEFAULT_LOW:g}",
+    "high": f"{rounds.DEFAULT_HIGH:g}",
+    "paraphrase_max": f"{rounds.DEFAULT_PARAPHRASE_MAX:g}",
+    "drop_fraction": f"{rounds.DEFAULT_DROP_FRACTION:g}",
+    "seed": "",
+}
+
+# The subsampling action in words, beside the ratio's own reason sentence.
+ACTIONS = {
+    "keep_share_of_h": "Keep a share R of the items predicted H and every item predicted N.",
+    "keep_share_of_n": "Keep every item predicted H and a share 1/R of the items predicted N.",
+    "no_subsampling_gamma_half": "No subsampling: keep every item.",
+    "keep_no_h": "Keep no item predicted H and every item predicted N.",
+    "keep_all": "Keep every item: no subsampling balances the classes.",
+    "random_too_few": "Draw at random: too few labelled items to compute R.",
+    "random_undefined": "Draw at random: R is undefined.",
+}
+# Funnel steps and the filters an item passed, by their codes in annotate.services.pairs.rounds.
+STEPS = {
+    rounds.POOL: "Pool",
+    rounds.BAND: "After the P(H) band",
+    rounds.PARAPHRASE: "After the paraphrase filter",
+    rounds.DATE_NAME: "After the date/name filter",
+    rounds.SUBSAMPLING: "After subsampling",
+    rounds.SELECTED: "Drawn",
+}
+FILTERS = {
+    rounds.BAND: "the P(H) band",
+    rounds.PARAPHRASE: "the paraphrase filter",
+    rounds.DATE_NAME: "the date/name swap filter",
+    rounds.SUBSAMPLING: "the subsampling",
+}
+ITEMS_PER_PAGE = 100
+
+
+@dataclass
+class RoundForm:
+    """The wizard's fields as typed (to show them again) and as numbers (to call the service), with problems."""
+
+    values: dict[str, str]
+    parameters: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def _number(form: RoundForm, name: str, kind: type, low: float, high: float | None) -> None:
+    raw = form.values[name].strip()
+    try:
+        value = kind(raw)
+    except ValueError:
+        form.errors[name] = f"{raw!r} is not {'a whole number' if kind is int else 'a number'}"
+        return
+    if value < low or (high is not None and value > high):
+        form.errors[name] = f"{raw} is outside {low:g}..{high:g}" if high is not None else f"{raw} is below {low:g}"
+        return
+    form.parameters[name] = value
+
+
+def read_round_form(data: QueryDict, *, fresh_seed: bool = False) -> RoundForm:
+    """The wizard's fields from the request; a first visit gets a fixed random seed, so that the round created
+    draws exactly the items the preview showed."""
+    defaults = {**DEFAULTS, "seed": str(secrets.randbelow(2**31))} if fresh_seed else DEFAULTS
+    form = RoundForm({name: data.get(name, default) for name, default in defaults.items()})
+    _number(form, "size", int, 1, None)
+    for name in ("low", "high", "drop_fraction"):
+        _number(form, name, float, 0, 1)
+    _number(form, "paraphrase_max", float, -1, 1)  # a cosine similarity
+    if "low" in form.parameters and "high" in form.parameters and form.parameters["low"] > form.parameters["high"]:
+        form.errors["high"] = f"{form.values['high']} is below low ({form.values['low']})"
+        del form.parameters["high"]
+    if form.values["seed"].strip():
+        _number(form, "seed", int, 0, 2**63 - 1)
+    else:
+        form.parameters["seed"] = None
+    return form
+
+
+def _pairs_project(request: HttpRequest, slug: str, *, admin: bool) -> tuple[Project, str]:
+    project, role = access.get_project_for_user(request.user, slug, admin=admin)
+    if project.kind != Project.Kind.PAIRS:
+        raise Http404(f"{project.name} is not a pairs project")
+    if not sees_figures(role):
+        raise access.Forbidden("Annotators work blind: rounds are for the project's admins and reviewers")
+    return project, role
+
+
+def funnel_rows(funnel: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The funnel's steps with each count as a percentage of the first (the pool), for the bars."""
+    if not funnel:
+        return []
+    top = max(int(funnel[0].get("count") or 0), 1)
+    return [{**step, "name": STEPS.get(step.get("step", ""), step.get("step", "")),
+             "percent": round(100 * int(step.get("count") or 0) / top)} for step in funnel]
+
+
+def ratio_context(ratio: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The subsampling panel's figures: the stored or previewed ratio, with its action in words."""
+    if not ratio:
+        return None
+    return {**ratio, "action_words": ACTIONS.get(ratio.get("action", ""), ratio.get("action", ""))}
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def round_new(request: HttpRequest, slug: str) -> HttpResponse:
+    """GET: the wizard with a preview of the funnel (the preview alone for htmx). POST: start the round's job.
+
+    The round is drawn by a background job (it trains the detector, and first computes the span vectors still
+    missing); a refusal the preview can already see (too few labelled items, an empty pool) is shown at once
+    and starts nothing.
+    """
+    project, _ = _pairs_project(request, slug, admin=True)
+    data = request.POST if request.method == "POST" else request.GET
+    form = read_round_form(data, fresh_seed=request.method == "GET" and not data)
+    number = rounds.next_round_number(project)
+    stale = vectors.stale_items(project, vectors.encoder_name(project)).count() if number > 1 else 0
+    plan = refusal = None
+    if not form.errors:
+        if request.method == "POST" and stale:
+            # The preview cannot train on missing vectors; the job computes them first, then draws or refuses.
+            return _to_round_job(request, project, rounds.start_round_job(project, request.user, **form.parameters))
+        plan = rounds.preview_round(project, **form.parameters)
+        refusal = plan.refusal
+        if request.method == "POST" and refusal is None:
+            return _to_round_job(request, project, rounds.start_round_job(project, request.user, **form.parameters))
+    context = {
+        "project": project,
+        "form": form,
+        "number": number,
+        "plan": plan,
+        "refusal": refusal,
+        "stale_vectors": stale,
+        "vector_jobs": list(Job.objects.filter(project=project, kind=Job.Kind.PAIR_VECTORS)[:1]),
+        "round_one": number == 1,
+        "ratio": ratio_context(plan.ratio_dict() if plan and plan.number > 1 else None),
+        "ratio_source": plan.ratio_source if plan else None,
+        "funnel": funnel_rows(plan.funnel if plan else None),
+        "preview_items": [
+            {"item": item, "why": selection_in_words(selection)} for item, selection in _preview_items(plan)
+        ],
+    }
+    status = 400 if (form.errors or refusal) and request.method == "POST" and not request.htmx else 200
+    template = "annotate/pairs/round_new.html#preview" if request.htmx else "annotate/pairs/round_new.html"
+    return render(request, template, context, status=status)
+
+
+def _to_round_job(request: HttpRequest, project: Project, job: Job) -> HttpResponse:
+    url = reverse("pairs-round-job", args=[project.slug, job.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
+
+
+@require_POST
+@login_required
+def vectors_start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Compute the span vectors the detector needs (a background job); the wizard shows its progress."""
+    project, _ = _pairs_project(request, slug, admin=True)
+    job = vectors.start_vector_job(project, request.user)
+    messages.success(request, f"Computing the span vectors of {job.total} items; the preview works once they exist.")
+    url = reverse("pairs-round-new", args=[project.slug])
+    return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
+
+
+@require_GET
+@login_required
+def round_job(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The round job's progress; once it is done, the round's page (htmx polls get a client redirect)."""
+    project, _ = _pairs_project(request, slug, admin=True)
+    job = get_object_or_404(Job, pk=pk, project=project, kind=Job.Kind.PAIR_ROUND)
+    if job.status == Job.Status.DONE and job.options.get("round"):
+        url = reverse("pairs-round", args=[project.slug, job.options["round"]])
+        return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
+    parameters = {name: job.options[name] for name in DEFAULTS if job.options.get(name) is not None}
+    context = {"project": project, "job": job, "again": f"{reverse('pairs-round-new', args=[project.slug])}?"
+                                                        f"{urlencode(parameters)}"}
+    template = "annotate/pairs/round_job.html#job" if request.htmx else "annotate/pairs/round_job.html"
+    return render(request, template, context)
+
+
+def _preview_items(plan: Any, limit: int = 20) -> list[tuple[PairItem, dict[str, Any]]]:
+    """The first items the preview would draw, looked up for display."""
+    if plan is None or not plan.selected:
+        return []
+    chosen = plan.selected[:limit]
+    items = PairItem.objects.in_bulk([item_id for item_id, _ in chosen])
+    return [(items[item_id], selection) for item_id, selection in chosen if item_id in items]
+
+
+def selection_in_words(selection: dict[str, Any]) -> str:
+    """Why an item was drawn, from its selection dict, in one sentence."""
+    if not selection:
+        return "No selection recorded."
+    probability = selection.get("sampling_probability")
+    if selection.get("method") == "random":
+        chance = f" (each pool item had a chance of {probability:.3g})" if probability is not None else ""
+        return f"Drawn at random from the pool{chance}."
+    details = []
+    if selection.get("p_h") is not None:
+        details.append(f"P(H) = {selection['p_h']:.3f}")
+    if selection.get("predicted"):
+        details.append(f"predicted {selection['predicted']}")
+    if selection.get("filters_passed"):
+        details.append("passed " + ", ".join(FILTERS.get(name, str(name)) for name in selection["filters_passed"]))
+    if probability is not None:
+        details.append(f"drawn with probability {probability:.3g} among the items of its predicted class that passed")
+    return "Chosen by the detector: " + "; ".join(details) + "."
+
+
+# Metrics of the HaDes tables, in the order the round page lists them, and why each can be undefined.
+METRICS = [
+    ("n", "Consensus items scored", "no consensus item of this round has a span vector yet"),
+    ("accuracy", "Accuracy", "no item to score"),
+    ("precision_h", "Precision, H", "the detector predicted no item H"),
+    ("recall_h", "Recall, H", "no consensus item of the round is H"),
+    ("f1_h", "F1, H", "no item is H or predicted H"),
+    ("precision_n", "Precision, N", "the detector predicted no item N"),
+    ("recall_n", "Recall, N", "no consensus item of the round is N"),
+    ("f1_n", "F1, N", "no item is N or predicted N"),
+    ("g_mean", "G-mean, √(recall H × recall N)", "it needs the recall of both classes"),
+    ("auc", "AUC of P(H)", "it needs both H and N items"),
+    ("brier", "Brier score of P(H)", "no item to score"),
+]
+
+
+def metric_rows(metrics: dict[str, Any] | None) -> list[dict[str, Any]]:
+    rows = []
+    for key, name, why in METRICS:
+        value = metrics.get(key) if metrics else None
+        if value is not None and key != "n":
+            value = f"{value:.3f}"
+        rows.append({"key": key, "name": name, "value": value, "why": why if metrics else None})
+    return rows
+
+
+def balance_words(balance: dict[str, Any]) -> dict[str, str]:
+    """The H share reached among the round's consensus items beside the share the subsampling promised."""
+    promised = balance.get("promised_h_share")
+    h, n, share = balance.get("h", 0), balance.get("n", 0), balance.get("h_share")
+    return {
+        "promised": f"{100 * promised:.1f}% H" if promised is not None
+        else "— (nothing promised: the round was drawn at random or without subsampling counts)",
+        "reached": f"{100 * share:.1f}% H ({h} H, {n} N)" if share is not None
+        else "— (no item of this round has reached consensus yet)",
+        "note": "The promise holds in expectation, if the detector errs on the pool as it did on the counts "
+                "behind R." if promised is not None else "",
+    }
+
+
+@require_GET
+@login_required
+def round_page(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    project, _ = _pairs_project(request, slug, admin=False)
+    pair_round = PairRound.objects.filter(project=project, number=number).select_related("detector", "created_by").first()
+    if pair_round is None:
+        raise Http404(f"{project.name} has no round {number}")
+    report = rounds.round_report(pair_round)
+    items = pair_round.items.order_by("id")
+    page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "project": project,
+        "pair_round": pair_round,
+        "agreement": agreement.pair_agreement(project, pair_round.number),
+        "metric_rows": metric_rows(report["metrics"]),
+        "metrics_intro": report["metrics_reason"],
+        "balance": balance_words(report["balance"]),
+        "ratio": ratio_context(pair_round.ratio if pair_round.ratio.get("action") else None),
+        "ratio_source": pair_round.ratio.get("counts_from"),
+        "round_one": pair_round.number == 1,
+        "funnel": funnel_rows(pair_round.funnel),
+        "page": page,
+        "rows": [{"item": item, "why": selection_in_words(item.selection)} for item in page],
+    }
+    return render(request, "annotate/pairs/round.html", context)

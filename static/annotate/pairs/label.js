@@ -1,0 +1,302 @@
+/* The pair labeling page: one key per answer (h, n, ?), the next item at once, undo with u.
+ * The answer's 201 carries the next item, so one round trip saves and serves. Offsets from the
+ * API are Unicode code points and go through TextIndex; texts enter the DOM only as text nodes. */
+
+import { TextIndex } from "../textindex.js";
+import { errorMessage, onRetrying, send } from "../http.js";
+import { isTyping, make } from "../dom.js";
+import { showSaveStatus } from "../savestatus.js";
+
+const NOTICE_MS = 8000;
+const LABEL_BY_KEY = { h: "H", n: "N", "?": "?" };
+const LABEL_WORDS = { H: "hallucination", N: "not hallucination", "?": "cannot determine" };
+
+const root = document.getElementById("pair-labeler");
+const api = JSON.parse(document.getElementById("pair-page").textContent);
+const $ = (selector) => root.querySelector(selector);
+
+const els = {
+  item: $('[data-role="item"]'),
+  loading: $('[data-role="loading"]'),
+  original: $('[data-role="original"]'),
+  perturbed: $('[data-role="perturbed"]'),
+  change: $('[data-role="change"]'),
+  end: $('[data-role="no-more-items"]'),
+  endReason: $('[data-role="end-reason"]'),
+  answered: $('[data-role="answered"]'),
+  left: $('[data-role="left"]'),
+  status: $('[data-role="save-status"]'),
+  notice: $('[data-role="notice"]'),
+  undo: $('[data-role="undo"]'),
+  guidelines: $('[data-role="guidelines"]'),
+  toggleGuidelines: $('[data-role="toggle-guidelines"]'),
+};
+const defaultEndReason = els.endReason.textContent;
+
+const state = {
+  item: null, // the item on screen, as the API gave it
+  busy: false, // an answer or an undo is on its way: keys wait, so no answer lands on an unseen item
+  answered: null, // the judge's answers in this project, from the API's progress
+  lastAnswer: null, // {words, label} of the answer undo would take back, for the undo notice
+  status: { pending: 0, retrying: 0, error: null },
+};
+
+/* ---------- feedback ---------- */
+
+let noticeTimer = null;
+function notice(message, kind) {
+  clearTimeout(noticeTimer);
+  els.notice.textContent = message;
+  els.notice.className = "notice " + (kind || "info");
+  els.notice.hidden = false;
+  noticeTimer = setTimeout(() => (els.notice.hidden = true), NOTICE_MS);
+}
+
+function setStatus() {
+  const { pending, retrying, error } = state.status;
+  showSaveStatus(els.status, { saving: pending > 0, retrying: retrying > 0, failure: error });
+}
+onRetrying((change) => {
+  state.status.retrying += change;
+  setStatus();
+});
+
+/* The API's `left` counts open items not yet served to the judge; the one on screen counts too. */
+function setProgress(progress, showing) {
+  if (!progress) return;
+  if (typeof progress.answered === "number") state.answered = progress.answered;
+  if (state.answered !== null) els.answered.textContent = String(state.answered);
+  if (typeof progress.left === "number") els.left.textContent = String(progress.left + (showing ? 1 : 0));
+  els.undo.disabled = !state.answered;
+}
+
+/* ---------- rendering ---------- */
+
+/* The text with its marks as elements: the target wins over any other span it overlaps.
+ * textContent stays exactly the text. */
+function renderMarked(el, text, target, others) {
+  const index = new TextIndex(text);
+  const marks = [];
+  const overlaps = (a, b) => a.start < b.end && b.start < a.end;
+  for (const mark of [target, ...others]) {
+    if (!mark) continue;
+    const clean = { start: index.clamp(mark.start), end: index.clamp(mark.end), kind: mark.kind };
+    if (clean.start >= clean.end || marks.some((kept) => overlaps(kept, clean))) continue;
+    marks.push(clean);
+  }
+  marks.sort((a, b) => a.start - b.start);
+  const fragment = document.createDocumentFragment();
+  let at = 0;
+  for (const mark of marks) {
+    if (mark.start > at) fragment.appendChild(document.createTextNode(index.slice(at, mark.start)));
+    const span = make(mark.kind === "target" ? "mark" : "span", mark.kind === "target" ? "target-span" : "other-span");
+    span.dataset.role = mark.kind === "target" ? "target-span" : "other-span";
+    span.textContent = index.slice(mark.start, mark.end);
+    fragment.appendChild(span);
+    at = mark.end;
+  }
+  if (at < index.length) fragment.appendChild(document.createTextNode(index.slice(at, index.length)));
+  el.replaceChildren(fragment);
+}
+
+const spanOf = (pair, kind) => (Array.isArray(pair) && pair.length === 2 ? { start: pair[0], end: pair[1], kind } : null);
+
+function renderItem(item) {
+  state.item = item;
+  root.dataset.itemId = String(item.id);
+  root.dataset.state = "item";
+  els.loading.hidden = true;
+  els.end.hidden = true;
+  if (typeof item.original === "string") {
+    els.original.classList.remove("missing");
+    renderMarked(els.original, item.original, spanOf(item.original_span, "target"), []);
+  } else {
+    // HaDes release rows carry no original text: the span is judged in its own context.
+    els.original.classList.add("missing");
+    els.original.replaceChildren(make("span", "muted", "This item has no original text (an imported HaDes row): judge the span in its context."));
+  }
+  const others = (item.other_spans || []).map((pair) => spanOf(pair, "other"));
+  renderMarked(els.perturbed, item.perturbed, spanOf(item.perturbed_span, "target"), others);
+  els.change.replaceChildren(
+    make("span", "old-words", item.original_words || "—"),
+    document.createTextNode(" → "),
+    make("span", "new-words", item.perturbed_words || ""),
+  );
+  for (const button of root.querySelectorAll("[data-label]")) button.setAttribute("aria-pressed", "false");
+  els.item.classList.remove("answering");
+  els.item.hidden = false;
+  setProgress(item.progress, true);
+  for (const side of [els.original, els.perturbed]) {
+    const target = side.querySelector('[data-role="target-span"]');
+    if (target) target.scrollIntoView({ block: "nearest" });
+  }
+}
+
+function renderEnd(reason) {
+  state.item = null;
+  delete root.dataset.itemId;
+  root.dataset.state = "done";
+  els.loading.hidden = true;
+  els.item.hidden = true;
+  els.endReason.textContent = reason || defaultEndReason;
+  els.end.hidden = false;
+  if (!reason) els.left.textContent = "0";
+}
+
+/* ---------- talking to the API ---------- */
+
+async function request(method, url, body) {
+  state.status.pending++;
+  state.status.error = null;
+  setStatus();
+  try {
+    return await send(method, url, body);
+  } catch (error) {
+    state.status.error = error.message;
+    return null;
+  } finally {
+    state.status.pending--;
+    setStatus();
+  }
+}
+
+/* 200 shows the item, 204 the end; a refusal (a blocked judge's 403) ends the page with its reason. */
+function showServed(result) {
+  if (!result) return;
+  if (result.status === 200 && result.data) renderItem(result.data);
+  else if (result.status === 204) renderEnd(null);
+  else if (result.status === 403) renderEnd(errorMessage(result.data, result.status));
+  else notice(errorMessage(result.data, result.status), "warn");
+}
+
+async function loadNext() {
+  state.busy = true;
+  try {
+    showServed(await request("GET", api.next_url));
+  } finally {
+    state.busy = false;
+  }
+}
+
+async function answer(label) {
+  const item = state.item;
+  if (state.busy || !item) return;
+  state.busy = true;
+  const button = root.querySelector(`[data-label="${CSS.escape(label)}"]`);
+  if (button) button.setAttribute("aria-pressed", "true");
+  els.item.classList.add("answering");
+  try {
+    const result = await request("POST", api.judgement_url.replace("/0/", `/${item.id}/`), { label });
+    if (!result) {
+      // Retries ran out: the item stays on screen for another try; the status says what failed.
+      els.item.classList.remove("answering");
+      if (button) button.setAttribute("aria-pressed", "false");
+      return;
+    }
+    if (result.status === 201) {
+      state.lastAnswer = { words: item.perturbed_words, label };
+      const next = result.data ? result.data.next : null;
+      setProgress(result.data && result.data.progress, Boolean(next));
+      if (next) renderItem(next);
+      else renderEnd(null);
+      return;
+    }
+    els.item.classList.remove("answering");
+    if (button) button.setAttribute("aria-pressed", "false");
+    if (result.status === 409) {
+      // Already answered (a retry whose first try got through), not served to this judge, or the
+      // serve expired and its slot went to someone else: say which, then carry on with what is next.
+      notice(`Not saved: ${errorMessage(result.data, result.status)} Showing your next item.`, "warn");
+      showServed(await request("GET", api.next_url));
+    } else if (result.status === 403) {
+      renderEnd(errorMessage(result.data, result.status));
+    } else {
+      state.status.error = errorMessage(result.data, result.status);
+      setStatus();
+    }
+  } finally {
+    state.busy = false;
+  }
+}
+
+async function undo() {
+  if (state.busy) return;
+  state.busy = true;
+  try {
+    const result = await request("POST", api.undo_url);
+    if (!result) return;
+    if (result.status === 200 && result.data) {
+      const taken = state.lastAnswer;
+      renderItem(result.data);
+      state.lastAnswer = null;
+      notice(
+        taken ? `Your answer "${LABEL_WORDS[taken.label]}" on "${taken.words}" was taken back: answer again.`
+          : "Your last answer was taken back: answer again.",
+        "ok",
+      );
+    } else if (result.status === 409) {
+      notice(`Nothing to undo: ${errorMessage(result.data, result.status)}`, "warn");
+    } else {
+      notice(errorMessage(result.data, result.status), "warn");
+    }
+  } finally {
+    state.busy = false;
+  }
+}
+
+/* ---------- controls and keys ---------- */
+
+for (const button of root.querySelectorAll("[data-label]")) {
+  button.addEventListener("click", () => answer(button.dataset.label));
+}
+els.undo.addEventListener("click", () => undo());
+$('[data-role="check-again"]').addEventListener("click", () => loadNext());
+
+function showGuidelines(show) {
+  els.guidelines.open = show === undefined ? !els.guidelines.open : show;
+}
+els.toggleGuidelines.addEventListener("click", () => showGuidelines());
+els.guidelines.addEventListener("toggle", () => {
+  els.toggleGuidelines.setAttribute("aria-expanded", String(els.guidelines.open));
+});
+
+document.addEventListener("keydown", (event) => {
+  if (event.defaultPrevented || event.isComposing) return;
+  if (isTyping(event.target)) {
+    if (event.key === "Escape") event.target.blur();
+    return;
+  }
+  const key = event.key;
+  if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && key.toLowerCase() === "z") {
+    event.preventDefault();
+    if (!event.repeat) undo();
+    return;
+  }
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const label = LABEL_BY_KEY[key.length === 1 ? key.toLowerCase() : key];
+  if (label) {
+    event.preventDefault();
+    // A held key must not answer the items that follow unseen.
+    if (!event.repeat) answer(label);
+    return;
+  }
+  if (key === "u" || key === "U") {
+    event.preventDefault();
+    if (!event.repeat) undo();
+  } else if (key === "g" || key === "G") {
+    event.preventDefault();
+    showGuidelines();
+  } else if (key === "Escape") {
+    showGuidelines(false);
+  }
+});
+
+/* ---------- start ---------- */
+
+setStatus();
+setProgress(api.progress, false);
+loadNext().then(() => {
+  // A judge who has not answered anything here yet starts with the guidelines open.
+  if (state.answered === 0) showGuidelines(true);
+  root.classList.add("ready");
+});
