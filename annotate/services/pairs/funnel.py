@@ -1,0 +1,415 @@
+"""The funnel of a pairs round: score the pool, filter it, rebalance it and draw the items; changes nothing.
+
+Round 1 draws ``size`` items from the pool at random (seeded). Every later
+round k + 1 follows DESIGN.md ("Model-in-the-loop rounds"):
+
+1. train detector k on every consensus item so far (states ``consensus`` and
+   ``labelled``, H = 1) over the kept span vectors (annotate.services.pairs.detector);
+2. score the pool: P(H) per item;
+3. keep P(H) within [low, high] (the band; outside it an item is trivial);
+4. drop paraphrases: paraphrase similarity above ``paraphrase_max``; items
+   without an original (HaDes rows) have no similarity and pass;
+5. drop ``drop_fraction`` of the obvious swaps (swap kind "date" or "name"),
+   which ones chosen at random with the round's seed;
+6. rebalance with the subsampling ratio R (annotate.pairmath.subsampling) from
+   confusion counts on fresh labelled items: the previous detector's
+   predictions on the last round's consensus items, which it selected but was
+   not trained on. When there is no previous detector (round 2: round 1 was
+   random), the counts are the new detector's cross-validated predictions on
+   its training items instead. Those items are the random round-1 draw (plus
+   any imported labels), so held-out predictions on them estimate how the
+   detector errs on the pool without bias; sampling round 2 at random instead
+   would skip the rebalancing in the round where the pool is most lopsided
+   (HaDes: 90% H at random);
+7. draw the round: the kept share of each predicted class (keep_predicted_h /
+   keep_predicted_n) is taken at random, and ``size`` items are drawn from
+   what is kept in proportion to the two classes, so the share R set holds in
+   the round exactly rather than only in expectation.
+
+Every selected item records why (``selection``): the method, P(H), the
+predicted class, the filters it passed and its sampling probability (the
+chance that an item of its predicted class which passed the filters was
+drawn). Every step's count and explanation form the funnel, shown before
+anything is committed (``preview_round``) and stored with the round.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.db.models import Max
+
+from annotate.models import PairItem, PairRound, Project
+from annotate.pairmath.subsampling import SubsamplingRatio, subsampling_ratio
+from annotate.services.pairs import detector as detection
+from annotate.services.pairs import vectors
+from annotate.services.pairs.config import get_config
+
+__all__ = [
+    "BAND",
+    "DATE_NAME",
+    "DEFAULT_DROP_FRACTION",
+    "DEFAULT_HIGH",
+    "DEFAULT_LOW",
+    "DEFAULT_PARAPHRASE_MAX",
+    "DEFAULT_SIZE",
+    "PARAPHRASE",
+    "POOL",
+    "SELECTED",
+    "SUBSAMPLING",
+    "RoundPlan",
+    "next_round_number",
+    "preview_round",
+]
+
+DEFAULT_SIZE = 100
+DEFAULT_LOW = 0.1
+DEFAULT_HIGH = 0.9
+DEFAULT_PARAPHRASE_MAX = 0.9
+DEFAULT_DROP_FRACTION = 1.0
+SWAP_KINDS = ("date", "name")
+# Funnel steps, in order; a round-1 funnel has only the first and the last.
+POOL, BAND, PARAPHRASE, DATE_NAME, SUBSAMPLING, SELECTED = (
+    "pool", "band", "paraphrase", "date_name", "subsampling", "selected",
+)
+
+
+@dataclass
+class RoundPlan:
+    """What a round would be: its number, funnel, subsampling ratio and selected items, or why it cannot be drawn."""
+
+    number: int
+    funnel: list[dict[str, Any]]
+    ratio: SubsamplingRatio | None
+    selected: list[tuple[int, dict[str, Any]]]
+    refusal: str | None
+    seed: int = 0
+    filters: dict[str, Any] = field(default_factory=dict)
+    # Expected share of H among the drawn items if the detector errs on the pool as on the counts; None when random.
+    promised_h_share: float | None = None
+    ratio_source: str | None = None  # where the confusion counts behind R come from, in words
+    detector: dict[str, Any] | None = None  # the detector this round would train: number, encoder, training counts
+    head: detection.Head | None = field(default=None, repr=False)
+    training: detection.TrainingSet | None = field(default=None, repr=False)
+    train_seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase, for the benchmark
+
+    def ratio_dict(self) -> dict[str, Any]:
+        """What the round stores as ``PairRound.ratio``: the ratio's figures, where its counts came from, the seed."""
+        stored: dict[str, Any] = self.ratio.as_dict() if self.ratio is not None else {"R": None, "action": None}
+        stored["counts_from"] = self.ratio_source
+        stored["seed"] = self.seed
+        if self.ratio is None:
+            stored["reason"] = self.ratio_source
+        return stored
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plan as JSON-ready data (the `pairs_round --json` output and the wizard's preview)."""
+        return {
+            "round": self.number,
+            "seed": self.seed,
+            "filters": self.filters,
+            "funnel": self.funnel,
+            "ratio": self.ratio_dict() if self.number > 1 else None,
+            "promised_h_share": self.promised_h_share,
+            "detector": self.detector,
+            "selected": len(self.selected),
+            "refusal": self.refusal,
+        }
+
+
+def next_round_number(project: Project) -> int:
+    return (PairRound.objects.filter(project=project).aggregate(last=Max("number"))["last"] or 0) + 1
+
+
+def _parameter_problems(size: Any, low: Any, high: Any, paraphrase_max: Any, drop_fraction: Any) -> list[str]:
+    problems = []
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        problems.append(f"size must be a whole number of 1 or more, not {size!r}")
+
+    def number(name: str, value: Any, least: float, most: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not least <= value <= most:
+            problems.append(f"{name} must be a number from {least:g} to {most:g}, not {value!r}")
+
+    number("low", low, 0.0, 1.0)
+    number("high", high, 0.0, 1.0)
+    number("paraphrase_max", paraphrase_max, -1.0, 1.0)
+    number("drop_fraction", drop_fraction, 0.0, 1.0)
+    if not problems and low > high:
+        problems.append(f"low ({low:g}) must not be above high ({high:g})")
+    return problems
+
+
+def _step(step: str, count: int, explanation: str) -> dict[str, Any]:
+    return {"step": step, "count": int(count), "explanation": explanation}
+
+
+def _share(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def preview_round(
+    project: Project,
+    *,
+    size: int,
+    low: float,
+    high: float,
+    paraphrase_max: float = DEFAULT_PARAPHRASE_MAX,
+    drop_fraction: float = DEFAULT_DROP_FRACTION,
+    seed: int | None = None,
+) -> RoundPlan:
+    """The next round as it would be drawn, with its funnel; changes nothing.
+
+    A plan that cannot be drawn has ``refusal`` set (and the funnel as far as it
+    got). ``seed`` None picks one; the plan carries it, so creating the round with
+    the same seed (and unchanged items) draws exactly the previewed items.
+    """
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    number = next_round_number(project)
+    filters = {"low": low, "high": high, "paraphrase_max": paraphrase_max, "drop_fraction": drop_fraction}
+    plan = RoundPlan(number=number, funnel=[], ratio=None, selected=[], refusal=None, seed=seed, filters=filters)
+    problems = _parameter_problems(size, low, high, paraphrase_max, drop_fraction)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        problems.append(f"seed must be a whole number of 0 or more, not {seed!r}")
+    if problems:
+        plan.refusal = "The round's parameters are not valid: " + "; ".join(problems) + "."
+        return plan
+    if number == 1:
+        return _plan_random(project, plan, size)
+    return _plan_with_detector(project, plan, size)
+
+
+def _plan_random(project: Project, plan: RoundPlan, size: int) -> RoundPlan:
+    pool = np.asarray(
+        PairItem.objects.filter(project=project, state=PairItem.State.POOL).order_by("pk").values_list("pk", flat=True),
+        dtype=np.int64,
+    )
+    plan.funnel.append(_step(POOL, len(pool), "Items not yet drawn into a round. Round 1 has no detector yet: "
+                                              "it is drawn from the whole pool at random."))
+    if not len(pool):
+        plan.refusal = "The pool is empty: every item is already in a round. Import or perturb texts first."
+        return plan
+    rng = np.random.default_rng(plan.seed)
+    drawn = np.sort(rng.choice(pool, size=min(size, len(pool)), replace=False))
+    probability = round(len(drawn) / len(pool), 6)
+    selection = {"method": "random", "p_h": None, "predicted": None, "filters_passed": [],
+                 "sampling_probability": probability}
+    plan.selected = [(int(item_id), dict(selection)) for item_id in drawn]
+    explanation = f"{len(drawn)} of the {len(pool)} pool items drawn at random with seed {plan.seed}."
+    if len(pool) < size:
+        explanation += f" The pool holds fewer items than the size asked for ({size}): all of them are drawn."
+    plan.funnel.append(_step(SELECTED, len(drawn), explanation))
+    return plan
+
+
+@dataclass
+class _Candidates:
+    """The pool and the training items, with the features the funnel reads, in id order."""
+
+    ids: np.ndarray
+    vectors: np.ndarray
+    paraphrase: np.ndarray  # NaN where there is no original
+    swap: np.ndarray  # "date", "name", "" (None counts as "")
+
+
+def _load(project: Project, encoder: str) -> tuple[_Candidates, detection.TrainingSet, dict[int, int], str | None]:
+    """Pool items and labelled items with their vectors; a refusal when some vectors are missing."""
+    rows = list(
+        PairItem.objects.filter(
+            project=project, state__in=(PairItem.State.POOL, PairItem.State.CONSENSUS, PairItem.State.LABELLED)
+        )
+        .order_by("pk")
+        .values_list("pk", "state", "label", "round_id", "vector", "vector_model", "paraphrase_similarity", "swap_kind")
+    )
+    pool_rows = [row for row in rows if row[1] == PairItem.State.POOL]
+    train_rows = [row for row in rows if row[1] != PairItem.State.POOL and row[2] in ("H", "N")]
+    missing_pool = sum(1 for row in pool_rows if not row[4] or row[5] != encoder)
+    missing_train = sum(1 for row in train_rows if not row[4] or row[5] != encoder)
+    refusal = None
+    if missing_pool or missing_train:
+        refusal = (
+            f"{missing_pool} of the {len(pool_rows)} pool items and {missing_train} of the {len(train_rows)} "
+            f"labelled items have no span vector from the encoder {encoder!r} yet: compute the span vectors "
+            "first (the round job and `pairs_round` compute them before drawing a round)."
+        )
+    usable_pool = [row for row in pool_rows if row[4] and row[5] == encoder]
+    usable_train = [row for row in train_rows if row[4] and row[5] == encoder]
+    lengths = {len(row[4]) for row in usable_pool + usable_train}
+    if len(lengths) > 1 and refusal is None:
+        refusal = (f"The kept span vectors of encoder {encoder!r} have different lengths ({sorted(lengths)} bytes): "
+                   "compute them again (clear the items' vector_model).")
+        usable_pool, usable_train = [], []
+    candidates = _Candidates(
+        ids=np.asarray([row[0] for row in usable_pool], dtype=np.int64),
+        vectors=detection.decode_vectors([row[4] for row in usable_pool]),
+        paraphrase=np.asarray(
+            [np.nan if row[6] is None else row[6] for row in usable_pool], dtype=np.float64
+        ),
+        swap=np.asarray([row[7] or "" for row in usable_pool], dtype=object),
+    )
+    training = detection.TrainingSet(
+        item_ids=[row[0] for row in usable_train],
+        vectors=detection.decode_vectors([row[4] for row in usable_train]),
+        labels=np.asarray([1 if row[2] == "H" else 0 for row in usable_train], dtype=np.int64),
+    )
+    round_of = {row[0]: row[3] for row in usable_train if row[1] == PairItem.State.CONSENSUS}
+    return candidates, training, round_of, refusal
+
+
+def _counts_for_ratio(
+    project: Project, plan: RoundPlan, training: detection.TrainingSet, round_of: dict[int, int], encoder: str
+) -> tuple[tuple[int, int, int, int] | None, str]:
+    """Confusion counts for R and where they come from (in words); None counts when they cannot be had."""
+    last = PairRound.objects.filter(project=project, number__lt=plan.number).order_by("-number").first()
+    previous = last.detector if last is not None else None
+    dimension = training.vectors.shape[1] if training.vectors.size else 0
+    if previous is not None and previous.encoder == encoder:
+        head = detection.load_head(previous)
+        if head.dimension == dimension:
+            assert last is not None
+            rows = [index for index, item_id in enumerate(training.item_ids) if round_of.get(item_id) == last.pk]
+            p_h = head.p_h(training.vectors[rows]) if rows else np.zeros(0)
+            counts = detection.confusion_counts(training.labels[rows], p_h)
+            return counts, (
+                f"Detector {previous.number}'s predictions (P(H) >= {detection.THRESHOLD}) on the {len(rows)} "
+                f"consensus items of round {last.number}, the round it selected and was not trained on."
+            )
+    why = (f"round {last.number} was drawn at random" if last is not None and previous is None
+           else "the previous detector used another encoder")
+    try:
+        p_h = detection.cross_validated_p_h(training.vectors, training.labels, seed=plan.seed + 1)
+    except ValueError as error:
+        return None, (f"R is undefined: {why}, and cross-validation is not possible ({error}); "
+                      "the round samples at random.")
+    counts = detection.confusion_counts(training.labels, p_h)
+    folds = min(detection.CV_FOLDS, training.h, training.n)
+    return counts, (
+        f"No earlier detector was scored on fresh items ({why}), so the counts are detector "
+        f"{plan.number - 1}'s {folds}-fold cross-validated predictions on its {len(training.labels)} training items: "
+        "each item scored by a head trained without it."
+    )
+
+
+def _plan_with_detector(project: Project, plan: RoundPlan, size: int) -> RoundPlan:
+    config = get_config(project)
+    encoder = vectors.encoder_name(project)
+    low, high = plan.filters["low"], plan.filters["high"]
+    paraphrase_max, drop_fraction = plan.filters["paraphrase_max"], plan.filters["drop_fraction"]
+    began = time.perf_counter()
+    candidates, training, round_of, refusal = _load(project, encoder)
+    plan.timings["read"] = time.perf_counter() - began
+    pool_count = len(candidates.ids)
+    if refusal is None:
+        refusal = detection.training_refusal(len(training.labels), training.h, config.min_counts)
+    if refusal is None and not pool_count:
+        refusal = "The pool is empty: every item is already in a round. Import or perturb more texts first."
+    if refusal is not None:
+        plan.funnel.append(_step(POOL, pool_count, "Items not yet drawn into a round."))
+        plan.refusal = refusal
+        return plan
+
+    # 1. Train detector k = number - 1 on every labelled item so far.
+    head, seconds = detection.timed_train(training, seed=plan.seed)
+    plan.head, plan.training, plan.train_seconds = head, training, seconds
+    plan.timings["train"] = seconds
+    plan.detector = {"number": plan.number - 1, "encoder": encoder, "trained_on": len(training.labels),
+                     "trained_h": training.h, "train_seconds": round(seconds, 3)}
+    # 2. Score the pool.
+    began = time.perf_counter()
+    p_h = head.p_h(candidates.vectors)
+    plan.timings["score"] = time.perf_counter() - began
+    began = time.perf_counter()
+    plan.funnel.append(_step(POOL, pool_count, (
+        f"Items not yet drawn into a round, each scored by detector {plan.number - 1} (trained on "
+        f"{len(training.labels)} consensus or imported-label items: {training.h} H, {training.n} N)."
+    )))
+    rng = np.random.default_rng(plan.seed)
+
+    # 3. Band.
+    in_band = (p_h >= low) & (p_h <= high)
+    below, above = int((p_h < low).sum()), int((p_h > high).sum())
+    plan.funnel.append(_step(BAND, int(in_band.sum()), (
+        f"P(H) from {low:g} to {high:g}: {below} items below {low:g} (surely N) and {above} above {high:g} "
+        "(surely H) dropped as trivial."
+    )))
+    # 4. Paraphrases; no original means no similarity, and the item passes.
+    no_original = np.isnan(candidates.paraphrase)
+    paraphrase = np.where(no_original, -np.inf, candidates.paraphrase) > paraphrase_max
+    after_paraphrase = in_band & ~paraphrase
+    plan.funnel.append(_step(PARAPHRASE, int(after_paraphrase.sum()), (
+        f"{int((in_band & paraphrase).sum())} dropped as paraphrases (cosine of the span's vector and the "
+        f"original span's above {paraphrase_max:g}); {int((in_band & no_original).sum())} have no original text "
+        "(HaDes rows) and pass."
+    )))
+    # 5. Obvious DATE / NAME swaps: drop_fraction of them, chosen with the round's seed.
+    swaps = np.flatnonzero(after_paraphrase & np.isin(candidates.swap, SWAP_KINDS))
+    dropped = rng.permutation(swaps)[: int(round(drop_fraction * len(swaps)))]
+    after_swaps = after_paraphrase.copy()
+    after_swaps[dropped] = False
+    dates = int((candidates.swap[swaps] == "date").sum())
+    plan.funnel.append(_step(DATE_NAME, int(after_swaps.sum()), (
+        f"{dates} date swaps and {len(swaps) - dates} name swaps passed so far; {len(dropped)} of them dropped "
+        f"(drop_fraction {drop_fraction:g}, chosen at random with the round's seed)."
+    )))
+
+    # 6. The subsampling ratio from fresh confusion counts.
+    began_ratio = time.perf_counter()
+    counts, source = _counts_for_ratio(project, plan, training, round_of, encoder)
+    plan.timings["ratio"] = time.perf_counter() - began_ratio
+    plan.ratio_source = source
+    if counts is not None:
+        plan.ratio = subsampling_ratio(*counts, min_counts=config.min_counts)
+        keep_h, keep_n = plan.ratio.keep_predicted_h, plan.ratio.keep_predicted_n
+        plan.promised_h_share = plan.ratio.promised_h_share()
+        why = plan.ratio.reason or ""
+    else:
+        keep_h = keep_n = 1.0
+        why = source
+    predicted_h = p_h >= detection.THRESHOLD
+    groups = {"H": np.flatnonzero(after_swaps & predicted_h), "N": np.flatnonzero(after_swaps & ~predicted_h)}
+    kept = {
+        "H": np.sort(rng.permutation(groups["H"])[: int(round(keep_h * len(groups["H"])))]),
+        "N": np.sort(rng.permutation(groups["N"])[: int(round(keep_n * len(groups["N"])))]),
+    }
+    kept_count = len(kept["H"]) + len(kept["N"])
+    plan.funnel.append(_step(SUBSAMPLING, kept_count, (
+        f"Kept {len(kept['H'])} of {len(groups['H'])} predicted H (share {_share(keep_h)}) and {len(kept['N'])} "
+        f"of {len(groups['N'])} predicted N (share {_share(keep_n)}). {why} Counts: {source}"
+    )))
+    if not kept_count:
+        plan.refusal = (
+            "No item is left after the filters and the subsampling: widen the P(H) band, raise paraphrase_max or "
+            "lower drop_fraction."
+        )
+        return plan
+
+    # 7. Draw in proportion to what each class kept.
+    total = min(size, kept_count)
+    from_h = int(round(total * len(kept["H"]) / kept_count))
+    draws = {"H": from_h, "N": total - from_h}
+    chosen: list[tuple[int, dict[str, Any]]] = []
+    for predicted in ("H", "N"):
+        picked = np.sort(rng.permutation(kept[predicted])[: draws[predicted]])
+        probability = round(draws[predicted] / len(groups[predicted]), 6) if len(groups[predicted]) else 0.0
+        for index in picked:
+            chosen.append((int(candidates.ids[index]), {
+                "method": "detector",
+                "p_h": round(float(p_h[index]), 4),
+                "predicted": predicted,
+                "filters_passed": ["band", "paraphrase", "date_name", "subsampling"],
+                "sampling_probability": probability,
+            }))
+    plan.selected = sorted(chosen)
+    explanation = (
+        f"{total} drawn at random from the {kept_count} kept: {draws['H']} predicted H and {draws['N']} predicted "
+        f"N, in proportion to what each class kept (seed {plan.seed})."
+    )
+    if kept_count < size:
+        explanation += f" Fewer items were kept than the size asked for ({size}): all of them are drawn."
+    plan.funnel.append(_step(SELECTED, total, explanation))
+    plan.timings["funnel"] = time.perf_counter() - began - plan.timings["ratio"]
+    return plan
