@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
-from annotate.api import results
+from annotate.api import pairs, results
 from annotate.api.views import ProjectViewSet, SampleViewSet, SpanViewSet
 
 router = DefaultRouter()
@@ -15,4 +15,17 @@ urlpatterns += [
     path("projects/<slug:slug>/agreement/", results.AgreementView.as_view(), name="api-agreement"),
     path("projects/<slug:slug>/halu-rates/", results.HaluRatesView.as_view(), name="api-halu-rates"),
     path("projects/<slug:slug>/detector-eval/", results.DetectorEvalView.as_view(), name="api-detector-eval"),
+]
+# Pairs (HaDes): ids as [0-9]{1,18}, like the routers' lookups, so a longer number names no object (404, not 500).
+urlpatterns += [
+    path("pairs/", pairs.PairItemListView.as_view(), name="api-pairs"),
+    path("pairs/next/", pairs.NextPairView.as_view(), name="api-pairs-next"),
+    path("pairs/undo/", pairs.UndoPairView.as_view(), name="api-pairs-undo"),
+    re_path(r"^pairs/(?P<id>[0-9]{1,18})/judgements/$", pairs.PairJudgementView.as_view(), name="api-pair-judgements"),
+    path("projects/<slug:slug>/pair-rounds/", pairs.PairRoundListView.as_view(), name="api-pair-rounds"),
+    path("projects/<slug:slug>/flags/", pairs.JudgeFlagListView.as_view(), name="api-judge-flags"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/flags/(?P<id>[0-9]{1,18})/block/$", pairs.BlockJudgeView.as_view(),
+            name="api-judge-flag-block"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/flags/(?P<id>[0-9]{1,18})/dismiss/$",
+            pairs.DismissFlagView.as_view(), name="api-judge-flag-dismiss"),
 ]

@@ -31,8 +31,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from annotate.models import Batch, SpanAnnotation
+from annotate.models import Batch, Membership, PairConfig, Project, SpanAnnotation
 from annotate.services import rounds, spans, tokens
+from annotate.services.pairs import queue
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 CONFIG = SchemathesisConfig.from_dict({
@@ -52,6 +53,10 @@ class ProjectData:
     sample_ids: list[int]
     span_ids: list[int]
     tokens: dict[str, str] = field(default_factory=dict)
+    # A pairs project beside it (the same admin and annotator): its items and a spammer flag.
+    pair_slug: str = ""
+    pair_item_ids: list[int] = field(default_factory=list)
+    flag_ids: list[int] = field(default_factory=list)
 
 
 @pytest.fixture
@@ -87,7 +92,11 @@ def project_data(embedded: Batch, admin_user: Any, alice: Any, bob: Any) -> Proj
     rounds.open_reconciliation_round(embedded, reveal_names=False)
     gold_span = SpanAnnotation.objects.filter(sample=first, annotator=alice, round=1).first()
     rounds.adjudicate_sample(first, admin_user, span_ids=[gold_span.pk], round=1)
+    pairs = _pairs_project(admin_user, alice, bob)
     return ProjectData(
+        pair_slug=pairs.slug,
+        pair_item_ids=list(pairs.pair_items.values_list("id", flat=True)),
+        flag_ids=list(pairs.judge_flags.values_list("id", flat=True)),
         slug=embedded.project.slug,
         batch_ids=[embedded.pk],
         sample_ids=[s.pk for s in samples],
@@ -97,6 +106,23 @@ def project_data(embedded: Batch, admin_user: Any, alice: Any, bob: Any) -> Proj
             "admin": tokens.create_api_token(admin_user, "schema test")[1],
         },
     )
+
+
+def _pairs_project(admin_user: Any, alice: Any, bob: Any) -> Project:
+    """A pairs project with round 1 open: bob has answered some items (and is flagged), alice has one served."""
+    from tests.pairs.conftest import make_pair_items
+
+    project = Project.objects.create(name="Pairs", slug="pairs", kind=Project.Kind.PAIRS)
+    PairConfig.objects.create(project=project, min_judgements=3)
+    for user, role in ((admin_user, Membership.Role.ADMIN), (alice, Membership.Role.ANNOTATOR),
+                       (bob, Membership.Role.ANNOTATOR)):
+        Membership.objects.create(project=project, user=user, role=role)
+    make_pair_items(project, 8)
+    for _ in range(4):
+        served = queue.serve_next_item(project, bob)
+        queue.record_judgement(project, bob, served.item_id, "H")  # answered at once: too fast and all H
+    queue.serve_next_item(project, alice)
+    return project
 
 
 SCHEMES = ["C|U", "C+B|Q+U", "C|B|Q|U"]
@@ -117,13 +143,17 @@ def aim(case: Any, data: ProjectData) -> None:
     """Point the drawn ids, slugs and filters at the project's real objects."""
     path = case.path_parameters or {}
     if "slug" in path:
-        path["slug"] = _pick([data.slug], path["slug"])
+        path["slug"] = _pick([data.slug, data.pair_slug], path["slug"])
     if "id" in path:
         pool = data.sample_ids if case.path.startswith("/api/samples/") else data.span_ids
+        if case.path.startswith("/api/pairs/"):
+            pool = data.pair_item_ids
+        elif "/flags/" in case.path:
+            pool = data.flag_ids
         path["id"] = _pick(pool, path["id"])
     query = case.query or {}
     if "project" in query:
-        query["project"] = _pick([data.slug], query["project"])
+        query["project"] = _pick([data.slug, data.pair_slug], query["project"])
     if "batch" in query:
         query["batch"] = _pick(data.batch_ids, query["batch"])
     if "scheme" in query:
