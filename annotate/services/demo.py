@@ -1,4 +1,4 @@
-"""Demo data: five accounts, one span project and the written-for-the-project samples in fixtures/.
+"""Demo data: seven accounts, a span project and a pairs project, written for this project, in fixtures/.
 
 alice and bob have the first batch to annotate. carol and dave have already
 finished round 1 of the second batch (fixtures/demo_round1.jsonl), so the
@@ -18,6 +18,7 @@ from django.db import transaction
 
 from annotate.models import Batch, Membership, Project
 from annotate.services.ingest import ImportFailed, import_batches, parse_samples_jsonl
+from annotate.services.pairs.demo import DEMO_PAIR_JUDGES, DEMO_PAIR_LABELERS, load_pair_demo
 from annotate.services.projects import add_member, assign_annotators, create_project
 from annotate.services.spans import create_span, mark_sample_done
 
@@ -53,7 +54,8 @@ def load_demo_data(path: Path | str = DEMO_FILE) -> Project:
     User = get_user_model()
     admin = User.objects.create_superuser(username="admin", email="", password=DEMO_PASSWORD)
     names = DEMO_ANNOTATORS + DEMO_ROUND_ONE_ANNOTATORS
-    people = {name: User.objects.create_user(username=name, password=DEMO_PASSWORD) for name in names}
+    everyone = dict.fromkeys((*names, *DEMO_PAIR_LABELERS, *DEMO_PAIR_JUDGES))
+    people = {name: User.objects.create_user(username=name, password=DEMO_PASSWORD) for name in everyone}
     project = create_project(DEMO_PROJECT_NAME, slug=DEMO_PROJECT_SLUG, owner=admin)
     for name in names:
         add_member(project, name, Membership.Role.ANNOTATOR)
@@ -61,6 +63,7 @@ def load_demo_data(path: Path | str = DEMO_FILE) -> Project:
     batches = {batch.name: batch for batch in report.batches}
     assign_annotators(batches[DEMO_FIRST_BATCH], [people[name] for name in DEMO_ANNOTATORS], round=1)
     annotate_round_one(batches[DEMO_SECOND_BATCH], [people[name] for name in DEMO_ROUND_ONE_ANNOTATORS])
+    load_pair_demo(admin, people)
     return project
 
 

@@ -165,9 +165,11 @@ def test_load_demo_keeps_detector_outputs_and_queues_embedding_on_commit(
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         load_demo()
-    assert len(callbacks) == 1
-    job = Job.objects.get()
-    assert job.kind == Job.Kind.EMBED and job.status == Job.Status.QUEUED
+    # One job for the span project's embeddings, one for the pairs project's span vectors.
+    assert len(callbacks) == 2
+    jobs = {job.kind: job for job in Job.objects.all()}
+    assert set(jobs) == {Job.Kind.EMBED, Job.Kind.PAIR_VECTORS}
+    assert all(job.status == Job.Status.QUEUED for job in jobs.values())
     sample = Sample.objects.filter(generator="fabrikam/tldr-3b", passage__external_id="demo-vaccine").get()
     assert sample.metadata == {"summarizer": "fabrikam/tldr-3b", "hhem-2.1": 0.09, "gpt_4o": 0}
 

@@ -6,8 +6,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotate.models import PairItem
 from annotate.services.demo import DEMO_PASSWORD, DatabaseNotEmpty, load_demo_data
 from annotate.services.ingest import ImportFailed
+from annotate.services.pairs.demo import DEMO_PAIRS_SLUG
 
 
 class Command(BaseCommand):
@@ -33,9 +35,11 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         except ImportFailed as error:
             raise CommandError(str(error)) from None
+        pair_items = PairItem.objects.filter(project__slug=DEMO_PAIRS_SLUG).count()
         self.stdout.write(
             self.style.SUCCESS(
                 f"Loaded project {project.slug!r}: {project.batches.count()} batches, {project.samples.count()} "
-                f"samples; users admin, alice, bob, carol, dave with password {DEMO_PASSWORD!r}."
+                f"samples; pairs project {DEMO_PAIRS_SLUG!r}: {pair_items} items; users admin, alice, bob, "
+                f"carol, dave, erin, frank with password {DEMO_PASSWORD!r}."
             )
         )
