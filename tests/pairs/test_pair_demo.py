@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 import krippendorff
@@ -24,11 +25,19 @@ from annotate.services.pairs.demo import (
 
 
 @pytest.fixture
-def demo_pairs(db: None, settings: Any, django_capture_on_commit_callbacks: Any) -> Project:
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # the embedding and span-vector jobs run in-process, on commit
-    with django_capture_on_commit_callbacks(execute=True):
-        load_demo_data()
-    return Project.objects.get(slug=DEMO_PAIRS_SLUG)
+def demo_pairs(db: None, django_capture_on_commit_callbacks: Any) -> Iterator[Project]:
+    from config.celery import app
+
+    # The embedding and span-vector jobs run in-process when the load commits (the app's conf, not the
+    # Django setting: Celery reads settings once, so a later settings change does not reach it).
+    before = (app.conf.task_always_eager, app.conf.task_eager_propagates)
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            load_demo_data()
+        yield Project.objects.get(slug=DEMO_PAIRS_SLUG)
+    finally:
+        app.conf.task_always_eager, app.conf.task_eager_propagates = before
 
 
 def test_demo_pair_file_holds_the_words_it_names() -> None:

@@ -49,7 +49,10 @@ def _render_flags(request: HttpRequest, project: Project, *, errors: dict[int, s
 @require_GET
 @login_required
 def flags_page(request: HttpRequest, slug: str) -> HttpResponse:
-    return _render_flags(request, _pairs_project_for_admin(request, slug))
+    project = _pairs_project_for_admin(request, slug)
+    # "disagrees" moves as others answer the same items: show figures that are true now, as the API does.
+    flags.refresh_flags(project)
+    return _render_flags(request, project)
 
 
 @require_POST
