@@ -525,3 +525,25 @@ def test_flags_page_is_for_admins(pairs_project: Project, alice: Any, charlie: A
     assert login(admin_user).post(FLAGS).status_code == 405
     fragment = login(admin_user).get(FLAGS, **HTMX).content.decode()
     assert 'id="flag-lists"' in fragment and "<html" not in fragment
+
+
+def test_unblocking_makes_the_judges_answers_count_again(flagged: JudgeFlag, pairs_project: Project,
+                                                         admin_user: Any, alice: Any, bob: Any, charlie: Any) -> None:
+    block_url = f"/projects/pairs/pairs/flags/{flagged.pk}/block/"
+    assert login(admin_user).post(block_url, {"reason": "3 s an item"}).status_code == 302
+    assert PairItem.objects.filter(project=pairs_project, votes_h=0, votes_n=0).count() == 12
+    url = f"/projects/pairs/pairs/flags/judges/{bob.pk}/unblock/"
+    assert login(charlie).post(url).status_code == 404
+    assert login(alice).post(url).status_code == 403
+    assert login(admin_user).get(url).status_code == 405
+    assert BlockedJudge.objects.filter(judge=bob).exists()
+
+    response = login(admin_user).post(url, follow=True)
+    assert "bob is no longer blocked" in response.content.decode()
+    assert not BlockedJudge.objects.exists()
+    assert PairJudgement.objects.filter(judge=bob, counted=True).count() == 12
+    # Each item has bob's one answer back: H on the even ones, N on the odd ones.
+    items = list(PairItem.objects.filter(project=pairs_project).order_by("id"))
+    assert [(item.votes_h, item.votes_n) for item in items] == [(1, 0), (0, 1)] * 6
+    assert JudgeFlag.objects.get(pk=flagged.pk).status == JudgeFlag.Status.DISMISSED
+    assert login(admin_user).post(url).status_code == 404  # not blocked any more

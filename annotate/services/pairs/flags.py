@@ -225,6 +225,29 @@ def block_judge(project: Project, judge: AbstractBaseUser, by: AbstractBaseUser 
     return blocked
 
 
+def unblock_judge(project: Project, judge: AbstractBaseUser, by: AbstractBaseUser | None) -> int:
+    """Lift a block: the judge's answers count again (in their answer order), their items are decided again,
+    and their flags go back to dismissed. Returns how many items were decided again.
+
+    Items that were given to other judges meanwhile keep those answers too; the
+    consensus rule decides on the first answers an item needs, so an item never
+    gets more judges served than it needs.
+    """
+    config = queue.project_config(project)
+    with transaction.atomic():
+        list(queue.lock_rows(Membership.objects.filter(project=project, user=judge)).values_list("pk"))
+        deleted, _ = BlockedJudge.objects.filter(project=project, judge=judge).delete()
+        if not deleted:
+            raise FlagReviewError(f"{judge} is not blocked in this project")
+        theirs = PairJudgement.objects.filter(judge=judge, item__project=project, answered_at__isnull=False)
+        item_ids = sorted(set(theirs.values_list("item_id", flat=True)))
+        theirs.update(counted=True)
+        JudgeFlag.objects.filter(project=project, judge=judge, status=JudgeFlag.Status.BLOCKED).update(
+            status=JudgeFlag.Status.DISMISSED, reviewed_by=by, reviewed_at=timezone.now(), updated_at=timezone.now()
+        )
+        return len(queue.recount_items(item_ids, config))
+
+
 def dismiss_flag(flag: JudgeFlag, by: AbstractBaseUser) -> JudgeFlag:
     """The admin looked and the judge is fine: the flag stays dismissed unless their figures get worse."""
     if flag.status == JudgeFlag.Status.BLOCKED:

@@ -96,3 +96,17 @@ def dismiss(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             return _render_flags(request, project)
         messages.success(request, f"Flag on {flag.judge.username} dismissed.")
     return HttpResponseRedirect(reverse("pairs-flags", args=[project.slug]))
+
+
+@require_POST
+@login_required
+def unblock(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Lift a block: the judge's answers count again and the items they judged are decided again."""
+    project = _pairs_project_for_admin(request, slug)
+    block = get_object_or_404(BlockedJudge.objects.select_related("judge"), judge_id=pk, project=project)
+    decided = flags.unblock_judge(project, block.judge, request.user)
+    if request.htmx:
+        return _render_flags(request, project)
+    messages.success(request, f"{block.judge.username} is no longer blocked: their judgements count again, and "
+                              f"{decided} item(s) they judged were decided again.")
+    return HttpResponseRedirect(reverse("pairs-flags", args=[project.slug]))

@@ -22,4 +22,5 @@ urlpatterns = [
     path("flags/", pair_flags.flags_page, name="pairs-flags"),
     path("flags/<int:pk>/block/", pair_flags.block, name="pairs-flag-block"),
     path("flags/<int:pk>/dismiss/", pair_flags.dismiss, name="pairs-flag-dismiss"),
+    path("flags/judges/<int:pk>/unblock/", pair_flags.unblock, name="pairs-judge-unblock"),
 ]
