@@ -58,6 +58,25 @@ def get_project_for_user(user: AnyUser, slug: str, *, admin: bool = False) -> tu
     return project, role
 
 
+def get_pairs_project_for_user(
+    user: AnyUser, slug: str, *, admin: bool = False, roles: tuple[str, ...] | None = None
+) -> tuple[Project, str]:
+    """A pairs project (with its settings, one query) and the user's role, for pages and the API alike.
+
+    404 for outsiders and for span projects; 403 when ``admin`` and the user is no admin, or when the
+    role is not in ``roles``.
+    """
+    project = Project.objects.select_related("pair_config").filter(slug=slug, kind=Project.Kind.PAIRS).first()
+    role = role_in(user, project) if project else None
+    if project is None or role is None:
+        raise Http404("No such pairs project")
+    if admin and role != Role.ADMIN:
+        raise Forbidden("Only the project's admins may do this")
+    if roles is not None and role not in roles:
+        raise Forbidden(f"Your role in this project ({role}) may not do this")
+    return project, role
+
+
 def get_project_for_exporter(user: AnyUser, slug: str) -> tuple[Project, str]:
     """Exports hold everyone's work: admins and auditors only (annotators are blind in round 1)."""
     project, role = get_project_for_user(user, slug)

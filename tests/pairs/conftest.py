@@ -72,7 +72,7 @@ def make_judges(project: Project, count: int, *, prefix: str = "judge") -> list[
 
 
 class Clock:
-    """The queue's clock (annotate.services.pairs.queue.now), moved by hand: judges are fast or slow without sleeping."""
+    """The queue's clock (annotate.services.pairs.queue.locks.now), moved by hand: fast or slow judges, no sleeping."""
 
     def __init__(self) -> None:
         from datetime import UTC, datetime
@@ -90,8 +90,12 @@ class Clock:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    from annotate.services.pairs import queue
+    from annotate.services.pairs.queue import locks
 
     moved = Clock()
-    monkeypatch.setattr(queue, "now", moved)
+    monkeypatch.setattr(locks, "now", moved)
     return moved
+
+
+# The admin page tests' fixtures live with their helpers; imported last, as page_helpers imports from this module.
+from tests.pairs.page_helpers import detector_project, flagged  # noqa: E402, F401, I001

@@ -13,14 +13,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 
 from annotate.models import PairConfig, Project
 from annotate.perturbation.models import CAUSAL_HINT, MASKED_HINT
 
 
 def get_config(project: Project) -> PairConfig:
-    """The project's pair settings, created with the defaults when missing."""
+    """The project's pair settings as stored now, created with the defaults when missing."""
     return PairConfig.objects.get_or_create(project=project)[0]
+
+
+def loaded_config(project: Project) -> PairConfig:
+    """The settings loaded with the project (``select_related("pair_config")``, as the queue's lookups do):
+    no query on the hot path; falls back to get_config when the project came without them."""
+    try:
+        return project.pair_config
+    except ObjectDoesNotExist:
+        return get_config(project)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from django.utils import timezone
 from annotate.models import BlockedJudge, JudgeFlag, Membership, PairItem, PairJudgement, Project
 from annotate.pairmath import spam
 from annotate.services.pairs import queue
+from annotate.services.pairs.config import loaded_config
 
 MAX_REASON = 2000
 
@@ -44,7 +45,7 @@ class FlagReviewError(Exception):
 
 
 def limits_of(project: Project) -> spam.SpamLimits:
-    config = queue.project_config(project)
+    config = loaded_config(project)
     return spam.SpamLimits(
         min_judgements=config.min_judgements,
         min_mean_seconds=config.spam_min_mean_seconds,
@@ -198,7 +199,7 @@ def block_judge(project: Project, judge: AbstractBaseUser, by: AbstractBaseUser 
     and ``items_reopened`` (items that went back to the queue).
     """
     reason = _reason(reason)
-    config = queue.project_config(project)
+    config = loaded_config(project)
     with transaction.atomic():
         # Wait for the judge's answer in flight, if any, so it is blocked with the rest.
         list(queue.lock_rows(Membership.objects.filter(project=project, user=judge)).values_list("pk"))
@@ -233,7 +234,7 @@ def unblock_judge(project: Project, judge: AbstractBaseUser, by: AbstractBaseUse
     consensus rule decides on the first answers an item needs, so an item never
     gets more judges served than it needs.
     """
-    config = queue.project_config(project)
+    config = loaded_config(project)
     with transaction.atomic():
         list(queue.lock_rows(Membership.objects.filter(project=project, user=judge)).values_list("pk"))
         deleted, _ = BlockedJudge.objects.filter(project=project, judge=judge).delete()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -16,10 +16,7 @@ from annotate.services.pairs import flags
 
 
 def _pairs_project_for_admin(request: HttpRequest, slug: str) -> Project:
-    project, _ = access.get_project_for_user(request.user, slug, admin=True)
-    if project.kind != Project.Kind.PAIRS:
-        raise Http404(f"{project.name} is not a pairs project")
-    return project
+    return access.get_pairs_project_for_user(request.user, slug, admin=True)[0]
 
 
 def flag_in_words(flag: JudgeFlag) -> str:

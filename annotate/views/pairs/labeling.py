@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -24,9 +24,7 @@ from annotate.services.pairs.queue import JUDGE_ROLES, judge_progress
 
 def get_pairs_project_for_judge(user: access.AnyUser, slug: str) -> tuple[Project, str]:
     """The pairs project and the user's role; 404 for outsiders and other kinds, 403 for non-judging roles."""
-    project, role = access.get_project_for_user(user, slug)
-    if project.kind != Project.Kind.PAIRS:
-        raise Http404("No such pairs project")
+    project, role = access.get_pairs_project_for_user(user, slug)
     if role not in JUDGE_ROLES:
         raise access.Forbidden("Only the project's annotators and admins label pairs")
     return project, role

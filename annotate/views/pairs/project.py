@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -20,7 +20,6 @@ IMPORT_FORMATS = {
     "pairs": "FaithLab pair file",
     "hades": "HaDes release file",
 }
-EXPORT_FORMATS = {"pairs": "jsonl", "hades": "jsonl"}
 
 
 def project_page(request: HttpRequest, project: Project, role: str) -> HttpResponse:
@@ -38,10 +37,7 @@ def _back_to_project(request: HttpRequest, slug: str, anchor: str = "") -> HttpR
 
 
 def _pairs_project_for_admin(request: HttpRequest, slug: str) -> Project:
-    project, _ = access.get_project_for_user(request.user, slug, admin=True)
-    if project.kind != Project.Kind.PAIRS:
-        raise Http404(f"{project.name} is not a pairs project")
-    return project
+    return access.get_pairs_project_for_user(request.user, slug, admin=True)[0]
 
 
 @require_POST
@@ -103,10 +99,10 @@ def pairs_settings(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def pairs_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     project, _ = access.get_project_for_exporter(request.user, slug)
-    if fmt not in EXPORT_FORMATS:
-        return HttpResponse(f"format: {fmt!r} is not one of {', '.join(EXPORT_FORMATS)}", status=404,
+    if fmt not in export.FORMATS:
+        return HttpResponse(f"format: {fmt!r} is not one of {', '.join(export.FORMATS)}", status=404,
                             content_type="text/plain")
-    text = export.export_pairs(project, fmt)
-    response = HttpResponse(text, content_type="application/jsonl; charset=utf-8")
+    # Streamed a line at a time: a big project's export never sits whole in the web process.
+    response = StreamingHttpResponse(export.export_lines(project, fmt), content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{fmt}.jsonl"'
     return response

@@ -101,9 +101,7 @@ def read_round_form(data: QueryDict, *, fresh_seed: bool = False) -> RoundForm:
 
 
 def _pairs_project(request: HttpRequest, slug: str, *, admin: bool) -> tuple[Project, str]:
-    project, role = access.get_project_for_user(request.user, slug, admin=admin)
-    if project.kind != Project.Kind.PAIRS:
-        raise Http404(f"{project.name} is not a pairs project")
+    project, role = access.get_pairs_project_for_user(request.user, slug, admin=admin)
     if not sees_figures(role):
         raise access.Forbidden("Annotators work blind: rounds are for the project's admins and reviewers")
     return project, role

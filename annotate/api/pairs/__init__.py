@@ -1,0 +1,30 @@
+"""The pairs REST API: the next item, answers (with the following item), undo, items, rounds and spammer flags.
+
+Same rules as the pages, because both go through the same services
+(``annotate.services.pairs.queue`` and ``.flags``): outsiders get 404, a role
+that may not do this 403, anonymous callers 401. Annotators work blind: the
+item list shows them only the items they judged, with only their own label,
+never the others' votes or the consensus.
+
+Split by topic: ``lookups`` (project lookups, queue refusals), ``serializers``
+(serializers and schema components), ``judging`` (the judge's endpoints),
+``items`` (item and round lists) and ``flags`` (spammer flags, admins). The
+views are re-exported here for ``annotate.api.urls``.
+"""
+
+from __future__ import annotations
+
+from annotate.api.pairs.flags import BlockJudgeView, DismissFlagView, JudgeFlagListView
+from annotate.api.pairs.items import PairItemListView, PairRoundListView
+from annotate.api.pairs.judging import NextPairView, PairJudgementView, UndoPairView
+
+__all__ = [
+    "BlockJudgeView",
+    "DismissFlagView",
+    "JudgeFlagListView",
+    "NextPairView",
+    "PairItemListView",
+    "PairJudgementView",
+    "PairRoundListView",
+    "UndoPairView",
+]

@@ -1,0 +1,38 @@
+"""Finding the pairs project for a caller, and turning the queue's refusals into API answers.
+
+Roles are checked by annotate.access.get_pairs_project_for_user (outsiders
+404, a role that may not do this 403); anonymous callers are refused (401) by
+DRF before any of this runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.response import Response
+
+from annotate.models import Membership, Project
+from annotate.services.pairs import queue
+
+Role = Membership.Role
+# Roles that see everyone's work on items, rounds and agreement; annotators see their own answers only.
+REVIEWER_ROLES = (Role.ADMIN, Role.AUDITOR, Role.CURATOR)
+
+
+def get_pairs_project(user: Any, slug: str) -> Project:
+    """The pairs project with its settings, one query; 404 when there is none (the caller's role is checked later)."""
+    project = Project.objects.select_related("pair_config").filter(slug=slug, kind=Project.Kind.PAIRS).first()
+    if project is None:
+        raise NotFound("No such pairs project")
+    return project
+
+
+def queue_refusal(error: queue.PairQueueError) -> Response:
+    if error.status == 400:
+        raise ValidationError({getattr(error, "field", "non_field_errors"): [error.message]})
+    if error.status == 404:
+        raise NotFound(error.message)
+    if error.status == 403:
+        raise PermissionDenied(error.message)
+    return Response({"detail": error.message, "code": error.code}, status=error.status)

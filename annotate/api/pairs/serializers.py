@@ -1,0 +1,160 @@
+"""The pairs API's serializers and shared schema components (they are also the OpenAPI schema)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+
+from annotate.api.serializers import MAX_ROUND, ErrorSerializer
+from annotate.models import JudgeFlag, PairItem, PairRound
+from annotate.services.pairs import flags, queue
+
+LABEL_HELP = "H hallucination, N not hallucination, ? cannot determine."
+
+
+class PairProjectQuerySerializer(serializers.Serializer):
+    project = serializers.CharField(max_length=100, help_text="The pairs project's slug.")
+
+
+class PairProgressSerializer(serializers.Serializer):
+    answered = serializers.IntegerField(help_text="Your counted answers in the project.")
+    left = serializers.IntegerField(help_text="Open items still waiting for a judge like you (not served to you).")
+
+
+def span_field(**options: Any) -> serializers.ListField:
+    """[start, end) in code points."""
+    return serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=2, max_length=2, **options)
+
+
+class PairToJudgeSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The item's id: answer at /api/pairs/{id}/judgements/.")
+    original = serializers.CharField(allow_null=True, help_text="The original text (null for HaDes release rows).")
+    perturbed = serializers.CharField(help_text="The perturbed text.")
+    original_span = span_field(
+        allow_null=True, help_text="[start, end) of the replaced words in the original (code points)."
+    )
+    perturbed_span = span_field(help_text="[start, end) of the item's span in the perturbed text.")
+    other_spans = serializers.ListField(
+        child=span_field(),
+        help_text="The other replaced spans of the same perturbed text, [start, end) each, in text order.",
+    )
+    original_words = serializers.CharField(allow_blank=True)
+    perturbed_words = serializers.CharField(allow_blank=True)
+    served_at = serializers.DateTimeField(help_text="When the server served it to you; time per item counts from here.")
+    progress = PairProgressSerializer()
+
+
+class PairJudgementRequestSerializer(serializers.Serializer):
+    label = serializers.ChoiceField(
+        choices=list(queue.LABELS),
+        help_text=LABEL_HELP,
+        error_messages={"invalid_choice": '"{input}" is not a label; answer one of H, N, ? (' + LABEL_HELP + ")"},
+    )
+
+
+class PairJudgementResultSerializer(serializers.Serializer):
+    item = serializers.IntegerField(help_text="The item you judged.")
+    label = serializers.ChoiceField(choices=list(queue.LABELS))
+    seconds = serializers.FloatField(help_text="Server-measured: from serving the item to receiving the answer.")
+    answered_at = serializers.DateTimeField()
+    next = PairToJudgeSerializer(
+        allow_null=True, help_text="Your next item, served already (null when nothing is left for you)."
+    )
+    progress = PairProgressSerializer()
+
+
+class PairConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="What happened, for a person to read; nothing was changed.")
+    code = serializers.ChoiceField(
+        choices=["already_judged", "not_served", "serve_expired", "nothing_to_undo"],
+        help_text="already_judged: you judged this item before; not_served: it was not served to you; "
+        "serve_expired: your serve expired and its slot went to another judge; nothing_to_undo: no answer to undo.",
+    )
+
+
+class VotesSerializer(serializers.Serializer):
+    H = serializers.IntegerField()
+    N = serializers.IntegerField()
+    unsure = serializers.IntegerField(help_text='"?" answers: judges who could not determine.')
+
+
+# A row of the item list. Reviewers get the state and votes; annotators only their own answer.
+class PairItemRowSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField(allow_blank=True)
+    round = serializers.IntegerField(allow_null=True, help_text="The round's number; null in the pool.")
+    original_words = serializers.CharField(allow_blank=True)
+    perturbed_words = serializers.CharField(allow_blank=True)
+    state = serializers.ChoiceField(choices=PairItem.State.values, required=False, help_text="Reviewers only.")
+    consensus = serializers.CharField(
+        allow_blank=True, required=False, help_text="Reviewers only: H or N with consensus (or labelled), else ''."
+    )
+    votes = VotesSerializer(required=False, help_text="Reviewers only: counted answers.")
+    judges_needed = serializers.IntegerField(required=False, help_text="Reviewers only.")
+    selection = serializers.JSONField(required=False, help_text="Reviewers only: why the round drew the item.")
+    your_label = serializers.CharField(required=False, help_text="Annotators only: your answer, H, N or ?.")
+    answered_at = serializers.DateTimeField(required=False, help_text="Annotators only: when you answered.")
+
+
+class PairItemQuerySerializer(PairProjectQuerySerializer):
+    state = serializers.ChoiceField(choices=PairItem.State.values, required=False, help_text="Reviewers only.")
+    round = serializers.IntegerField(min_value=1, max_value=MAX_ROUND, required=False)
+
+
+class PairRoundRowSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=PairRound.Status.values)
+    size = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    closed_at = serializers.DateTimeField(allow_null=True)
+    your_answers = serializers.IntegerField(help_text="Your counted answers in this round.")
+    items_by_state = serializers.DictField(
+        child=serializers.IntegerField(), required=False, help_text="Reviewers only: the round's items per state."
+    )
+    filters = serializers.JSONField(required=False, help_text="Reviewers only.")
+    funnel = serializers.JSONField(required=False, help_text="Reviewers only.")
+    ratio = serializers.JSONField(required=False, help_text="Reviewers only: the subsampling ratio's figures.")
+    promised_h_share = serializers.FloatField(allow_null=True, required=False, help_text="Reviewers only.")
+    detector = serializers.IntegerField(allow_null=True, required=False, help_text="Reviewers only.")
+
+
+class JudgeFlagSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    judge = serializers.CharField(help_text="The judge's username.")
+    rule = serializers.ChoiceField(choices=JudgeFlag.Rule.values)
+    rule_name = serializers.CharField()
+    figures = serializers.DictField(help_text="What the rule measured, e.g. {judgements, mean_seconds, limit_seconds}.")
+    explanation = serializers.CharField(help_text="The rule and its figures in words.")
+    status = serializers.ChoiceField(choices=JudgeFlag.Status.values)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    reviewed_by = serializers.CharField(allow_null=True)
+    reviewed_at = serializers.DateTimeField(allow_null=True)
+    judge_blocked = serializers.BooleanField()
+
+
+class FlagQuerySerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=JudgeFlag.Status.values, required=False)
+
+
+class BlockRequestSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=flags.MAX_REASON, required=False, allow_blank=True)
+
+
+class BlockResultSerializer(serializers.Serializer):
+    flag = JudgeFlagSerializer()
+    items_recomputed = serializers.IntegerField(help_text="Items the judge had judged, decided again without them.")
+    items_reopened = serializers.IntegerField(help_text="Of those, items that went back to the queue.")
+
+
+
+# --------------------------------------------------------------------------- shared schema components
+
+
+PROJECT_QUERY = [PairProjectQuerySerializer]
+NO_PROJECT = OpenApiResponse(ErrorSerializer, description="No such pairs project among yours.")
+REFUSED = OpenApiResponse(
+    ErrorSerializer, description="Your role does not judge pairs (annotators and admins do), or you are blocked."
+)

@@ -1,0 +1,201 @@
+"""Answering: recording a judgement (alone or with the next serve), undoing the last one, and progress."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+
+from annotate.models import PairConfig, PairItem, PairJudgement, Project
+from annotate.services.pairs.config import loaded_config
+from annotate.services.pairs.queue import locks
+from annotate.services.pairs.queue.errors import AlreadyJudged, BadLabel, NoSuchItem, NotServed, ServeExpired
+from annotate.services.pairs.queue.locks import (
+    _ANSWER_SQL,
+    _CANDIDATES_SQL,
+    _OUTCOME_SQL,
+    _candidate_params,
+    _db_moment,
+    _Judge,
+    _judgements_of,
+    _lock_judge,
+    _sql_rows,
+    _sql_rows_written,
+    lock_rows,
+)
+from annotate.services.pairs.queue.outcome import _RECOMPUTED_FIELDS, recompute_item
+from annotate.services.pairs.queue.serving import (
+    _AllHeld,
+    _claim_next,
+    _drop_serve,
+    _held_serve,
+    _release_expired,
+    _serve,
+    _show,
+    _with_counters,
+    _with_texts,
+)
+
+LABELS = ("H", "N", "?")
+
+
+def _check_label(label: Any) -> str:
+    if not isinstance(label, str) or label not in LABELS:
+        raise BadLabel(f"{label!r} is not a label; answer one of {', '.join(LABELS)} "
+                       "(H hallucination, N not hallucination, ? cannot determine)")
+    return label
+
+
+def _answer(project: Project, user: Any, config: PairConfig, item_id: int, label: str) -> PairJudgement:
+    """Fill the label of the judge's serve of the item and decide the item (inside the caller's transaction)."""
+    judgement = (
+        lock_rows(_with_counters(PairJudgement.objects), of=("self", "item"))
+        .filter(item_id=item_id, item__project=project, judge=user)
+        .first()
+    )
+    if judgement is None:
+        if not PairItem.objects.filter(pk=item_id, project=project).exists():
+            raise NoSuchItem(f"project {project.slug!r} has no pair item {item_id}")
+        raise NotServed(f"item {item_id} was not served to you; ask for your next item and answer that one")
+    item = judgement.item
+    if judgement.answered_at is not None:
+        raise AlreadyJudged(
+            f"you already judged item {item_id} ({judgement.label}); an item is judged once per judge "
+            "(undo your last answer to change it)"
+        )
+    if not judgement.counted:
+        # Released after serve_minutes: take a slot again if the item still has one.
+        room = item.state == PairItem.State.OPEN and PairItem.objects.filter(
+            pk=item.pk, state=PairItem.State.OPEN, taken__lt=F("judges_needed")
+        ).update(taken=F("taken") + 1)
+        if not room:
+            raise ServeExpired(
+                f"your serve of item {item_id} expired after {config.serve_minutes} minutes and its slot went to "
+                "another judge; your answer was not recorded. Ask for your next item"
+            )
+        item.taken += 1
+        judgement.counted = True
+    moment = locks.now()
+    judgement.label = label
+    judgement.answered_at = moment
+    judgement.seconds = max(0.0, (moment - judgement.served_at).total_seconds())
+    _sql_rows_written(_ANSWER_SQL, [label, _db_moment(moment), judgement.seconds, judgement.counted, judgement.pk])
+    recompute_item(item, config)
+    _sql_rows_written(_OUTCOME_SQL, [item.votes_h, item.votes_n, item.votes_unsure, item.state, item.label,
+                                     item.judges_needed, item.pk])
+    return judgement
+
+
+def _check_spam(project: Project, user: Any, config: PairConfig, judge: _Judge) -> None:
+    """The spammer rules, once the judge has enough answers for them to apply."""
+    if judge.answered >= config.min_judgements:
+        from annotate.services.pairs.flags import check_judge
+
+        check_judge(project, user, has_flags=judge.has_flags)
+
+
+def record_judgement(project: Project, user: AbstractBaseUser, item_id: int, label: str) -> PairJudgement:
+    """Record the judge's answer on an item served to them; the item is decided again and the spam rules run."""
+    label = _check_label(label)
+    config = loaded_config(project)
+    with transaction.atomic():
+        judge = _lock_judge(project, user)
+        judgement = _answer(project, user, config, item_id, label)
+        judge.answered += 1
+        _check_spam(project, user, config, judge)
+    return judgement
+
+
+@dataclass
+class Answered:
+    """An answer and what the judge sees next, from one transaction (the API's answer-and-next)."""
+
+    judgement: PairJudgement
+    next: PairJudgement | None
+    progress: dict[str, int] = field(default_factory=dict)
+
+
+def record_and_serve_next(project: Project, user: AbstractBaseUser, item_id: int, label: str) -> Answered:
+    """record_judgement, then serve_next_item, and the judge's progress: the API's answer-and-next.
+
+    One transaction under one lock of the judge. Once the answered item is
+    locked nothing in it waits for a row another transaction holds (expired
+    serves and candidates that others hold are skipped), so two judges
+    answering at once cannot deadlock. In the rare moment when every
+    candidate is held by others, the answer commits first and the next item
+    is then claimed as ``serve_next_item`` does, waiting for one.
+    """
+    label = _check_label(label)
+    config = loaded_config(project)
+    following: PairJudgement | None = None
+    with transaction.atomic():
+        judge = _lock_judge(project, user)
+        judgement = _answer(project, user, config, item_id, label)
+        judge.answered += 1
+        _check_spam(project, user, config, judge)
+        if judge.held_id == judgement.pk:
+            judge.held_id = None
+        moment = locks.now()
+        if judge.expired:
+            _release_expired(project, config, moment)
+        following = _held_serve(judge)
+        all_held = False
+        if following is None:
+            try:
+                following = _claim_next(project, user, moment, may_wait=False)
+            except _AllHeld:
+                all_held = True
+    # Reads after the commit: the items' locks are held no longer than the writes need.
+    if all_held:
+        following, judge = _serve(project, user, config)
+    return Answered(judgement, _show(following), {"answered": judge.answered, "left": _items_left(project, user)})
+
+
+# --------------------------------------------------------------------------- undo and progress
+
+
+def undo_last_judgement(project: Project, user: AbstractBaseUser) -> PairJudgement | None:
+    """Turn the judge's last answer in the project back into an unanswered serve; None when there is none.
+
+    The item is decided again without the answer; the serve the judge was shown
+    next goes back to the queue, so their next item is the one undone.
+    """
+    config = loaded_config(project)
+    with transaction.atomic():
+        judge = _lock_judge(project, user)
+        last = (
+            lock_rows(_with_counters(PairJudgement.objects), of=("self", "item"))
+            .filter(judge=user, item__project=project, counted=True, answered_at__isnull=False)
+            .order_by("-answered_at", "-id")
+            .first()
+        )
+        if last is None:
+            return None
+        if judge.held_id is not None and judge.held_id != last.pk:
+            held = PairJudgement.objects.filter(pk=judge.held_id).first()
+            if held is not None:
+                _drop_serve(held)
+        last.label = ""
+        last.answered_at = None
+        last.seconds = None
+        last.served_at = locks.now()
+        last.save(update_fields=["label", "answered_at", "seconds", "served_at"])
+        item = recompute_item(last.item, config)
+        item.save(update_fields=_RECOMPUTED_FIELDS)
+        from annotate.services.pairs.flags import check_judge
+
+        check_judge(project, user)  # the figures changed; below min_judgements this clears open flags
+    return _with_texts(PairJudgement.objects, "item__").get(pk=last.pk)
+
+
+def _items_left(project: Project, user: Any) -> int:
+    return int(_sql_rows("SELECT COUNT(*)" + _CANDIDATES_SQL, _candidate_params(project, user))[0][0])
+
+
+def judge_progress(project: Project, user: AbstractBaseUser) -> dict[str, int]:
+    """The judge's counted answers in the project and the open items still left for them."""
+    answered = _judgements_of(project, user).filter(counted=True, answered_at__isnull=False).count()
+    return {"answered": answered, "left": _items_left(project, user)}
