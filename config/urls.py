@@ -9,6 +9,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/", include("judging.api.urls")),
     path("api/", include("annotate.api.urls")),
+    path("", include("judging.urls")),
     path("", include("annotate.urls")),
 ]

@@ -1,0 +1,68 @@
+"""Who may see or change what in the judging app: one place, raising 404 (hide existence) or 403."""
+
+from __future__ import annotations
+
+from django.http import Http404
+
+from annotate.access import AnyUser, Forbidden, role_in
+from annotate.models import Membership, Project
+from judging.models import AuditItem, Judge, JudgeRun, SyntheticSet
+
+Role = Membership.Role
+
+
+def get_judging_project(user: AnyUser, slug: str, *, roles: tuple[str, ...] | None = None) -> tuple[Project, str]:
+    """A span project and the user's role in it; 404 for outsiders and pairs projects, 403 for other roles."""
+    project = Project.objects.filter(slug=slug, kind=Project.Kind.SPANS).first()
+    role = role_in(user, project) if project else None
+    if project is None or role is None:
+        raise Http404("No such project")
+    if roles is not None and role not in roles:
+        raise Forbidden(f"Your role in this project ({role}) may not do this")
+    return project, role
+
+
+def get_project_for_judging_admin(user: AnyUser, slug: str) -> Project:
+    """Judges, runs, prompts and thresholds are the project admins' to see and change."""
+    return get_judging_project(user, slug, roles=(Role.ADMIN,))[0]
+
+
+def get_project_for_auditor(user: AnyUser, slug: str) -> tuple[Project, str]:
+    """The audit queue: the project's auditors and admins (annotators work blind, so they never see judges)."""
+    return get_judging_project(user, slug, roles=(Role.ADMIN, Role.AUDITOR))
+
+
+def get_judge_for_admin(user: AnyUser, slug: str, pk: int) -> Judge:
+    project = get_project_for_judging_admin(user, slug)
+    judge = Judge.objects.filter(project=project, pk=pk).first()
+    if judge is None:
+        raise Http404("No such judge in this project")
+    return judge
+
+
+def get_run_for_admin(user: AnyUser, pk: int) -> JudgeRun:
+    """A judge run by id (the API's /judge-runs/<id>/): admins of its project; 404 for everyone else."""
+    run = JudgeRun.objects.select_related("judge", "project").filter(pk=pk).first()
+    if run is None or role_in(user, run.project) is None:
+        raise Http404("No such judge run")
+    if role_in(user, run.project) != Role.ADMIN:
+        raise Forbidden("Only the project's admins may see its judge runs")
+    return run
+
+
+def get_audit_item_for_auditor(user: AnyUser, pk: int) -> AuditItem:
+    item = AuditItem.objects.select_related("project", "sample").filter(pk=pk).first()
+    role = role_in(user, item.project) if item else None
+    if item is None or role is None:
+        raise Http404("No such audit item")
+    if role not in (Role.ADMIN, Role.AUDITOR):
+        raise Forbidden("Only the project's auditors and admins audit judge scores")
+    return item
+
+
+def get_synthetic_set_for_admin(user: AnyUser, slug: str, pk: int) -> SyntheticSet:
+    project = get_project_for_judging_admin(user, slug)
+    found = SyntheticSet.objects.filter(project=project, pk=pk).first()
+    if found is None:
+        raise Http404("No such synthetic set in this project")
+    return found

@@ -1,0 +1,56 @@
+"""The audit queue: flagged outputs, and each auditor's verdict on the judge's score and reasoning."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotate.models import Project, Sample
+from judging.models.runs import Judgement
+
+
+class AuditItem(models.Model):
+    """A sample in a project's audit queue, flagged by a first-pass judgement (or added by an admin)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_items")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="audit_items")
+    flagged_by = models.ForeignKey(Judgement, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.CharField(max_length=300)  # e.g. "score 2 <= 3 from judge gpt-mini (run 4)"
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "sample"], name="one_audit_item_per_sample")]
+
+    def __str__(self) -> str:
+        return f"audit item {self.pk} ({self.sample_id})"
+
+
+class Audit(models.Model):
+    """One auditor's verdict on one item; created when the item is served, answered when submitted."""
+
+    item = models.ForeignKey(AuditItem, on_delete=models.CASCADE, related_name="audits")
+    auditor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="audits")
+    # The judgement whose score and reasoning the auditor saw (the explainer's, else the first pass's).
+    judgement = models.ForeignKey(Judgement, null=True, blank=True, on_delete=models.SET_NULL, related_name="audits")
+    score = models.PositiveSmallIntegerField(null=True, blank=True)  # 1..5, null until answered
+    agreed = models.BooleanField(default=False)  # the auditor accepted the judge's score as it was
+    reasoning_wrong = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
+    blind = models.BooleanField(default=False)  # scored before the judge's answer was revealed
+    served_at = models.DateTimeField()
+    answered_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)  # answered_at - served_at, measured by the server
+
+    class Meta:
+        ordering = ["item", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "auditor"], name="one_audit_per_item_and_auditor"),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=5), name="audit_score_1_to_5"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"audit {self.pk} by {self.auditor_id} ({self.score})"

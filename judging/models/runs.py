@@ -1,0 +1,164 @@
+"""Judge runs, their per-call judgements, and the cache that answers identical calls without calling."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotate.models import Batch, Project, Sample
+from judging.models.judges import Judge, PromptVersion
+
+
+class JudgeRun(models.Model):
+    """One judge scoring a set of targets in the background; the row is also the progress the page polls."""
+
+    class Scope(models.TextChoices):
+        ALL = "all", "Every sample of the project"
+        BATCH = "batch", "The samples of one batch"
+        FLAGGED = "flagged", "The flagged samples"
+        SYNTHETIC = "synthetic", "A synthetic set"
+        IMPORTED = "imported", "Imported judge outputs"
+
+    class Purpose(models.TextChoices):
+        PLAIN = "plain", "Plain run"
+        FIRST_PASS = "first_pass", "Triage first pass (flags)"
+        EXPLAIN = "explain", "Triage explanation of flagged outputs"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
+    rubric = models.ForeignKey(PromptVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.ALL)
+    purpose = models.CharField(max_length=10, choices=Purpose.choices, default=Purpose.PLAIN)
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    synthetic_set = models.ForeignKey(
+        "judging.SyntheticSet", null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    scored = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    calls = models.PositiveIntegerField(default=0)  # endpoint requests actually sent (retries included)
+    cached = models.PositiveIntegerField(default=0)  # judgements answered from the call cache
+    flagged = models.PositiveIntegerField(default=0)  # first-pass runs: outputs that went to the audit queue
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.judge} ({self.status})"
+
+    @property
+    def percent(self) -> int:
+        if self.total == 0:
+            return 100 if self.status == self.Status.DONE else 0
+        return min(100, round(100 * self.done / self.total))
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in {self.Status.QUEUED, self.Status.RUNNING}
+
+    @property
+    def seconds(self) -> float | None:
+        if self.started_at is None or self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+class Judgement(models.Model):
+    """One call's outcome for one target (a sample or a synthetic item) in one run. Never a guessed score."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "Scored"
+        PARSE_ERROR = "parse_error", "Answer could not be read as a score"
+        ERROR = "error", "Endpoint or model error"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="judgements")
+    sample = models.ForeignKey(Sample, null=True, blank=True, on_delete=models.CASCADE, related_name="judgements")
+    synthetic_item = models.ForeignKey(
+        "judging.SyntheticItem", null=True, blank=True, on_delete=models.CASCADE, related_name="judgements"
+    )
+    status = models.CharField(max_length=12, choices=Status.choices)
+    score = models.PositiveSmallIntegerField(null=True, blank=True)  # 1..5, only when status is ok
+    probability = models.FloatField(null=True, blank=True)  # NLI judges: P(consistent), max over windows
+    sentence_scores = models.JSONField(null=True, blank=True)  # first-pass score per output sentence, if any
+    reasoning = models.TextField(blank=True)
+    raw = models.TextField(blank=True)  # the endpoint's last answer, as received
+    error = models.TextField(blank=True)  # why it is a parse_error or an error
+    prompt_version = models.ForeignKey(
+        PromptVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="judgements"
+    )
+    request_mode = models.CharField(max_length=12, blank=True)  # structured | json | prompt
+    latency_seconds = models.FloatField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cost = models.FloatField(null=True, blank=True)  # US dollars
+    cached = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(sample__isnull=False) & Q(synthetic_item__isnull=True))
+                | (Q(sample__isnull=True) & Q(synthetic_item__isnull=False)),
+                name="judgement_has_one_target",
+            ),
+            models.UniqueConstraint(
+                fields=["run", "sample"], condition=Q(sample__isnull=False), name="one_judgement_per_run_sample"
+            ),
+            models.UniqueConstraint(
+                fields=["run", "synthetic_item"],
+                condition=Q(synthetic_item__isnull=False),
+                name="one_judgement_per_run_synthetic_item",
+            ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=5), name="judgement_score_1_to_5"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="ok") | (Q(score__isnull=True) & Q(probability__isnull=True)),
+                name="judgement_number_only_when_ok",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"judgement {self.pk} ({self.status}, {self.score})"
+
+    @property
+    def display_score(self) -> float | None:
+        """The 1-5 figure shown beside LLM scores: the score, or 1 + 4p for an NLI judge (our scaling; the paper gives none)."""
+        if self.score is not None:
+            return float(self.score)
+        if self.probability is not None:
+            return 1 + 4 * self.probability
+        return None
+
+
+class CallCache(models.Model):
+    """An endpoint's answer to one exact request (prompt, model, parameters): asked again, it is not paid again."""
+
+    key = models.CharField(max_length=64, unique=True)  # sha256 of the canonical request
+    model = models.CharField(max_length=200)
+    request_mode = models.CharField(max_length=12)
+    raw = models.TextField()
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    hits = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"cached answer {self.key[:12]} of {self.model}"

@@ -1,0 +1,113 @@
+"""Synthetic hallucinations: LLM rewrites of gold sentences, and nested percentage sets built from them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotate.models import Project, Sample
+from judging.models.judges import Judge, PromptVersion
+
+
+class SyntheticSet(models.Model):
+    """Rewrites of a project's gold outputs by one LLM, and the percentage sets made from them (seeded)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="synthetic_sets")
+    name = models.CharField(max_length=100)
+    # The endpoint that writes the rewrites (a rubric judge's endpoint settings); null for imported rewrites.
+    writer = models.ForeignKey(Judge, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    intrinsic_prompt = models.ForeignKey(PromptVersion, null=True, on_delete=models.PROTECT, related_name="+")
+    extrinsic_prompt = models.ForeignKey(PromptVersion, null=True, on_delete=models.PROTECT, related_name="+")
+    seed = models.PositiveIntegerField(default=0)
+    sentences_per_output = models.PositiveSmallIntegerField(default=5)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "-created_at"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="one_synthetic_set_name")]
+
+    def __str__(self) -> str:
+        return f"synthetic set {self.name}"
+
+    @property
+    def percent(self) -> int:
+        if self.total == 0:
+            return 100 if self.status == self.Status.DONE else 0
+        return min(100, round(100 * self.done / self.total))
+
+
+class SyntheticRewrite(models.Model):
+    """One gold sentence rewritten to be an intrinsic or an extrinsic hallucination."""
+
+    class Type(models.TextChoices):
+        INTRINSIC = "intrinsic", "Intrinsic (contradicts the source)"
+        EXTRINSIC = "extrinsic", "Extrinsic (not verifiable from the source)"
+
+    class Status(models.TextChoices):
+        OK = "ok", "Rewritten"
+        ERROR = "error", "Failed"
+
+    synthetic_set = models.ForeignKey(SyntheticSet, on_delete=models.CASCADE, related_name="rewrites")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    sentence_index = models.PositiveSmallIntegerField()
+    type = models.CharField(max_length=10, choices=Type.choices)
+    original = models.TextField()
+    rewritten = models.TextField(blank=True)
+    prompt = models.ForeignKey(PromptVersion, null=True, on_delete=models.PROTECT, related_name="+")
+    raw = models.TextField(blank=True)
+    status = models.CharField(max_length=6, choices=Status.choices)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["synthetic_set", "sample", "type", "sentence_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["synthetic_set", "sample", "sentence_index", "type"], name="one_rewrite_per_sentence_type"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} rewrite of sentence {self.sentence_index} of {self.sample_id}"
+
+
+class SyntheticItem(models.Model):
+    """An output with k of its n sentences replaced (percent = 100k/n); the 0% item is the gold output."""
+
+    class Type(models.TextChoices):
+        GOLD = "gold", "Gold (no sentence replaced)"
+        INTRINSIC = "intrinsic", "Intrinsic"
+        EXTRINSIC = "extrinsic", "Extrinsic"
+
+    synthetic_set = models.ForeignKey(SyntheticSet, on_delete=models.CASCADE, related_name="items")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    type = models.CharField(max_length=10, choices=Type.choices)
+    percent = models.PositiveSmallIntegerField()  # 0, 20, ..., 100
+    replaced = models.JSONField(default=list)  # sentence indices replaced, nested across percentages
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["synthetic_set", "sample", "type", "percent"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["synthetic_set", "sample", "type", "percent"], name="one_synthetic_item_per_step"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.percent}% of {self.sample_id}"
+
+    @property
+    def expected_score(self) -> int:
+        """5 for the gold output, 1 for any hallucinated version (DESIGN.md)."""
+        return 5 if self.type == self.Type.GOLD else 1

@@ -1,0 +1,14 @@
+"""Pages of the judging app, one module per topic: judges and prompts, runs, the audit queue, judge vs people,
+synthetic sets. Every path sits under /projects/<slug>/."""
+
+from __future__ import annotations
+
+from judging.views import audit, judges, people, runs, synthetic
+
+urlpatterns = [
+    *judges.urlpatterns,
+    *runs.urlpatterns,
+    *audit.urlpatterns,
+    *people.urlpatterns,
+    *synthetic.urlpatterns,
+]

@@ -1,0 +1,165 @@
+"""A real OpenAI-compatible HTTP server on loopback that stands in for an LLM endpoint in tests and benchmarks.
+
+It answers `POST /v1/chat/completions` and `GET /v1/models`. What it answers is
+decided by `script`, a function of the parsed request body returning a `Reply`;
+the default reply scores every request 5 with a short reasoning. Every request
+is recorded (`server.requests`) so tests can count calls and read what the
+client sent (response_format, messages, headers).
+
+Usage:
+    with LoopbackLLM(script=my_script, delay=0.5) as server:
+        server.base_url  # "http://127.0.0.1:PORT/v1"
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One answer of the fake endpoint: a chat completion with `content`, or an HTTP error."""
+
+    content: str | None = '{"reasoning": "Every statement is supported by the source.", "score": 5}'
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    error_body: dict[str, Any] | None = None
+    sleep: float = 0.0  # seconds to wait before answering (longer than the client's timeout = a timeout)
+    prompt_tokens: int | None = 120
+    completion_tokens: int | None = 30
+
+
+Script = Callable[[dict[str, Any], int], Reply]
+
+
+def user_text(body: dict[str, Any]) -> str:
+    """The user message of a chat request (where the hypothesis and the reference are)."""
+    return "\n".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "user")
+
+
+def _default_script(body: dict[str, Any], attempt: int) -> Reply:
+    return Reply()
+
+
+class LoopbackLLM:
+    """A threaded HTTP server on 127.0.0.1 with a scripted OpenAI-compatible chat endpoint."""
+
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        delay: float = 0.0,
+        models: tuple[str, ...] = ("test-model",),
+        reject_response_formats: tuple[str, ...] = (),
+    ) -> None:
+        self.script = script or _default_script
+        self.delay = delay
+        self.models = models
+        # Response formats this server refuses with 400, as endpoints without structured output do.
+        self.reject_response_formats = reject_response_formats
+        self.requests: list[dict[str, Any]] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self._attempts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def chat_calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def __enter__(self) -> LoopbackLLM:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the access log
+                return
+
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [
+                        {"id": name, "object": "model", "created": 0, "owned_by": "loopback"} for name in server.models
+                    ]})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                    return
+                key = json.dumps(body.get("messages"), sort_keys=True)
+                with server._lock:
+                    server.requests.append(body)
+                    server.headers_seen.append(dict(self.headers.items()))
+                    attempt = server._attempts.get(key, 0)
+                    server._attempts[key] = attempt + 1
+                if body.get("model") not in server.models:
+                    self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist",
+                                               "type": "invalid_request_error", "code": "model_not_found"}})
+                    return
+                response_format = (body.get("response_format") or {}).get("type")
+                if response_format in server.reject_response_formats:
+                    self._send(400, {"error": {"message": f"response_format {response_format} is not supported",
+                                               "type": "invalid_request_error", "param": "response_format"}})
+                    return
+                reply = server.script(body, attempt)
+                wait = server.delay + reply.sleep
+                if wait:
+                    time.sleep(wait)
+                if reply.status != 200:
+                    self._send(reply.status, reply.error_body or {"error": {"message": f"scripted {reply.status}",
+                                                                             "type": "server_error"}},
+                               reply.headers)
+                    return
+                usage = None
+                if reply.prompt_tokens is not None and reply.completion_tokens is not None:
+                    usage = {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                             "total_tokens": reply.prompt_tokens + reply.completion_tokens}
+                self._send(200, {
+                    "id": f"chatcmpl-{len(server.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": reply.content}}],
+                    "usage": usage,
+                }, reply.headers)
+
+        return Handler
