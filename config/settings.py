@@ -140,6 +140,13 @@ SPECTACULAR_SETTINGS = {
     "PARSER_WHITELIST": ["rest_framework.parsers.JSONParser"],
     # Django's <slug:...> as it matches, so clients (and schemathesis) know which slugs can be asked for.
     "PATH_CONVERTER_OVERRIDES": {"slug": {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"}},
+    # Several judging fields are named status or scope with different choices: name each set after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "JudgeRunStatusEnum": "judging.models.runs.JudgeRun.Status",
+        "JudgementStatusEnum": "judging.models.runs.Judgement.Status",
+        "JudgeRunScopeEnum": "judging.models.runs.JudgeRun.Scope",
+        "JudgeRunRequestScopeEnum": ["all", "batch", "flagged"],
+    },
 }
 
 # Background jobs. The embedded default is kombu's filesystem transport, which
@@ -208,6 +215,12 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    # The openai SDK's HTTP client logs every request at INFO: a judge run would write a line per call.
+    # (openai 3.x ships its HTTP client as "httpx2", which logs under that name.)
+    "loggers": {
+        "httpx": {"level": envstr("HTTPX_LOG_LEVEL", "WARNING")},
+        "httpx2": {"level": envstr("HTTPX_LOG_LEVEL", "WARNING")},
+    },
 }
 
 # HTTPS. The embedded run is plain HTTP on loopback, so everything here is off by default

@@ -8,5 +8,557 @@ real HTTP server on loopback, a tiny model saved to a temporary directory).
 from __future__ import annotations
 
 # ----------------------------------------------------------------------------- chat endpoints (helper CLIENT)
+# Every call to an OpenAI-compatible chat endpoint goes through `chat`: one SDK
+# client per (process, base_url, key, timeout) reused across calls and threads, retries by
+# tenacity (the SDK's own retries are off), and a response-format fallback that is
+# remembered per (base_url, model) so an endpoint is probed once per process, not on every call.
+# Nothing here logs, and no message carries the API key: only the NAME of the
+# variable that holds it (the judge's api_key_env) is ever shown.
+import email.utils
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+# The modes a request can ask for, strongest first; an endpoint moves down this list only when it refuses one.
+MODE_JSON_SCHEMA = "json_schema"
+MODE_JSON_OBJECT = "json_object"
+MODE_PROMPT = "prompt"
+REQUEST_MODES = (MODE_JSON_SCHEMA, MODE_JSON_OBJECT, MODE_PROMPT)
+
+# Local servers (vLLM, Ollama) need no key, but the SDK insists on one: this is what they receive.
+NO_KEY_PLACEHOLDER = "no-key-needed"
+# A Retry-After longer than this is cut down: a run would rather retry and be refused again than sit idle for minutes.
+RETRY_AFTER_CAP_SECONDS = 30.0
+# Without Retry-After: 0.5 s, 1 s, 2 s, ... capped at 8 s, plus up to 0.25 s of jitter so parallel calls spread out.
+_backoff = wait_exponential_jitter(initial=0.5, max=8.0, jitter=0.25)
+
+
+class EndpointError(Exception):
+    """A chat endpoint call that failed for good; `setting` names the judge setting to look at, when one is to blame.
+
+    `attempts` is the number of HTTP requests sent before giving up (0 when the
+    call was refused before sending anything, as for a missing API-key variable).
+    """
+
+    def __init__(self, message: str, *, setting: str | None = None, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to call a rubric judge; the API key itself stays in the environment."""
+
+    base_url: str
+    model: str
+    api_key_env: str = ""
+    timeout_seconds: float = 60.0
+    max_retries: int = 4
+
+
+def endpoint_for(judge: Any) -> Endpoint:
+    """The endpoint of a rubric judge (a judging.models.Judge)."""
+    return Endpoint(
+        base_url=judge.base_url,
+        model=judge.model,
+        api_key_env=judge.api_key_env,
+        timeout_seconds=float(judge.timeout_seconds),
+        max_retries=int(judge.max_retries),
+    )
+
+
+@dataclass(frozen=True)
+class ChatAnswer:
+    """One chat answer and what it took.
+
+    `request_mode` is the response format that produced it (json_schema,
+    json_object or prompt). `latency_seconds` is the time of the request that
+    answered, not counting failed tries and waits before it, so latencies
+    compare across judges whatever the rate limits did. `attempts` counts every
+    HTTP request sent for this answer: retries and response-format fallbacks included.
+    """
+
+    text: str
+    request_mode: str
+    input_tokens: int | None
+    output_tokens: int | None
+    latency_seconds: float
+    attempts: int
+
+
+_clients: dict[tuple[int, str, str, float], openai.OpenAI] = {}
+_clients_lock = threading.Lock()
+# (base_url, model) -> the response formats the endpoint refused; the next call starts below them.
+_refused_modes: dict[tuple[str, str], frozenset[str]] = {}
+_modes_lock = threading.Lock()
+
+
+def _api_key(endpoint: Endpoint) -> str:
+    if not endpoint.api_key_env:
+        return NO_KEY_PLACEHOLDER
+    key = os.environ.get(endpoint.api_key_env, "")
+    if not key:
+        raise EndpointError(
+            f"The environment variable {endpoint.api_key_env} (named by the judge setting api_key_env) is not set "
+            "or is empty on this server: set it to the endpoint's API key, or clear api_key_env for a server that "
+            "needs no key.",
+            setting="api_key_env",
+        )
+    return key
+
+
+def _client(endpoint: Endpoint, key: str) -> openai.OpenAI:
+    # The process id is part of the key: a client's pooled connections must not cross a fork (Celery's prefork pool).
+    cache_key = (os.getpid(), endpoint.base_url, key, float(endpoint.timeout_seconds))
+    client = _clients.get(cache_key)
+    if client is None:
+        with _clients_lock:
+            client = _clients.get(cache_key)
+            if client is None:
+                # max_retries=0: tenacity retries, so that waits honour Retry-After and attempts are counted here.
+                client = openai.OpenAI(
+                    base_url=endpoint.base_url, api_key=key, timeout=float(endpoint.timeout_seconds), max_retries=0
+                )
+                _clients[cache_key] = client
+    return client
+
+
+def _is_transient(error: BaseException) -> bool:
+    """Worth trying again: rate limits, server errors, timeouts and dropped connections."""
+    if isinstance(error, openai.APIConnectionError):  # timeouts included (APITimeoutError is a subclass)
+        return True
+    if isinstance(error, openai.APIStatusError):
+        if error.status_code == 429:
+            # OpenAI's "insufficient_quota" is a 429 that no wait will fix.
+            return error.code != "insufficient_quota"
+        return error.status_code >= 500 or error.status_code == 408
+    return False
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """The wait a response asks for (`retry-after-ms`, or `Retry-After` as seconds or an HTTP date), capped; None if none."""
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return min(max(float(milliseconds) / 1000.0, 0.0), RETRY_AFTER_CAP_SECONDS)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            moment = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = moment.timestamp() - time.time()
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP_SECONDS)
+
+
+def _wait(state: RetryCallState) -> float:
+    error = state.outcome.exception() if state.outcome is not None else None
+    response = getattr(error, "response", None)
+    asked = retry_after_seconds(getattr(response, "headers", None))
+    if asked is not None:
+        # A little jitter on top of the server's wait, so calls told to wait alike do not return in one burst.
+        return asked + random.uniform(0.0, 0.05)
+    return _backoff(state)
+
+
+def _start_mode(endpoint: Endpoint, json_schema: dict | None) -> str:
+    with _modes_lock:
+        refused = _refused_modes.get((endpoint.base_url, endpoint.model), frozenset())
+    first = 0 if json_schema is not None else 1
+    for mode in REQUEST_MODES[first:]:
+        if mode not in refused:
+            return mode
+    return MODE_PROMPT
+
+
+def _remember_refusals(endpoint: Endpoint, refused: set[str]) -> None:
+    with _modes_lock:
+        known = _refused_modes.get((endpoint.base_url, endpoint.model), frozenset())
+        _refused_modes[(endpoint.base_url, endpoint.model)] = known | refused
+
+
+def forget_request_modes() -> None:
+    """Forget which response formats endpoints refused (a server restarted with other options; tests)."""
+    with _modes_lock:
+        _refused_modes.clear()
+
+
+def _response_format(mode: str, json_schema: dict | None) -> dict[str, Any] | None:
+    if mode == MODE_JSON_SCHEMA:
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": json_schema, "strict": True}}
+    if mode == MODE_JSON_OBJECT:
+        return {"type": "json_object"}
+    return None
+
+
+def _redact(text: str, key: str) -> str:
+    # Some servers echo the key they refused ("Incorrect API key provided: sk-..."): it must not reach a message.
+    if key and key != NO_KEY_PLACEHOLDER and len(key) >= 4:
+        text = text.replace(key, "[redacted]")
+    return text
+
+
+def _server_message(error: openai.APIError) -> str:
+    body = error.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return body["message"]
+    return error.message
+
+
+def _endpoint_error(error: openai.OpenAIError, endpoint: Endpoint, attempts: int, key: str) -> EndpointError:
+    """The EndpointError an SDK error becomes, naming the judge setting to fix where one is to blame."""
+    where = endpoint.base_url
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    if isinstance(error, openai.APITimeoutError):
+        message = (f"The endpoint at {where} did not answer within {endpoint.timeout_seconds:g} s "
+                   f"(judge setting timeout_seconds) in {tries}.")
+        return EndpointError(_redact(message, key), setting="timeout_seconds", attempts=attempts)
+    if isinstance(error, openai.APIConnectionError):
+        cause = f" ({error.__cause__})" if error.__cause__ else ""
+        message = f"Could not connect to the endpoint at {where} (judge setting base_url) in {tries}{cause}."
+        return EndpointError(_redact(message, key), setting="base_url", attempts=attempts)
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        said = _server_message(error)
+        if status in (401, 403):
+            if endpoint.api_key_env:
+                message = (f"The endpoint at {where} refused the API key in {endpoint.api_key_env} "
+                           f"(judge setting api_key_env) with HTTP {status}: {said}")
+            else:
+                message = (f"The endpoint at {where} wants an API key (HTTP {status}: {said}); set the judge setting "
+                           "api_key_env to the name of an environment variable that holds it.")
+            return EndpointError(_redact(message, key), setting="api_key_env", attempts=attempts)
+        if status == 404:
+            if error.code == "model_not_found" or endpoint.model in said or "model" in said.lower():
+                message = (f"The endpoint at {where} does not serve the model {endpoint.model!r} "
+                           f"(judge setting model): {said}")
+                return EndpointError(_redact(message, key), setting="model", attempts=attempts)
+            message = (f"The endpoint at {where} has no chat completions route (judge setting base_url; "
+                       f"OpenAI-compatible servers usually end in /v1): {said}")
+            return EndpointError(_redact(message, key), setting="base_url", attempts=attempts)
+        if status == 429:
+            message = f"The endpoint at {where} was still rate limiting (HTTP 429) after {tries}: {said}"
+        elif status >= 500:
+            message = f"The endpoint at {where} answered HTTP {status} after {tries}: {said}"
+        else:
+            message = f"The endpoint at {where} refused the request with HTTP {status}: {said}"
+        return EndpointError(_redact(message, key), attempts=attempts)
+    return EndpointError(_redact(f"The call to the endpoint at {where} failed: {error}", key), attempts=attempts)
+
+
+def _refuses_response_format(error: openai.APIStatusError) -> bool:
+    # Decision: ANY 400/422 to a request that carried a response_format moves down a mode. Servers word this
+    # refusal in many ways ("Extra inputs are not permitted", "unknown field", a bare 400), so matching the
+    # wording would miss some. A 400 with another cause fails again in the last mode and is reported then;
+    # refusals are remembered only once a lower mode answered, so such a 400 never downgrades an endpoint.
+    return error.status_code in (400, 422)
+
+
+def chat(
+    endpoint: Endpoint, messages: list[dict], *, json_schema: dict | None = None, temperature: float = 0.0
+) -> ChatAnswer:
+    """One chat completion from `endpoint`, asking for structured output as far as the endpoint allows.
+
+    With a `json_schema`: json_schema structured output, then JSON mode, then the
+    prompt alone (without one: JSON mode, then the prompt alone), remembering per
+    (base_url, model) which formats the endpoint refused. 429s, 5xxs, timeouts and
+    connection errors are retried up to `endpoint.max_retries` times, waiting
+    what Retry-After asks (capped) or an exponential backoff. Raises
+    EndpointError when the call fails for good; a missing API-key variable is
+    refused before any request.
+    """
+    key = _api_key(endpoint)
+    client = _client(endpoint, key)
+    mode = _start_mode(endpoint, json_schema)
+    attempts = 0
+    request_started = 0.0
+    refused: set[str] = set()
+
+    def send(response_format: dict[str, Any] | None) -> Any:
+        nonlocal attempts, request_started
+        attempts += 1
+        request_started = time.perf_counter()
+        arguments: dict[str, Any] = {"model": endpoint.model, "messages": messages, "temperature": temperature}
+        if response_format is not None:
+            arguments["response_format"] = response_format
+        return client.chat.completions.create(**arguments)
+
+    retrying = Retrying(
+        retry=retry_if_exception(_is_transient),
+        stop=stop_after_attempt(max(0, endpoint.max_retries) + 1),
+        wait=_wait,
+        reraise=True,
+    )
+    while True:
+        response_format = _response_format(mode, json_schema)
+        try:
+            completion = retrying(send, response_format)
+        except openai.APIStatusError as error:
+            if response_format is not None and _refuses_response_format(error):
+                refused.add(mode)
+                mode = REQUEST_MODES[REQUEST_MODES.index(mode) + 1]
+                continue
+            raise _endpoint_error(error, endpoint, attempts, key) from None
+        except openai.OpenAIError as error:
+            raise _endpoint_error(error, endpoint, attempts, key) from None
+        break
+    latency = time.perf_counter() - request_started
+    if refused:
+        # Only now, with an answer in a lower mode: a 400 for another reason must not downgrade the endpoint.
+        _remember_refusals(endpoint, refused)
+    choices = completion.choices or []
+    text = (choices[0].message.content or "") if choices else ""
+    usage = completion.usage
+    return ChatAnswer(
+        text=text,
+        request_mode=mode,
+        input_tokens=usage.prompt_tokens if usage is not None else None,
+        output_tokens=usage.completion_tokens if usage is not None else None,
+        latency_seconds=latency,
+        attempts=attempts,
+    )
+
+
+def check_endpoint(endpoint: Endpoint) -> None:
+    """Raise EndpointError unless the endpoint answers and serves the model (naming base_url, model or api_key_env).
+
+    Reads the /models list first; when the model is not listed (or the server
+    has no list) one one-token chat call decides, so proxies that route models
+    they do not list are not refused.
+    """
+    key = _api_key(endpoint)
+    client = _client(endpoint, key)
+    attempts = 0
+
+    def list_models() -> list[str]:
+        nonlocal attempts
+        attempts += 1
+        return [model.id for model in client.models.list().data]
+
+    def one_token() -> Any:
+        nonlocal attempts
+        attempts += 1
+        return client.chat.completions.create(
+            model=endpoint.model, messages=[{"role": "user", "content": "Reply with OK."}], max_tokens=1
+        )
+
+    retrying = Retrying(
+        retry=retry_if_exception(_is_transient),
+        stop=stop_after_attempt(max(0, endpoint.max_retries) + 1),
+        wait=_wait,
+        reraise=True,
+    )
+    served: list[str] = []
+    try:
+        served = retrying(list_models)
+    except openai.APIConnectionError as error:
+        raise _endpoint_error(error, endpoint, attempts, key) from None
+    except (openai.AuthenticationError, openai.PermissionDeniedError) as error:
+        raise _endpoint_error(error, endpoint, attempts, key) from None
+    except openai.OpenAIError:
+        served = []  # no usable /models route: the chat call below decides
+    if endpoint.model in served:
+        return
+    try:
+        retrying(one_token)
+    except openai.NotFoundError as error:
+        if served:
+            shown = ", ".join(served[:10]) + (", ..." if len(served) > 10 else "")
+            message = (f"The endpoint at {endpoint.base_url} does not serve the model {endpoint.model!r} "
+                       f"(judge setting model); it serves: {shown}.")
+            raise EndpointError(_redact(message, key), setting="model", attempts=attempts) from None
+        raise _endpoint_error(error, endpoint, attempts, key) from None
+    except openai.BadRequestError:
+        return  # the model exists; it only disliked the probe (max_tokens=1 on some servers)
+    except openai.OpenAIError as error:
+        raise _endpoint_error(error, endpoint, attempts, key) from None
+
 
 # ----------------------------------------------------------------------------- local NLI models (helper NLI)
+# Loading an NLI judge's model from a local directory, once per process. Importing
+# this module loads neither torch nor transformers; loading a model does. The
+# section keeps its own imports so it can be edited apart from the chat section.
+
+import threading as _threading  # noqa: E402
+from dataclasses import dataclass as _dataclass  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+from typing import Any as _Any  # noqa: E402
+
+from judging.windows import PairTemplate, template_from_probe  # noqa: E402
+
+# Label names that mean "the hypothesis follows from the reference", lower-cased.
+CONSISTENT_LABELS = ("consistent", "entailment", "supported")
+# Any two texts will do for reading the pair template; these are plain words in every vocabulary we know.
+_PROBE_REFERENCE = "the source text"
+_PROBE_HYPOTHESIS = "the summary"
+
+
+class ModelSettingError(Exception):
+    """A local model setting that does not work; ``setting`` names the judge field to change."""
+
+    def __init__(self, message: str, *, setting: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+@_dataclass(frozen=True)
+class NliModel:
+    """A loaded sequence-classification model and what scoring needs to know about it.
+
+    ``consistent_index`` is the output class whose probability is P(consistent);
+    for a model with a single output (a cross-encoder with one logit) it is 0 and
+    P(consistent) is the sigmoid of that logit. ``max_length`` is the longest
+    input the model takes (None when neither tokenizer nor config says).
+    ``template`` is the tokenizer's pair template (where its special tokens go).
+    """
+
+    path: str
+    tokenizer: _Any
+    model: _Any
+    consistent_index: int
+    device: _Any
+    template: PairTemplate
+    max_length: int | None
+    num_labels: int
+
+    @property
+    def consistent_label(self) -> str:
+        labels = getattr(self.model.config, "id2label", None) or {}
+        return str(labels.get(self.consistent_index, self.consistent_index))
+
+
+_nli_cache: dict[tuple[str, str], NliModel] = {}
+_nli_lock = _threading.Lock()
+
+
+def load_nli_model(path: str, *, consistent_label: str = "") -> NliModel:
+    """Load (once per process, per path and label) the NLI model in a local directory; nothing is downloaded.
+
+    Which class is "consistent": ``consistent_label`` when given (a label name
+    from the model's ``config.id2label``, case-insensitive, or a class index);
+    else the label named "consistent", "entailment" or "supported"; else class 1
+    of a two-class model (HHEM's convention: 0 hallucinated, 1 consistent); a
+    one-output model is read through a sigmoid. Anything else raises
+    ModelSettingError naming ``nli_consistent_label``. A path that is missing
+    or does not load raises ModelSettingError naming ``nli_model_path``.
+    Torch's thread settings are left as the process configured them.
+    """
+    key = (path, consistent_label)
+    with _nli_lock:
+        if key not in _nli_cache:
+            _nli_cache[key] = _load_nli_model(path, consistent_label)
+        return _nli_cache[key]
+
+
+def _load_nli_model(path: str, consistent_label: str) -> NliModel:
+    if not path:
+        raise ModelSettingError("nli_model_path is empty: set it to a local model directory.", setting="nli_model_path")
+    directory = _Path(path).expanduser()
+    if not directory.is_dir():
+        raise ModelSettingError(
+            f"nli_model_path {path!r} is not a directory on this server.", setting="nli_model_path"
+        )
+    if not (directory / "config.json").is_file():
+        raise ModelSettingError(
+            f"nli_model_path {path!r} has no config.json: it is not a model directory.", setting="nli_model_path"
+        )
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # a bar per load would fill the worker's log
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+        model = AutoModelForSequenceClassification.from_pretrained(directory, local_files_only=True)
+    except Exception as error:
+        raise ModelSettingError(
+            f"nli_model_path {path!r} does not load as a sequence-classification model ({error}).",
+            setting="nli_model_path",
+        ) from error
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = model.to(device).eval()
+    num_labels = int(model.config.num_labels)
+    return NliModel(
+        path=path,
+        tokenizer=tokenizer,
+        model=model,
+        consistent_index=_consistent_index(model.config, consistent_label, path),
+        device=device,
+        template=_pair_template(tokenizer, path),
+        max_length=_model_max_length(tokenizer, model.config),
+        num_labels=num_labels,
+    )
+
+
+def _consistent_index(config: _Any, consistent_label: str, path: str) -> int:
+    num_labels = int(config.num_labels)
+    labels = {int(index): str(name) for index, name in (getattr(config, "id2label", None) or {}).items()}
+    wanted = consistent_label.strip().lower()
+    if wanted:
+        for index, name in sorted(labels.items()):
+            if name.lower() == wanted:
+                return index
+        if wanted.isdigit() and int(wanted) < num_labels:
+            return int(wanted)
+        raise ModelSettingError(
+            f"nli_consistent_label {consistent_label!r} is not a class of the model at {path!r} "
+            f"(its classes: {', '.join(f'{i} {n}' for i, n in sorted(labels.items())) or 'none named'}).",
+            setting="nli_consistent_label",
+        )
+    if num_labels == 1:
+        return 0
+    for index, name in sorted(labels.items()):
+        if name.lower() in CONSISTENT_LABELS:
+            return index
+    if num_labels == 2:
+        return 1
+    raise ModelSettingError(
+        f"the model at {path!r} has {num_labels} classes and none is named "
+        f"{' / '.join(CONSISTENT_LABELS)}: set nli_consistent_label to the consistent class's name or index.",
+        setting="nli_consistent_label",
+    )
+
+
+def _pair_template(tokenizer: _Any, path: str) -> PairTemplate:
+    # transformers 5 tokenizers have no build_inputs_with_special_tokens, so the
+    # template is read off one encoded pair and checked against the tokenizer's own count.
+    reference_ids = tokenizer(_PROBE_REFERENCE, add_special_tokens=False)["input_ids"]
+    hypothesis_ids = tokenizer(_PROBE_HYPOTHESIS, add_special_tokens=False)["input_ids"]
+    pair = tokenizer(_PROBE_REFERENCE, _PROBE_HYPOTHESIS)
+    token_types = pair.get("token_type_ids") if "token_type_ids" in tokenizer.model_input_names else None
+    try:
+        template = template_from_probe(list(pair["input_ids"]), token_types, reference_ids, hypothesis_ids)
+    except ValueError as error:
+        raise ModelSettingError(f"nli_model_path {path!r}: the tokenizer's {error}.", setting="nli_model_path") from error
+    expected = tokenizer.num_special_tokens_to_add(pair=True)
+    if template.specials != expected:
+        raise ModelSettingError(
+            f"nli_model_path {path!r}: the tokenizer puts {template.specials} special tokens around a pair but "
+            f"says it adds {expected}; its pair template cannot be used for windows.",
+            setting="nli_model_path",
+        )
+    return template
+
+
+def _model_max_length(tokenizer: _Any, config: _Any) -> int | None:
+    # Tokenizers saved without a limit report a huge sentinel; then the config's positions decide.
+    declared = int(getattr(tokenizer, "model_max_length", 0) or 0)
+    if 0 < declared < 1_000_000:
+        return declared
+    positions = getattr(config, "max_position_embeddings", None)
+    return int(positions) if positions else None

@@ -65,11 +65,15 @@ class LoopbackLLM:
         self.reject_response_formats = reject_response_formats
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
+        self.arrivals: list[float] = []  # time.monotonic() when each chat request arrived, beside `requests`
         self._attempts: dict[str, int] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits up to one interval, and tests start a server each.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -93,6 +97,8 @@ class LoopbackLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes; with Nagle on, the client's delayed ACK adds ~40 ms a call.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the access log
                 return
@@ -128,6 +134,7 @@ class LoopbackLLM:
                 with server._lock:
                     server.requests.append(body)
                     server.headers_seen.append(dict(self.headers.items()))
+                    server.arrivals.append(time.monotonic())
                     attempt = server._attempts.get(key, 0)
                     server._attempts[key] = attempt + 1
                 if body.get("model") not in server.models:
