@@ -28,6 +28,7 @@ at 100,000 samples):
   excluded-from-agreement ones, latest ``submitted_at`` (a submission, a
   re-opening, an admin exclusion);
 - samples and batches: count and highest id (imports, copies, deletions);
+- judge judgements: count and highest id (the judges are detectors too);
 - the project's taxonomy (it decides which label counts as what).
 
 The counts are global, not per project, because a global count is answered
@@ -55,6 +56,7 @@ from django.utils import timezone
 
 from annotate.models import Assignment, Batch, FigureSet, Project, Sample, SpanAnnotation
 from annotate.services import stats
+from judging.models import Judgement
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +87,9 @@ def data_version(project: Project) -> str:
         Sample.objects.aggregate(top=Max("id"))["top"],
         Batch.objects.count(),
         Batch.objects.aggregate(top=Max("id"))["top"],
+        # Judges feed the detector evaluation (judging.services.detectors); judgements are written, not edited.
+        Judgement.objects.count(),
+        Judgement.objects.aggregate(top=Max("id"))["top"],
     ]
     return hashlib.sha1(repr(parts).encode("utf-8"), usedforsecurity=False).hexdigest()
 

@@ -501,7 +501,31 @@ def project_detector_eval(project: Project, threshold: float = 0.5, round: int =
     samples = _read_samples(project, metadata=True)
     found = _verdicts(project, round, samples)
     outputs = results.classify_detector_outputs(samples.metadata)
-    return results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
+    report = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
+    return report | _judge_detector_eval(project, samples, found, threshold)
+
+
+def _judge_detector_eval(project: Project, samples: _Samples, found: _Verdicts, threshold: float) -> dict[str, Any]:
+    """The project's judges (judging app) as detectors ``judge:<name>``: each one's latest judgement per sample.
+
+    Evaluated by the same rules as the metadata detectors (a rubric judge's
+    0/1 verdicts read as verdicts, an NLI judge's p against the threshold,
+    failed or missing judgements invalid). They stay out of the challenging
+    selection, which is FaithBench's choice of what to annotate.
+    """
+    from judging.services.detectors import judge_predictions  # judging builds on annotate, not the reverse
+
+    predictions = judge_predictions(project)
+    if not predictions:
+        return {}
+    outputs_by_row: list[dict[str, Any]] = [{} for _ in range(len(samples.ids))]
+    for name, by_sample in predictions.items():
+        rows = samples.index_of(np.fromiter(by_sample, dtype=np.int64, count=len(by_sample)))
+        for row, value in zip(rows.tolist(), by_sample.values(), strict=True):
+            if row >= 0:
+                outputs_by_row[row][name] = value
+    judged = results.classify_detector_outputs(outputs_by_row)
+    return results.evaluate_detector_outputs(judged, found.rows, found.categories, threshold)
 
 
 def _passage_names(passage_ids: Sequence[int]) -> dict[int, str]:
@@ -624,6 +648,7 @@ def results_figures(project: Project, round: int | None, threshold: float, k: in
         figures["rates"] = results.hallucination_rates(zip(found.generators, found.categories, strict=True))
         figures["distribution"] = _distribution(found)
         figures["detectors"] = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
+        figures["detectors"] |= _judge_detector_eval(project, samples, found, threshold)
     return figures
 
 

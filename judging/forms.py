@@ -1,0 +1,124 @@
+"""The judges page's forms: they turn typed text into values and say which field is wrong.
+
+They only check types and ranges a browser could get wrong; the services
+(judging.services.judges, runs, triage) decide what a valid judge, run or
+threshold is, and their errors are shown on the field they name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from annotate.models import Batch, Project
+from judging.models import Judge, JudgeRun, PromptVersion
+
+
+class RubricJudgeForm(forms.Form):
+    """A rubric LLM judge on an OpenAI-compatible endpoint. The API key itself is never asked for."""
+
+    name = forms.CharField(max_length=100)
+    base_url = forms.CharField(max_length=500, label="Endpoint (base URL)",
+                               widget=forms.TextInput(attrs={"placeholder": "http://localhost:11434/v1"}))
+    model = forms.CharField(max_length=200)
+    api_key_env = forms.CharField(
+        max_length=100, required=False, label="API key variable",
+        help_text="Name of the server's environment variable that holds the key; empty for local servers.",
+        widget=forms.TextInput(attrs={"placeholder": "OPENAI_API_KEY"}),
+    )
+    with_reasoning = forms.BooleanField(required=False, initial=True, label="With reasoning")
+    concurrency = forms.IntegerField(min_value=1, max_value=256, initial=4)
+    timeout_seconds = forms.FloatField(min_value=0.1, initial=60.0, label="Timeout (s)")
+    max_retries = forms.IntegerField(min_value=0, max_value=20, initial=4)
+    price_input_per_mtok = forms.FloatField(min_value=0, initial=0.0, label="$ per million input tokens")
+    price_output_per_mtok = forms.FloatField(min_value=0, initial=0.0, label="$ per million output tokens")
+
+    kind = Judge.Kind.RUBRIC
+
+
+class NliJudgeForm(forms.Form):
+    """An NLI judge: a local sequence-classification model, the reference scored in sliding windows."""
+
+    name = forms.CharField(max_length=100)
+    nli_model_path = forms.CharField(max_length=500, label="Model directory (on the server)")
+    nli_consistent_label = forms.CharField(
+        max_length=50, required=False, label="Consistent label",
+        help_text="The output class that means consistent; empty = read it from the model's config.",
+    )
+    nli_max_length = forms.IntegerField(min_value=16, max_value=8192, initial=512, label="Max tokens")
+    nli_overlap = forms.IntegerField(min_value=0, max_value=1024, initial=32, label="Window overlap (tokens)")
+    nli_batch_size = forms.IntegerField(min_value=1, max_value=1024, initial=32, label="Batch size (windows)")
+
+    kind = Judge.Kind.NLI
+
+
+JUDGE_FORMS: dict[str, type[forms.Form]] = {Judge.Kind.RUBRIC: RubricJudgeForm, Judge.Kind.NLI: NliJudgeForm}
+
+
+def judge_settings(form: forms.Form) -> dict[str, Any]:
+    """A valid judge form's values as create_judge/update_judge take them (the name apart)."""
+    return {name: value for name, value in form.cleaned_data.items() if name != "name"}
+
+
+def edit_form(judge: Judge, data: Any = None) -> forms.Form:
+    """The form of a judge's kind filled with its settings (``prefix`` keeps its fields apart on the page)."""
+    form_class = JUDGE_FORMS[judge.kind]
+    initial = {name: getattr(judge, name) for name in form_class.base_fields}
+    return form_class(data, initial=initial, prefix=f"judge-{judge.pk}")
+
+
+class TriageSettingsForm(forms.Form):
+    first_pass = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False, label="First pass",
+                                        empty_label="(none)")
+    explainer = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False, label="Explainer",
+                                       empty_label="(none)")
+    llm_flag_at_most = forms.IntegerField(min_value=1, max_value=5, label="Flag LLM scores at most")
+    nli_flag_below = forms.FloatField(min_value=0, max_value=1, label="Flag NLI p below")
+    blind_by_default = forms.BooleanField(required=False, label="Auditors score before seeing the judge (blind)")
+    audits_per_item = forms.IntegerField(min_value=1, max_value=20, label="Auditors per flagged output")
+
+    def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        judges = Judge.objects.filter(project=project).exclude(kind=Judge.Kind.IMPORTED)
+        self.fields["first_pass"].queryset = judges  # type: ignore[attr-defined]
+        self.fields["explainer"].queryset = judges.filter(kind=Judge.Kind.RUBRIC)  # type: ignore[attr-defined]
+
+
+RUN_SCOPES = [(JudgeRun.Scope.ALL, "All samples"), (JudgeRun.Scope.BATCH, "One batch"),
+              (JudgeRun.Scope.FLAGGED, "The flagged samples")]
+
+
+class StartRunForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none())
+    scope = forms.ChoiceField(choices=RUN_SCOPES, initial=JudgeRun.Scope.ALL)
+    batch = forms.ModelChoiceField(queryset=Batch.objects.none(), required=False, empty_label="(scope: one batch)")
+
+    def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = (  # type: ignore[attr-defined]
+            Judge.objects.filter(project=project).exclude(kind=Judge.Kind.IMPORTED)
+        )
+        self.fields["batch"].queryset = Batch.objects.filter(project=project).order_by("position", "id")  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("scope") == JudgeRun.Scope.BATCH and cleaned.get("batch") is None:
+            self.add_error("batch", "Choose the batch to judge (the scope is one batch).")
+        return cleaned
+
+
+class StartTriageForm(forms.Form):
+    batch = forms.ModelChoiceField(queryset=Batch.objects.none(), required=False, empty_label="(every sample)")
+
+    def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["batch"].queryset = Batch.objects.filter(project=project).order_by("position", "id")  # type: ignore[attr-defined]
+
+
+class PromptForm(forms.Form):
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false"}), strip=False)
+    note = forms.CharField(max_length=300, required=False, label="What changed (kept with the version)")
+
+
+PROMPT_KINDS = {kind.value for kind in PromptVersion.Kind}

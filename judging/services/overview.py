@@ -1,0 +1,74 @@
+"""What the judges and run pages show, read from the database (no writes here)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Avg, Count, Q, QuerySet, Sum
+
+from annotate.models import Project
+from judging.models import Judge, Judgement, JudgeRun
+
+RECENT_RUNS = 10
+
+
+@dataclass(frozen=True)
+class JudgeRow:
+    judge: Judge
+    key_set: bool  # the API-key variable is set in this server's environment (its value is never read out)
+    runs: int
+
+
+def api_key_is_set(variable: str) -> bool:
+    """Whether the named environment variable holds something; the value itself never leaves this function."""
+    return bool(variable) and bool(os.environ.get(variable))
+
+
+def judge_rows(project: Project) -> list[JudgeRow]:
+    judges = Judge.objects.filter(project=project).annotate(run_count=Count("runs")).order_by("name")
+    return [JudgeRow(judge=judge, key_set=api_key_is_set(judge.api_key_env), runs=judge.run_count) for judge in judges]
+
+
+def recent_runs(project: Project, limit: int = RECENT_RUNS) -> list[JudgeRun]:
+    return list(
+        JudgeRun.objects.filter(project=project).select_related("judge", "batch", "rubric").order_by("-created_at", "-id")[
+            :limit
+        ]
+    )
+
+
+def run_figures(run: JudgeRun) -> dict[str, Any]:
+    """A run's counts from its judgements (what is stored, not what the progress row says), with its cost.
+
+    ``mean_latency`` is over the calls actually made: an answer from the cache took no endpoint time.
+    """
+    status = Judgement.Status
+    found = run.judgements.aggregate(
+        judged=Count("id"),
+        scored=Count("id", filter=Q(status=status.OK)),
+        parse_errors=Count("id", filter=Q(status=status.PARSE_ERROR)),
+        errors=Count("id", filter=Q(status=status.ERROR)),
+        from_cache=Count("id", filter=Q(cached=True)),  # not "cached": the filter below names that field
+        cost=Sum("cost"),
+        mean_latency=Avg("latency_seconds", filter=Q(cached=False)),
+        input_tokens=Sum("input_tokens"),
+        output_tokens=Sum("output_tokens"),
+    )
+    found["cached"] = found.pop("from_cache")
+    return {
+        "items": run.total,
+        **found,
+        "calls": run.calls,
+        "seconds": run.seconds,
+        "rubric_version": run.rubric.number if run.rubric_id else None,
+    }
+
+
+def run_judgements(run: JudgeRun, status: str = "") -> QuerySet[Judgement]:
+    """The run's judgements in the order they were made, of one status when asked."""
+    rows = run.judgements.select_related("sample").order_by("id")
+    if status:
+        rows = rows.filter(status=status)
+    return rows
