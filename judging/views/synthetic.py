@@ -1,7 +1,233 @@
-"""Placeholder: the synthetic pages arrive with their helper."""
+"""Synthetic hallucination sets (admins): make a set, follow its rewriting, run judges over it, read the tables.
+
+Thin: forms read the typed values, judging.services.synthetic and runs decide
+and write, and a refusal is shown beside the form with nothing written.
+"""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from collections import defaultdict
+from typing import Any
 
-urlpatterns: list[URLPattern] = []
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotate.models import Project
+from judging import access
+from judging import synthetic as nesting
+from judging.charts import sensitivity_chart
+from judging.models import Judge, PromptVersion, SyntheticItem, SyntheticRewrite, SyntheticSet
+from judging.services.judges import JudgeSettingsError
+from judging.services.runs import start_run
+from judging.services.synthetic import (
+    SyntheticSetError,
+    create_synthetic_set,
+    import_rewrites,
+    output_sentences,
+    paper_tables,
+    resume_synthetic_set,
+    synthetic_summary,
+)
+from judging.tables import RESIDUAL_COLUMNS
+
+EXAMPLE_OUTPUTS = 2
+MAX_IMPORT_BYTES = 20 * 1024 * 1024
+
+
+class SyntheticSetForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    writer = forms.ModelChoiceField(queryset=Judge.objects.none(), label="Writer (a rubric judge's endpoint)")
+    seed = forms.IntegerField(min_value=0, initial=0, help_text="Seeds the order in which sentences are replaced.")
+
+    def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["writer"].queryset = Judge.objects.filter(  # type: ignore[attr-defined]
+            project=project, kind=Judge.Kind.RUBRIC)
+
+
+class SyntheticImportForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    file = forms.FileField(label="Rewrites (JSONL)",
+                           help_text='One line per rewrite: {"sample", "sentence", "type", "rewritten"}.')
+    seed = forms.IntegerField(min_value=0, initial=0)
+
+
+class SyntheticRunForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none())
+
+    def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = Judge.objects.filter(  # type: ignore[attr-defined]
+            project=project).exclude(kind=Judge.Kind.IMPORTED)
+
+
+def _refuse(form: forms.Form, error: SyntheticSetError | JudgeSettingsError) -> None:
+    form.add_error(error.field if error.field in form.fields else None, str(error))
+
+
+def _render_sets(request: HttpRequest, project: Project, status: int = 200, **bound: Any) -> HttpResponse:
+    prompts = {kind: PromptVersion.objects.filter(project=project, kind=kind).order_by("-number").first()
+               for kind in nesting.HALLUCINATION_TYPES}
+    context = {
+        "project": project,
+        "sets": SyntheticSet.objects.filter(project=project).select_related("writer").order_by("-created_at", "-id"),
+        "create_form": bound.get("create_form") or SyntheticSetForm(project),
+        "import_form": bound.get("import_form") or SyntheticImportForm(auto_id="import_%s"),
+        "prompts": [{"kind": kind, "version": version} for kind, version in prompts.items()],
+        "writers": Judge.objects.filter(project=project, kind=Judge.Kind.RUBRIC).exists(),
+    }
+    return render(request, "judging/synthetic.html", context, status=status)
+
+
+@require_GET
+@login_required
+def synthetic_sets(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.get_project_for_judging_admin(request.user, slug)
+    return _render_sets(request, project)
+
+
+@require_POST
+@login_required
+def synthetic_create(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.get_project_for_judging_admin(request.user, slug)
+    form = SyntheticSetForm(project, request.POST)
+    if form.is_valid():
+        try:
+            created = create_synthetic_set(project, name=form.cleaned_data["name"], writer=form.cleaned_data["writer"],
+                                           seed=form.cleaned_data["seed"], by=request.user)
+        except SyntheticSetError as error:
+            _refuse(form, error)
+        else:
+            messages.success(request, f"Set {created.name!r} created: {created.total} rewrites queued.")
+            return _to_set(request, project, created)
+    return _render_sets(request, project, status=400, create_form=form)
+
+
+@require_POST
+@login_required
+def synthetic_import(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.get_project_for_judging_admin(request.user, slug)
+    form = SyntheticImportForm(request.POST, request.FILES, auto_id="import_%s")  # ids apart from the create form's
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        if upload.size > MAX_IMPORT_BYTES:
+            form.add_error("file", f"{upload.name} is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB")
+        else:
+            try:
+                created = import_rewrites(project, form.cleaned_data["name"], upload.read(), upload.name,
+                                          seed=form.cleaned_data["seed"], by=request.user)
+            except SyntheticSetError as error:
+                # One message per problem (file, line, field), as many as the service names.
+                for problem in error.problems[:20]:
+                    form.add_error(error.field if error.field in form.fields else None, problem)
+            else:
+                messages.success(request, f"Set {created.name!r} imported.")
+                return _to_set(request, project, created)
+    return _render_sets(request, project, status=400, import_form=form)
+
+
+def _to_set(request: HttpRequest, project: Project, synthetic_set: SyntheticSet) -> HttpResponse:
+    url = reverse("judging-synthetic-set", args=[project.slug, synthetic_set.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
+
+
+def _residual_rows(residual: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{**row, "cells": [{"column": column, "mean": row[column], "pairs": row["pairs"][column]}
+                              for column in (*RESIDUAL_COLUMNS, "overall")]} for row in residual["rows"]]
+
+
+def _examples(synthetic_set: SyntheticSet) -> list[dict[str, Any]]:
+    """A few outputs with every version, each sentence marked when it is a rewrite (and in which order)."""
+    golds = list(synthetic_set.items.filter(type=SyntheticItem.Type.GOLD).select_related("sample")
+                 .order_by("sample_id")[:EXAMPLE_OUTPUTS])
+    if not golds:
+        return []
+    samples = [gold.sample_id for gold in golds]
+    written: dict[tuple[int, str], dict[int, str]] = defaultdict(dict)
+    for rewrite in synthetic_set.rewrites.filter(sample_id__in=samples, status=SyntheticRewrite.Status.OK):
+        written[(rewrite.sample_id, rewrite.type)][rewrite.sentence_index] = rewrite.rewritten
+    versions: dict[int, list[SyntheticItem]] = defaultdict(list)
+    for item in synthetic_set.items.filter(sample_id__in=samples).exclude(type=SyntheticItem.Type.GOLD):
+        versions[item.sample_id].append(item)
+    examples = []
+    for gold in golds:
+        spans = output_sentences(gold.sample)
+        rows = [{"type": "gold", "percent": 0, "replaced": [], "pieces": [{"text": gold.text, "order": None}]}]
+        for item in versions[gold.sample_id]:
+            pieces = nesting.marked_pieces(gold.text, spans, written[(gold.sample_id, item.type)], item.replaced)
+            rows.append({"type": item.type, "percent": item.percent, "replaced": item.replaced, "pieces": pieces})
+        examples.append({"sample": gold.sample, "source": gold.sample.passage.text, "versions": rows})
+    return examples
+
+
+@require_GET
+@login_required
+def synthetic_set_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The set: progress (the htmx poll gets only that part), examples, the three tables and the chart."""
+    synthetic_set = access.get_synthetic_set_for_admin(request.user, slug, pk)
+    project = synthetic_set.project
+    if request.htmx:
+        return render(request, "judging/_synthetic_progress.html", {"project": project, "set": synthetic_set})
+    tables = paper_tables(synthetic_set)
+    context = {
+        "project": project,
+        "set": synthetic_set,
+        "summary": synthetic_summary(synthetic_set),
+        "examples": _examples(synthetic_set),
+        "tables": tables,
+        "residual_rows": _residual_rows(tables["residual"]),
+        "chart": sensitivity_chart(tables["sensitivity"]),
+        "run_form": SyntheticRunForm(project),
+    }
+    return render(request, "judging/synthetic_set.html", context)
+
+
+@require_POST
+@login_required
+def synthetic_run(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Start a run of a judge over the set's items (each judge's latest run feeds the tables)."""
+    synthetic_set = access.get_synthetic_set_for_admin(request.user, slug, pk)
+    project = synthetic_set.project
+    form = SyntheticRunForm(project, request.POST)
+    if form.is_valid():
+        try:
+            run = start_run(project, form.cleaned_data["judge"], scope="synthetic", synthetic_set=synthetic_set,
+                            by=request.user)
+        except JudgeSettingsError as error:
+            _refuse(form, error)
+        else:
+            messages.success(request, f"Run {run.pk} of {run.judge.name} over the set queued.")
+            return _to_set(request, project, synthetic_set)
+    for problem in form.errors.get("__all__", []) + form.errors.get("judge", []):
+        messages.error(request, f"No run started: {problem}")
+    return _to_set(request, project, synthetic_set)
+
+
+@require_POST
+@login_required
+def synthetic_resume(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Queue the set again: what is missing is written, and with retry_failed the failed rewrites are asked again."""
+    synthetic_set = access.get_synthetic_set_for_admin(request.user, slug, pk)
+    try:
+        resume_synthetic_set(synthetic_set, retry_failed=request.POST.get("retry_failed") == "1")
+    except SyntheticSetError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Set {synthetic_set.name!r} queued again.")
+    return _to_set(request, synthetic_set.project, synthetic_set)
+
+
+urlpatterns = [
+    path("projects/<slug:slug>/synthetic/", synthetic_sets, name="judging-synthetic"),
+    path("projects/<slug:slug>/synthetic/new/", synthetic_create, name="judging-synthetic-create"),
+    path("projects/<slug:slug>/synthetic/import/", synthetic_import, name="judging-synthetic-import"),
+    path("projects/<slug:slug>/synthetic/<int:pk>/", synthetic_set_page, name="judging-synthetic-set"),
+    path("projects/<slug:slug>/synthetic/<int:pk>/runs/", synthetic_run, name="judging-synthetic-run"),
+    path("projects/<slug:slug>/synthetic/<int:pk>/resume/", synthetic_resume, name="judging-synthetic-resume"),
+]

@@ -1,0 +1,118 @@
+"""The paper's three tables over judgements of synthetic items: residual, sensitivity, cost. Pure: no Django.
+
+A row is one judgement of one synthetic item, a mapping with:
+    judge, mode         who judged, and how ("reasoning", "score only", an NLI judge)
+    type, percent       "gold" (0%), "intrinsic" or "extrinsic" (20..100%)
+    expected            5 for gold, 1 for a hallucinated version
+    score               the display score (1..5, or 1 + 4p for NLI), None when the judgement failed
+    latency, output_tokens, cost    per call; None where unknown
+    sample              (optional) the output the item was made from
+    cached              (optional) true when the judgement was answered from the call cache, without a call
+
+Failed judgements (score None) are left out of every mean and counted apart,
+never replaced by a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from statistics import fmean
+from typing import Any
+
+from judging.synthetic import DEFAULT_SENTENCES_PER_OUTPUT, GOLD, HALLUCINATION_TYPES, percent_steps
+
+Row = Mapping[str, Any]
+RESIDUAL_COLUMNS = (GOLD, *HALLUCINATION_TYPES)
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [float(value) for value in values if value is not None]
+    return fmean(present) if present else None
+
+
+def _by_judge(rows: Iterable[Row]) -> dict[tuple[str, str], list[Row]]:
+    """Rows grouped per (judge, mode), in the order judges first appear."""
+    grouped: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        grouped.setdefault((str(row["judge"]), str(row["mode"])), []).append(row)
+    return grouped
+
+
+def _scored(rows: Iterable[Row]) -> list[Row]:
+    return [row for row in rows if row["score"] is not None]
+
+
+def residual_table(rows: Iterable[Row]) -> dict[str, Any]:
+    """Mean |expected - score| per judge, per type and overall.
+
+    Overall is the mean over all the judge's pairs, not the mean of the three
+    columns: the columns hold different numbers of pairs (five hallucinated
+    versions per gold output and type), and the paper averages pairs.
+    """
+    table = []
+    for (judge, mode), judge_rows in _by_judge(rows).items():
+        scored = _scored(judge_rows)
+        residuals = {column: [abs(row["expected"] - row["score"]) for row in scored if row["type"] == column]
+                     for column in RESIDUAL_COLUMNS}
+        every = [abs(row["expected"] - row["score"]) for row in scored]
+        entry: dict[str, Any] = {"judge": judge, "mode": mode}
+        entry.update({column: _mean(values) for column, values in residuals.items()})
+        entry["overall"] = _mean(every)
+        entry["pairs"] = {**{column: len(values) for column, values in residuals.items()}, "overall": len(every)}
+        entry["failed"] = len(judge_rows) - len(scored)
+        table.append(entry)
+    return {"columns": [*RESIDUAL_COLUMNS, "overall"], "rows": table}
+
+
+def sensitivity_table(
+    rows: Iterable[Row], *, sentences_per_output: int = DEFAULT_SENTENCES_PER_OUTPUT
+) -> dict[str, Any]:
+    """Mean score at each percentage step per judge and type, and delta per step = (mean at 100% - mean at 0%) / n.
+
+    The 0% step of a type is the gold outputs. When rows name their sample,
+    only the gold outputs that also have items of that type (for that judge)
+    count, so both ends of the delta are measured on the same outputs.
+    """
+    percents = percent_steps(sentences_per_output)
+    table = []
+    for (judge, mode), judge_rows in _by_judge(rows).items():
+        gold = [row for row in judge_rows if row["type"] == GOLD]
+        for hallucination_type in HALLUCINATION_TYPES:
+            typed = [row for row in judge_rows if row["type"] == hallucination_type]
+            if not typed:
+                continue
+            samples = {row.get("sample") for row in typed}
+            base = [row for row in gold if row.get("sample") is None or row.get("sample") in samples]
+            steps = []
+            for percent in percents:
+                at_step = base if percent == 0 else [row for row in typed if row["percent"] == percent]
+                scored = _scored(at_step)
+                steps.append({"percent": percent, "mean": _mean(row["score"] for row in scored),
+                              "pairs": len(scored), "failed": len(at_step) - len(scored)})
+            first, last = steps[0]["mean"], steps[-1]["mean"]
+            delta = None if first is None or last is None else (last - first) / sentences_per_output
+            table.append({
+                "judge": judge, "mode": mode, "type": hallucination_type, "steps": steps, "delta": delta,
+                "failed": sum(step["failed"] for step in steps),
+            })
+    return {"percents": percents, "rows": table}
+
+
+def cost_table(rows: Iterable[Row]) -> dict[str, Any]:
+    """Mean latency (seconds), output tokens and price (US dollars) per call, per judge and mode.
+
+    Only calls actually sent count: a judgement answered from the call cache
+    (row "cached" true) cost nothing and took no time, so it is counted apart.
+    Each mean is over the calls that report that figure (an NLI judge reports
+    no tokens and no price; a local server may report no tokens).
+    """
+    table = []
+    for (judge, mode), judge_rows in _by_judge(rows).items():
+        scored = _scored(judge_rows)
+        called = [row for row in scored if not row.get("cached")]
+        entry: dict[str, Any] = {"judge": judge, "mode": mode, "calls": len(called),
+                                 "cached": len(scored) - len(called), "failed": len(judge_rows) - len(scored)}
+        for figure in ("latency", "output_tokens", "cost"):
+            entry[figure] = _mean(row.get(figure) for row in called)
+        table.append(entry)
+    return {"rows": table}
