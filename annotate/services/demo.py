@@ -21,6 +21,7 @@ from annotate.services.ingest import ImportFailed, import_batches, parse_samples
 from annotate.services.pairs.demo import DEMO_PAIR_JUDGES, DEMO_PAIR_LABELERS, load_pair_demo
 from annotate.services.projects import add_member, assign_annotators, create_project
 from annotate.services.spans import create_span, mark_sample_done
+from judging.services.demo import DEMO_AUDITORS, load_judging_demo
 
 DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo.jsonl"
 DEMO_PASSWORD = "demo"  # noqa: S105 - a public demo password; `make run` prints it
@@ -54,7 +55,7 @@ def load_demo_data(path: Path | str = DEMO_FILE) -> Project:
     User = get_user_model()
     admin = User.objects.create_superuser(username="admin", email="", password=DEMO_PASSWORD)
     names = DEMO_ANNOTATORS + DEMO_ROUND_ONE_ANNOTATORS
-    everyone = dict.fromkeys((*names, *DEMO_PAIR_LABELERS, *DEMO_PAIR_JUDGES))
+    everyone = dict.fromkeys((*names, *DEMO_PAIR_LABELERS, *DEMO_PAIR_JUDGES, *DEMO_AUDITORS))
     people = {name: User.objects.create_user(username=name, password=DEMO_PASSWORD) for name in everyone}
     project = create_project(DEMO_PROJECT_NAME, slug=DEMO_PROJECT_SLUG, owner=admin)
     for name in names:
@@ -64,6 +65,7 @@ def load_demo_data(path: Path | str = DEMO_FILE) -> Project:
     assign_annotators(batches[DEMO_FIRST_BATCH], [people[name] for name in DEMO_ANNOTATORS], round=1)
     annotate_round_one(batches[DEMO_SECOND_BATCH], [people[name] for name in DEMO_ROUND_ONE_ANNOTATORS])
     load_pair_demo(admin, people)
+    load_judging_demo(admin, people)
     return project
 
 

@@ -1,7 +1,182 @@
-"""Placeholder: the judges API arrives with its helper."""
+"""The judges API (project admins): judges, judge runs with their progress and judgements, and imports.
+
+Same rules as the pages (judging.access): outsiders and pairs projects 404, a
+role other than admin 403 (annotators work blind and never see judges),
+anonymous callers 401. Writes go through the services, which name the field
+at fault (400 ``{"field": ["message"]}``).
+"""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.db.models import QuerySet
+from django.urls import path, re_path
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
-urlpatterns: list[URLPattern] = []
+from annotate.api.schema import integer
+from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.models import Batch
+from judging import access
+from judging.api.serializers import (
+    ImportErrorsSerializer,
+    JudgeCreateSerializer,
+    JudgementImportReportSerializer,
+    JudgementImportRequestSerializer,
+    JudgementSerializer,
+    JudgeRunDetailSerializer,
+    JudgeRunRequestSerializer,
+    JudgeRunSerializer,
+    JudgeSerializer,
+)
+from judging.models import Judge, Judgement, JudgeRun
+from judging.services import ingest, runs
+from judging.services.judges import JudgeSettingsError, create_judge
+
+FOR_ADMINS = OpenApiResponse(
+    ErrorSerializer, description="Only the project's admins manage its judges (annotators work blind; auditors audit)."
+)
+RUN_ID = OpenApiParameter("id", integer(1, MAX_ID), OpenApiParameter.PATH, description="The judge run's id.")
+
+
+def _refused(error: JudgeSettingsError) -> ValidationError:
+    return ValidationError({error.field: [str(error)]})
+
+
+class JudgeListView(generics.GenericAPIView):
+    serializer_class = JudgeSerializer
+    pagination_class = None
+
+    def get_queryset(self) -> QuerySet[Judge]:
+        return Judge.objects.none()  # the schema's; the views look the project up for the caller
+
+    @extend_schema(responses={200: JudgeSerializer(many=True), 403: FOR_ADMINS})
+    def get(self, request: Request, slug: str) -> Response:
+        """The project's judges (admins): rubric, NLI and imported, with their settings (an API key's variable
+        name, never a key)."""
+        project = access.get_project_for_judging_admin(request.user, slug)
+        return Response(JudgeSerializer(Judge.objects.filter(project=project).order_by("name"), many=True).data)
+
+    @extend_schema(request=JudgeCreateSerializer, responses={201: JudgeSerializer, 403: FOR_ADMINS})
+    def post(self, request: Request, slug: str) -> Response:
+        """Create a rubric or NLI judge (admins). A setting that cannot be used gets 400 naming the field."""
+        project = access.get_project_for_judging_admin(request.user, slug)
+        body = JudgeCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        settings = dict(body.validated_data)
+        try:
+            judge = create_judge(project, name=settings.pop("name"), kind=settings.pop("kind"), by=request.user,
+                                 **settings)
+        except JudgeSettingsError as error:
+            raise _refused(error) from None
+        return Response(JudgeSerializer(judge).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeRunListView(generics.GenericAPIView):
+    serializer_class = JudgeRunSerializer
+
+    def get_queryset(self) -> QuerySet[JudgeRun]:
+        return JudgeRun.objects.none()  # the schema's
+
+    @extend_schema(responses={200: JudgeRunSerializer(many=True), 403: FOR_ADMINS})
+    def get(self, request: Request, slug: str) -> Response:
+        """The project's judge runs, newest first, with their progress (admins)."""
+        project = access.get_project_for_judging_admin(request.user, slug)
+        found = JudgeRun.objects.filter(project=project).select_related("judge", "rubric").order_by("-created_at", "-id")
+        page = self.paginate_queryset(found)
+        return self.get_paginated_response(JudgeRunSerializer(page, many=True).data)
+
+    @extend_schema(request=JudgeRunRequestSerializer, responses={201: JudgeRunSerializer, 403: FOR_ADMINS})
+    def post(self, request: Request, slug: str) -> Response:
+        """Start a run of a rubric or NLI judge in the background (admins): over every sample, one batch, or the
+        flagged ones. Poll /api/judge-runs/{id}/ for its progress."""
+        project = access.get_project_for_judging_admin(request.user, slug)
+        body = JudgeRunRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        options = body.validated_data
+        judge = Judge.objects.filter(project=project, pk=options["judge"]).first()
+        if judge is None:
+            raise ValidationError({"judge": [f"no judge {options['judge']} in project {project.slug!r}"]})
+        batch = None
+        if options["scope"] == JudgeRun.Scope.BATCH:
+            if options.get("batch") is None:
+                raise ValidationError({"batch": ["scope batch needs the batch's id"]})
+            batch = Batch.objects.filter(project=project, pk=options["batch"]).first()
+            if batch is None:
+                raise ValidationError({"batch": [f"no batch {options['batch']} in project {project.slug!r}"]})
+        elif options.get("batch") is not None:
+            raise ValidationError({"batch": [f"a batch is given only with scope batch, not {options['scope']}"]})
+        try:
+            run = runs.start_run(project, judge, scope=options["scope"], batch=batch, by=request.user)
+        except JudgeSettingsError as error:
+            raise _refused(error) from None
+        return Response(JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeRunDetailView(APIView):
+    @extend_schema(parameters=[RUN_ID], responses={200: JudgeRunDetailSerializer, 403: FOR_ADMINS})
+    def get(self, request: Request, id: str) -> Response:
+        """A judge run's progress (status, done of total, scored, failed, calls, cached) and summary (admins)."""
+        run = access.get_run_for_admin(request.user, int(id))
+        return Response(JudgeRunDetailSerializer(run).data)
+
+
+class JudgeRunJudgementsView(generics.GenericAPIView):
+    serializer_class = JudgementSerializer
+
+    def get_queryset(self) -> QuerySet[Judgement]:
+        return Judgement.objects.none()  # the schema's
+
+    @extend_schema(parameters=[RUN_ID], responses={200: JudgementSerializer(many=True), 403: FOR_ADMINS})
+    def get(self, request: Request, id: str) -> Response:
+        """A run's judgements in call order (admins): status, score or p, reasoning, the raw answer, latency,
+        tokens, cost. A parse error or endpoint error has no score, never a guessed one."""
+        run = access.get_run_for_admin(request.user, int(id))
+        found = run.judgements.select_related("sample", "prompt_version").order_by("id")
+        page = self.paginate_queryset(found)
+        return self.get_paginated_response(JudgementSerializer(page, many=True).data)
+
+
+class JudgementImportView(APIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        request={"multipart/form-data": JudgementImportRequestSerializer},
+        responses={
+            201: JudgementImportReportSerializer,
+            400: OpenApiResponse(
+                ImportErrorsSerializer,
+                description="Nothing was imported: `file` lists every problem (or another field names what is wrong).",
+            ),
+            403: FOR_ADMINS,
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        """Import judge outputs made elsewhere (admins): JSONL files, all or nothing. Each judge name becomes an
+        imported judge with one new run; a line naming a sample that does not exist is refused with its line."""
+        project = access.get_project_for_judging_admin(request.user, slug)
+        body = JudgementImportRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        uploads = request.FILES.getlist("file")
+        files = [(upload.name or "upload.jsonl", upload.read()) for upload in uploads]
+        try:
+            report = ingest.import_judgements(project, files, by=request.user, flag=body.validated_data["flag"])
+        except ingest.JudgementImportFailed as error:
+            extra = [f"... and {error.total - len(error.messages)} more"] if error.total > len(error.messages) else []
+            raise ValidationError({"file": [*error.messages, *extra]}) from None
+        return Response(report.as_dict(), status=status.HTTP_201_CREATED)
+
+
+# Ids as [0-9]{1,18}, like annotate's, so a longer number names no object (404, not 500).
+urlpatterns = [
+    path("projects/<slug:slug>/judges/", JudgeListView.as_view(), name="judging-api-judges"),
+    path("projects/<slug:slug>/judge-runs/", JudgeRunListView.as_view(), name="judging-api-runs"),
+    path("projects/<slug:slug>/judgements/import/", JudgementImportView.as_view(), name="judging-api-import"),
+    re_path(r"^judge-runs/(?P<id>[0-9]{1,18})/$", JudgeRunDetailView.as_view(), name="judging-api-run"),
+    re_path(r"^judge-runs/(?P<id>[0-9]{1,18})/judgements/$", JudgeRunJudgementsView.as_view(),
+            name="judging-api-run-judgements"),
+]

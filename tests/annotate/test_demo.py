@@ -78,6 +78,7 @@ def test_load_demo_creates_accounts_project_batches_and_samples() -> None:
         "bob": Membership.Role.ANNOTATOR,
         "carol": Membership.Role.ANNOTATOR,
         "dave": Membership.Role.ANNOTATOR,
+        "grace": Membership.Role.AUDITOR,
     }
     assert sorted(project.batches.values_list("name", flat=True)) == ["demo-batch-1", "demo-batch-2"]
     assert Sample.objects.filter(project=project).count() == 30

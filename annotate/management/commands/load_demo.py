@@ -14,7 +14,7 @@ from annotate.services.pairs.demo import DEMO_PAIRS_SLUG
 
 class Command(BaseCommand):
     help = (
-        "Load the demo users (admin, alice, bob, carol, dave; password 'demo'), project and samples "
+        "Load the demo users (admin, alice, bob, carol, dave, erin, frank, grace; password 'demo'), project and samples "
         "into an empty database."
     )
 
@@ -40,6 +40,6 @@ class Command(BaseCommand):
             self.style.SUCCESS(
                 f"Loaded project {project.slug!r}: {project.batches.count()} batches, {project.samples.count()} "
                 f"samples; pairs project {DEMO_PAIRS_SLUG!r}: {pair_items} items; users admin, alice, bob, "
-                f"carol, dave, erin, frank with password {DEMO_PASSWORD!r}."
+                f"carol, dave, erin, frank, grace with password {DEMO_PASSWORD!r}."
             )
         )

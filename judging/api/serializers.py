@@ -1,0 +1,193 @@
+"""The judging API's serializers: what the judge and run endpoints read and answer (they are also the schema).
+
+Request serializers check shapes only (types, lengths, ranges a column can
+hold); the services (judging.services.judges, .runs, .ingest) check meaning
+and name the field at fault.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotate.api.serializers import MAX_ID
+from judging.models import Judge, Judgement, JudgeRun
+from judging.models.judges import SCORE_LABELS
+from judging.services.judges import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_SECONDS
+
+RUN_SCOPES = [JudgeRun.Scope.ALL, JudgeRun.Scope.BATCH, JudgeRun.Scope.FLAGGED]
+
+
+class JudgeSerializer(serializers.ModelSerializer):
+    mode = serializers.CharField(read_only=True, help_text='"reasoning" or "score only" for rubric judges, else the kind.')
+    api_key_env = serializers.CharField(
+        read_only=True,
+        help_text="The NAME of the environment variable holding the endpoint's key (blank: none needed); the key "
+        "itself is never stored.",
+    )
+
+    class Meta:
+        model = Judge
+        fields = [
+            "id", "name", "kind", "mode", "base_url", "model", "api_key_env", "with_reasoning", "concurrency",
+            "timeout_seconds", "max_retries", "price_input_per_mtok", "price_output_per_mtok", "nli_model_path",
+            "nli_max_length", "nli_overlap", "nli_batch_size", "nli_consistent_label", "created_at",
+        ]
+        read_only_fields = fields
+
+
+class JudgeCreateSerializer(serializers.Serializer):
+    """A new rubric or NLI judge. Send only the settings of its kind; the others are refused by name."""
+
+    name = serializers.CharField(max_length=100, help_text="Unique in the project.")
+    kind = serializers.ChoiceField(
+        choices=[Judge.Kind.RUBRIC, Judge.Kind.NLI],
+        help_text="rubric: an OpenAI-compatible chat endpoint; nli: a local sequence-classification model. "
+        "Imported judges are made by importing their outputs.",
+    )
+    base_url = serializers.CharField(max_length=500, required=False, help_text="rubric: e.g. http://localhost:11434/v1")
+    model = serializers.CharField(max_length=200, required=False, help_text="rubric: the endpoint's model name.")
+    api_key_env = serializers.CharField(
+        max_length=100, required=False, allow_blank=True,
+        help_text="rubric: the NAME of the environment variable holding the key (e.g. OPENAI_API_KEY), never the key.",
+    )
+    with_reasoning = serializers.BooleanField(required=False, help_text="rubric: reasoning then score (default), or "
+                                              "score only.")
+    concurrency = serializers.IntegerField(min_value=1, max_value=MAX_CONCURRENCY, required=False)
+    timeout_seconds = serializers.FloatField(min_value=0, max_value=MAX_TIMEOUT_SECONDS, required=False)
+    max_retries = serializers.IntegerField(min_value=0, max_value=MAX_RETRIES, required=False)
+    price_input_per_mtok = serializers.FloatField(
+        min_value=0, max_value=1e9, required=False, help_text="US dollars per million input tokens."
+    )
+    price_output_per_mtok = serializers.FloatField(
+        min_value=0, max_value=1e9, required=False, help_text="US dollars per million output tokens."
+    )
+    nli_model_path = serializers.CharField(max_length=500, required=False, help_text="nli: a local model directory.")
+    nli_max_length = serializers.IntegerField(min_value=16, max_value=100_000, required=False)
+    nli_overlap = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
+    nli_batch_size = serializers.IntegerField(min_value=1, max_value=4096, required=False)
+    nli_consistent_label = serializers.CharField(max_length=50, required=False, allow_blank=True)
+
+
+class JudgeRunSerializer(serializers.ModelSerializer):
+    judge_name = serializers.CharField(source="judge.name", read_only=True)
+    rubric_version = serializers.IntegerField(
+        source="rubric.number", read_only=True, allow_null=True, default=None,
+        help_text="The rubric version the run used (rubric judges).",
+    )
+    percent = serializers.IntegerField(read_only=True, help_text="done / total, 0..100.")
+    seconds = serializers.FloatField(read_only=True, allow_null=True, help_text="Wall time, once finished.")
+
+    class Meta:
+        model = JudgeRun
+        fields = [
+            "id", "judge", "judge_name", "scope", "purpose", "batch", "synthetic_set", "status", "total", "done",
+            "percent", "scored", "failed", "calls", "cached", "flagged", "error", "rubric_version", "created_at",
+            "started_at", "finished_at", "seconds",
+        ]
+        read_only_fields = fields
+
+
+class JudgeRunRequestSerializer(serializers.Serializer):
+    judge = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="The id of a rubric or NLI judge of "
+                                     "the project.")
+    scope = serializers.ChoiceField(
+        choices=RUN_SCOPES, default=JudgeRun.Scope.ALL,
+        help_text="all: every sample of the project; batch: the samples of `batch`; flagged: the audit queue's.",
+    )
+    batch = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, required=False, allow_null=True, help_text="The batch's id (scope batch)."
+    )
+
+
+class RunSummarySerializer(serializers.Serializer):
+    """The `judge --json` object without its judgements."""
+
+    run = serializers.IntegerField()
+    judge = serializers.CharField(help_text="The judge's name.")
+    mode = serializers.CharField(help_text='"reasoning", "score only", or the judge\'s kind.')
+    status = serializers.ChoiceField(choices=JudgeRun.Status.values)
+    error = serializers.CharField(allow_blank=True, help_text="Why the run failed, if it did.")
+    items = serializers.IntegerField(help_text="Samples the run judges.")
+    scored = serializers.IntegerField()
+    failed = serializers.IntegerField(help_text="parse_error or error: no score.")
+    calls = serializers.IntegerField(help_text="Endpoint requests sent, retries included.")
+    cached = serializers.IntegerField(help_text="Judgements answered from the call cache, without a call.")
+    flagged = serializers.IntegerField(help_text="First-pass runs: outputs sent to the audit queue.")
+    seconds = serializers.FloatField(allow_null=True, help_text="Wall time, once finished.")
+
+
+class JudgeRunDetailSerializer(JudgeRunSerializer):
+    summary = serializers.SerializerMethodField()
+
+    class Meta(JudgeRunSerializer.Meta):
+        fields = [*JudgeRunSerializer.Meta.fields, "summary"]
+        read_only_fields = fields
+
+    @extend_schema_field(RunSummarySerializer)
+    def get_summary(self, run: JudgeRun) -> dict[str, Any]:
+        from judging.services.runs import run_summary
+
+        summary = run_summary(run, with_judgements=False)
+        return {name: summary.get(name) for name in RunSummarySerializer().fields}
+
+
+class JudgementSerializer(serializers.ModelSerializer):
+    sample_external_id = serializers.CharField(source="sample.external_id", read_only=True, allow_null=True,
+                                               default=None)
+    p = serializers.FloatField(source="probability", read_only=True, allow_null=True,
+                               help_text="NLI judges: P(consistent), the max over the reference's windows.")
+    display_score = serializers.FloatField(
+        read_only=True, allow_null=True, help_text="The score, or 1 + 4p for an NLI judge (our scaling); null unless ok."
+    )
+    label = serializers.SerializerMethodField(help_text='The rubric level\'s label ("very faithful"), null if no score.')
+    prompt_version = serializers.IntegerField(source="prompt_version.number", read_only=True, allow_null=True,
+                                              default=None)
+
+    class Meta:
+        model = Judgement
+        fields = [
+            "id", "sample", "sample_external_id", "synthetic_item", "status", "score", "p", "display_score", "label",
+            "reasoning", "raw", "error", "prompt_version", "request_mode", "latency_seconds", "input_tokens",
+            "output_tokens", "cost", "cached", "attempts", "created_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_label(self, judgement: Judgement) -> str | None:
+        return SCORE_LABELS.get(judgement.score) if judgement.score is not None else None
+
+
+class JudgementImportRequestSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="JSONL, one judgement a line (README: LLM judges and audit). Repeat the field to send several files."
+    )
+    flag = serializers.BooleanField(
+        default=False, help_text="Flag each imported run's outputs below the project's thresholds for audit."
+    )
+
+
+class ImportedRunSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    judge = serializers.CharField()
+    judge_created = serializers.BooleanField(help_text="False when an imported judge of that name was reused.")
+    items = serializers.IntegerField()
+    scored = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    flagged = serializers.IntegerField(allow_null=True, help_text="Outputs flagged for audit (null unless flag).")
+
+
+class JudgementImportReportSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    judgements = serializers.IntegerField()
+    flagged = serializers.IntegerField(allow_null=True)
+    runs = ImportedRunSerializer(many=True, help_text="One new run per judge named in the files.")
+
+
+class ImportErrorsSerializer(serializers.Serializer):
+    file = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Every problem found (up to 100), each naming the file, the line and the field; nothing was imported.",
+    )

@@ -1,0 +1,157 @@
+"""Exporting a project's judgements and audits as JSONL or CSV, streamed row by row.
+
+Judgements (one run's, or the whole project's): where the judgement came from
+(sample external id and batch, judge, kind, mode, run, rubric version) and
+what it said (status, score, p, display score, reasoning, raw answer, error,
+latency, tokens, cost, cached, per-sentence figures). The JSONL keys are the import's
+(judging.services.ingest), so an export imports again elsewhere.
+
+Audits: one answered audit a row (item, sample, auditor, score, agreed,
+reasoning marked wrong, note, seconds, blind, the judge and the score shown).
+
+There is no API key to leak: judges store only the name of the environment
+variable that holds one, and no export writes even that name.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from annotate.models import Project
+from judging.models import Audit, Judgement, JudgeRun
+
+WHAT = ("judgements", "audits")
+FORMATS = ("jsonl", "csv")
+CHUNK = 2000
+
+JUDGEMENT_FIELDS = (
+    "sample", "batch", "judge", "kind", "mode", "run", "rubric_version", "status", "score", "p", "display_score",
+    "reasoning", "raw", "error", "latency", "input_tokens", "output_tokens", "cost", "cached", "sentence_scores",
+)
+AUDIT_FIELDS = (
+    "item", "sample", "batch", "auditor", "score", "agreed", "reasoning_wrong", "note", "seconds", "blind",
+    "judge", "judge_score_seen", "answered_at",
+)
+
+
+def judgement_rows(project: Project, *, run: JudgeRun | None = None) -> Iterator[dict[str, Any]]:
+    """Every judgement of the project's samples (or of one run), oldest run first, in call order."""
+    found = Judgement.objects.filter(run__project=project, sample__isnull=False)
+    if run is not None:
+        found = found.filter(run=run)
+    found = found.select_related("run__judge", "run__rubric", "prompt_version", "sample__batch").order_by("run_id", "id")
+    for judgement in found.iterator(chunk_size=CHUNK):
+        judge = judgement.run.judge
+        version = judgement.prompt_version or judgement.run.rubric
+        yield {
+            "sample": judgement.sample.external_id,
+            "batch": judgement.sample.batch.name,
+            "judge": judge.name,
+            "kind": judge.kind,
+            "mode": judge.mode,
+            "run": judgement.run_id,
+            "rubric_version": version.number if version is not None else None,
+            "status": judgement.status,
+            "score": judgement.score,
+            "p": judgement.probability,
+            "display_score": judgement.display_score,
+            "reasoning": judgement.reasoning,
+            "raw": judgement.raw,
+            "error": judgement.error,
+            "latency": judgement.latency_seconds,
+            "input_tokens": judgement.input_tokens,
+            "output_tokens": judgement.output_tokens,
+            "cost": judgement.cost,
+            "cached": judgement.cached,
+            "sentence_scores": judgement.sentence_scores,
+        }
+
+
+def audit_rows(project: Project) -> Iterator[dict[str, Any]]:
+    """Every answered audit of the project (served but unanswered ones hold no verdict yet)."""
+    found = (
+        Audit.objects.filter(item__project=project, answered_at__isnull=False)
+        .select_related("item__sample__batch", "auditor", "judgement__run__judge")
+        .order_by("item_id", "id")
+    )
+    for audit in found.iterator(chunk_size=CHUNK):
+        seen = audit.judgement
+        yield {
+            "item": audit.item_id,
+            "sample": audit.item.sample.external_id,
+            "batch": audit.item.sample.batch.name,
+            "auditor": audit.auditor.get_username(),
+            "score": audit.score,
+            "agreed": audit.agreed,
+            "reasoning_wrong": audit.reasoning_wrong,
+            "note": audit.note,
+            "seconds": audit.seconds,
+            "blind": audit.blind,
+            "judge": seen.run.judge.name if seen is not None else None,
+            "judge_score_seen": seen.display_score if seen is not None else None,
+            "answered_at": audit.answered_at.isoformat() if audit.answered_at else None,
+        }
+
+
+def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    for row in rows:
+        yield json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return json.dumps(value)
+    return value
+
+
+def csv_lines(rows: Iterable[dict[str, Any]], fields: tuple[str, ...]) -> Iterator[str]:
+    """A header, then a row a line; empty cells for nulls, true/false for flags, lists as JSON."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+
+    def flush() -> str:
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        return text
+
+    writer.writerow(fields)
+    yield flush()
+    for row in rows:
+        writer.writerow([_cell(row[name]) for name in fields])
+        yield flush()
+
+
+def export_lines(project: Project, *, what: str, format: str, run: JudgeRun | None = None) -> Iterator[str]:
+    """The export as text pieces, for a streamed download or a file."""
+    if what not in WHAT:
+        raise ValueError(f"what must be one of {', '.join(WHAT)}, not {what!r}")
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    if what == "audits" and run is not None:
+        raise ValueError("a run narrows judgements, not audits")
+    rows = judgement_rows(project, run=run) if what == "judgements" else audit_rows(project)
+    if format == "jsonl":
+        return jsonl_lines(rows)
+    return csv_lines(rows, JUDGEMENT_FIELDS if what == "judgements" else AUDIT_FIELDS)
+
+
+def write_export(project: Project, out: Path, *, what: str, format: str, run: JudgeRun | None = None) -> int:
+    """Write the export to ``out``; returns the number of rows (the CSV header not counted)."""
+    pieces = export_lines(project, what=what, format=format, run=run)
+    count = 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8", newline="") as handle:
+        for piece in pieces:
+            handle.write(piece)
+            count += 1
+    return count - (1 if format == "csv" else 0)
