@@ -1,7 +1,263 @@
-"""Placeholder: the audits API arrives with its helper."""
+"""The audit queue's API (the project's auditors and admins): the next flagged output with every judge's answer,
+and the auditor's verdict on it.
+
+Same rules as the audit page (judging.services.audits serves and records for both): outsiders and pairs
+projects 404, annotators 403 (they work blind and never see judges), anonymous callers 401. The API has no
+blind mode: a client that wants its auditor's own score first simply asks for it before showing ``judges``.
+"""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from typing import Any
 
-urlpatterns: list[URLPattern] = []
+from django.urls import path, re_path
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.api.schema import id_in_path
+from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.models import Project
+from judging import access
+from judging.models import Audit, Judgement
+from judging.services import audits
+from judging.services.audits import MAX_NOTE, AuditError
+
+# --------------------------------------------------------------------------- serializers (also the OpenAPI schema)
+
+
+class QuoteSerializer(serializers.Serializer):
+    quote = serializers.CharField(help_text="The passage as the reasoning quotes it (without its quote marks).")
+    index = serializers.IntegerField(help_text="Which quote of this reasoning, from 0.")
+    where = serializers.ChoiceField(
+        choices=["source", "output"], allow_null=True,
+        help_text="The text it was found in (case and white space ignored); null: found in neither text.",
+    )
+    start = serializers.IntegerField(allow_null=True, help_text="Where it starts in that text (code points).")
+    end = serializers.IntegerField(allow_null=True, help_text="Where it ends in that text (code points, exclusive).")
+    reasoning_start = serializers.IntegerField(help_text="Where the quote stands in the reasoning (code points).")
+    reasoning_end = serializers.IntegerField()
+
+
+class JudgePanelSerializer(serializers.Serializer):
+    judge_id = serializers.IntegerField()
+    judge = serializers.CharField(help_text="The judge's name.")
+    kind = serializers.ChoiceField(choices=["rubric", "nli", "imported"])
+    mode = serializers.CharField(help_text='"reasoning", "score only", or the kind for NLI and imported judges.')
+    judgement_id = serializers.IntegerField()
+    run_id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Judgement.Status.values)
+    score = serializers.IntegerField(allow_null=True, help_text="1-5; null unless status is ok (never guessed).")
+    probability = serializers.FloatField(allow_null=True, help_text="NLI judges: P(consistent), max over windows.")
+    display_score = serializers.FloatField(
+        allow_null=True, help_text="The score, or 1 + 4p for an NLI judge (our scaling; the paper gives no formula)."
+    )
+    label = serializers.CharField(allow_null=True, help_text='The score\'s label, e.g. "very faithful".')
+    score_text = serializers.CharField(help_text='As the page prints it: "4 · very faithful", "p = 0.412 · 1 + 4p = 2.65".')
+    reasoning = serializers.CharField(allow_blank=True)
+    raw = serializers.CharField(allow_blank=True, help_text="Parse errors: the judge's raw answer; else empty.")
+    error = serializers.CharField(allow_blank=True, help_text="Why the answer is a parse error or an error.")
+    quotes = QuoteSerializer(many=True, help_text="The passages the reasoning quotes, one entry per occurrence.")
+    shown = serializers.BooleanField(help_text="The answer `agreed` takes the score of.")
+    explainer = serializers.BooleanField()
+    first_pass = serializers.BooleanField()
+
+
+class AuditProgressSerializer(serializers.Serializer):
+    answered = serializers.IntegerField(help_text="Your verdicts in the project.")
+    left = serializers.IntegerField(help_text="Flagged outputs still open to you, the one served to you included.")
+    items = serializers.IntegerField(help_text="Outputs in the project's audit queue.")
+    complete = serializers.IntegerField(help_text="Outputs with all their audits answered.")
+    audits_per_item = serializers.IntegerField()
+
+
+class AuditItemSerializer(serializers.Serializer):
+    item = serializers.IntegerField(help_text="The audit item's id: send the verdict to /api/audit-items/{item}/audits/.")
+    sample = serializers.IntegerField()
+    external_id = serializers.CharField(allow_blank=True)
+    generator = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField(allow_blank=True, help_text="Why it was flagged.")
+    source = serializers.CharField(allow_blank=True)
+    output = serializers.CharField(allow_blank=True)
+    sentences = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(min_value=0), min_length=2, max_length=2),
+        help_text="The output's sentences, [start, end) in code points.",
+    )
+    sentence_scores = serializers.ListField(
+        child=serializers.FloatField(allow_null=True), allow_null=True,
+        help_text="The first pass's figure per output sentence (p or a 1-5 score), where it gave them; else null.",
+    )
+    served_at = serializers.DateTimeField(help_text="When the server served it to you; the time per item counts from here.")
+    shown_judgement = serializers.IntegerField(
+        allow_null=True, help_text="The judgement whose score `agreed` takes (the explainer's, else the first pass's)."
+    )
+    agree_score = serializers.IntegerField(allow_null=True, help_text="The score agreeing gives; null: nothing to agree with.")
+    judges = JudgePanelSerializer(many=True, help_text="Each judge's latest answer on this output, the shown one first.")
+    progress = AuditProgressSerializer()
+
+
+class AuditRequestSerializer(serializers.Serializer):
+    score = serializers.IntegerField(
+        min_value=1, max_value=5, required=False, allow_null=True,
+        help_text="Your score 1-5; required unless `agreed` (then it may be left out, or must equal the judge's).",
+    )
+    agreed = serializers.BooleanField(default=False, help_text="Take the shown judge's score as yours.")
+    reasoning_wrong = serializers.BooleanField(default=False)
+    note = serializers.CharField(max_length=MAX_NOTE, required=False, allow_blank=True, default="", trim_whitespace=False)
+
+
+class AuditResultSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    item = serializers.IntegerField()
+    score = serializers.IntegerField()
+    agreed = serializers.BooleanField()
+    reasoning_wrong = serializers.BooleanField()
+    note = serializers.CharField(allow_blank=True)
+    blind = serializers.BooleanField(help_text="Scored before the judge's answer was revealed (the page's blind mode).")
+    judgement = serializers.IntegerField(allow_null=True, help_text="The judge's answer you were shown.")
+    served_at = serializers.DateTimeField()
+    answered_at = serializers.DateTimeField()
+    seconds = serializers.FloatField(help_text="Server-measured: from serving the item to receiving the verdict.")
+
+
+class AuditConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="What happened, for a person to read; nothing was changed.")
+    code = serializers.ChoiceField(
+        choices=["already_audited", "not_served", "nothing_to_agree"],
+        help_text="already_audited: you gave a verdict on this item before; not_served: ask for your next item "
+        "first; nothing_to_agree: the shown answer has no 1-5 score (a failure, or an NLI probability).",
+    )
+
+
+FOR_AUDITORS = OpenApiResponse(
+    ErrorSerializer, description="Only the project's auditors and admins audit (annotators work blind and never see judges)."
+)
+
+
+# --------------------------------------------------------------------------- views
+
+
+def _timestamp(value: Any) -> Any:
+    return serializers.DateTimeField().to_representation(value)
+
+
+def item_to_audit(audit: Audit, progress: dict[str, int]) -> dict[str, Any]:
+    item = audit.item
+    sample = item.sample
+    latest = audits.latest_sample_judgements(sample)
+    panels = audits.judge_panels(item, latest=latest)
+    shading = audits.sentence_shading(item, latest)
+    sentence_scores = None
+    if shading is not None and shading["mismatch"] is None:
+        sentences = audits.output_sentences(sample)
+        sentence_scores = [
+            float(shading["sentences"][index]["figure"]) if index in shading["sentences"] else None
+            for index in range(len(sentences))
+        ]
+    shown = audit.judgement
+    return {
+        "item": item.pk,
+        "sample": sample.pk,
+        "external_id": sample.external_id,
+        "generator": sample.generator,
+        "reason": item.reason,
+        "source": sample.passage.text,
+        "output": sample.summary,
+        "sentences": audits.output_sentences(sample),
+        "sentence_scores": sentence_scores,
+        "served_at": _timestamp(audit.served_at),
+        "shown_judgement": shown.pk if shown is not None else None,
+        "agree_score": shown.score if shown is not None else None,
+        "judges": [{key: panel[key] for key in JudgePanelSerializer().fields} for panel in panels],
+        "progress": progress,
+    }
+
+
+def _refusal(error: AuditError) -> Response:
+    if error.status == 400:
+        raise ValidationError({error.field or "non_field_errors": [error.message]})
+    if error.status == 404:
+        raise NotFound(error.message)
+    if error.status == 403:
+        raise PermissionDenied(error.message)
+    return Response({"detail": error.message, "code": error.code}, status=error.status)
+
+
+class NextAuditView(APIView):
+    @extend_schema(
+        responses={
+            200: AuditItemSerializer,
+            204: OpenApiResponse(description="Nothing is left for you to audit in this project now."),
+            403: FOR_AUDITORS,
+            404: OpenApiResponse(ErrorSerializer, description="No such span project among yours."),
+        },
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        """Your next flagged output, worst first: the same one until you answer it; never one you audited."""
+        project, _ = access.get_project_for_auditor(request.user, slug)
+        try:
+            audit = audits.serve_next_audit(project, request.user)
+        except AuditError as error:
+            return _refusal(error)
+        if audit is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(item_to_audit(audit, audits.audit_progress(project, request.user)))
+
+
+class AuditVerdictView(APIView):
+    @extend_schema(
+        parameters=[id_in_path("audit item")],
+        request=AuditRequestSerializer,
+        responses={
+            201: AuditResultSerializer,
+            403: FOR_AUDITORS,
+            404: OpenApiResponse(ErrorSerializer, description="No such audit item in a project of yours."),
+            409: OpenApiResponse(
+                AuditConflictSerializer,
+                description="Nothing was recorded: you audited this item already, it was not served to you, or you "
+                "agreed with an answer that has no 1-5 score (see code).",
+            ),
+        },
+    )
+    def post(self, request: Request, id: str) -> Response:
+        """Your verdict on the item served to you: a score 1-5, or agreed (the shown judge's score); once."""
+        item_id = int(id)
+        if not 1 <= item_id <= MAX_ID:
+            raise NotFound("No such audit item")
+        body = AuditRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        verdict = body.validated_data
+        item = access.get_audit_item_for_auditor(request.user, item_id)
+        project: Project = item.project
+        try:
+            audit = audits.submit_audit(
+                project, request.user, item.pk,
+                score=verdict.get("score"), agreed=verdict["agreed"],
+                reasoning_wrong=verdict["reasoning_wrong"], note=verdict.get("note", ""),
+            )
+        except AuditError as error:
+            return _refusal(error)
+        payload = {
+            "id": audit.pk,
+            "item": audit.item_id,
+            "score": audit.score,
+            "agreed": audit.agreed,
+            "reasoning_wrong": audit.reasoning_wrong,
+            "note": audit.note,
+            "blind": audit.blind,
+            "judgement": audit.judgement_id,
+            "served_at": _timestamp(audit.served_at),
+            "answered_at": _timestamp(audit.answered_at),
+            "seconds": audit.seconds,
+        }
+        return Response(payload, status=status.HTTP_201_CREATED)
+
+
+# Item ids as [0-9]{1,18}, like the other APIs': a longer number names no object (404, not 500).
+urlpatterns = [
+    path("projects/<slug:slug>/audit/next/", NextAuditView.as_view(), name="api-audit-next"),
+    re_path(r"^audit-items/(?P<id>[0-9]{1,18})/audits/$", AuditVerdictView.as_view(), name="api-audit-verdict"),
+]

@@ -1,0 +1,264 @@
+/* The audit page, keyboard first: 1-5 score, a agrees with the shown judge, w marks the reasoning wrong,
+ * n goes to the note, Enter saves and shows the next output, b switches blind mode, ? lists the keys.
+ *
+ * The server renders everything (texts with their quoted passages marked at code points, the judges'
+ * answers, or in blind mode none of them until a score is given); htmx posts the forms and swaps
+ * #audit-view with the answer. This module only keeps the form's hidden inputs in step with the keys,
+ * shows the save status, ticks the item clock and links each reasoning quote with its marks. */
+
+import { isTyping } from "../annotate/dom.js";
+import { showSaveStatus } from "../annotate/savestatus.js";
+
+const root = document.getElementById("auditor");
+const $ = (selector) => root.querySelector(selector);
+const HINT_MS = 6000;
+
+const state = {
+  busy: false, // a form is on its way: keys wait, so no verdict lands on an output not yet shown
+  failure: null,
+};
+
+/* ---------- feedback ---------- */
+
+function setStatus(saving) {
+  const el = $('[data-role="save-status"]');
+  if (el) showSaveStatus(el, { saving, failure: state.failure });
+}
+
+let hintTimer = null;
+function hint(message) {
+  const el = $('[data-role="hint"]');
+  if (!el) return;
+  clearTimeout(hintTimer);
+  el.textContent = message;
+  el.className = "notice warn";
+  el.hidden = false;
+  hintTimer = setTimeout(() => (el.hidden = true), HINT_MS);
+}
+
+/* ---------- the verdict form ---------- */
+
+const form = () => $('[data-role="audit-form"]');
+const stage = () => (form() ? form().dataset.stage : null);
+
+function showChoice() {
+  const f = form();
+  if (!f) return;
+  const score = f.querySelector('[data-role="score-input"]').value;
+  const agreed = f.querySelector('[data-role="agreed-input"]').value === "1";
+  for (const button of f.querySelectorAll("[data-score]")) {
+    button.setAttribute("aria-pressed", String(!agreed && button.dataset.score === score));
+  }
+  const agree = f.querySelector('[data-role="agree"]');
+  if (agree) agree.setAttribute("aria-pressed", String(agreed));
+}
+
+function chooseScore(score) {
+  const f = form();
+  if (!f || state.busy) return;
+  f.querySelector('[data-role="score-input"]').value = String(score);
+  f.querySelector('[data-role="agreed-input"]').value = "";
+  showChoice();
+  // Blind mode: the score is the auditor's own, given before the judges' answers; sending it reveals them.
+  if (stage() === "blind") f.requestSubmit();
+}
+
+function agree() {
+  const f = form();
+  if (!f || state.busy) return;
+  if (stage() === "blind") {
+    hint("Give your own score first (1-5): the judges' answers are hidden until then.");
+    return;
+  }
+  const score = f.dataset.agreeScore;
+  if (!score) {
+    hint(f.dataset.agreeRefusal || "There is no judge's score to agree with: give your own (1-5).");
+    return;
+  }
+  const agreed = f.querySelector('[data-role="agreed-input"]');
+  const undo = agreed.value === "1";
+  agreed.value = undo ? "" : "1";
+  f.querySelector('[data-role="score-input"]').value = undo ? "" : score;
+  showChoice();
+}
+
+function toggleReasoningWrong() {
+  const box = form() && form().querySelector('[data-role="reasoning-wrong"]');
+  if (!box) return;
+  if (box.disabled) {
+    hint("Give your own score first (1-5): then the reasoning is shown and can be marked wrong.");
+    return;
+  }
+  box.checked = !box.checked;
+}
+
+function submit() {
+  const f = form();
+  if (!f || state.busy) return;
+  if (stage() === "blind") {
+    hint("Give your own score first (1-5): the judges' answers appear after it.");
+    return;
+  }
+  if (!f.querySelector('[data-role="score-input"]').value) {
+    hint("Give a score (1-5) or agree with the judge (a) first.");
+    return;
+  }
+  f.requestSubmit();
+}
+
+function toggleBlind() {
+  const blindForm = $('[data-role="blind-form"]');
+  if (blindForm && !state.busy) blindForm.requestSubmit();
+}
+
+function toggleHelp(show) {
+  const help = document.getElementById("audit-help");
+  help.open = show === undefined ? !help.open : show;
+}
+
+/* ---------- quotes: a reasoning quote and its marks in the texts light up together ---------- */
+
+function lightQuote(id, on) {
+  if (!id) return;
+  for (const el of root.querySelectorAll("[data-quote]")) {
+    if (el.dataset.quote.split(" ").includes(id)) el.classList.toggle("active", on);
+  }
+}
+
+for (const [type, on] of [["mouseover", true], ["mouseout", false], ["focusin", true], ["focusout", false]]) {
+  root.addEventListener(type, (event) => {
+    const quote = event.target.closest && event.target.closest('[data-role="reasoning-quote"]');
+    if (quote) lightQuote(quote.dataset.quote, on);
+  });
+}
+
+/* ---------- the item clock (the server's count at render, then ticking here) ---------- */
+
+let clockStarted = 0;
+let clockBase = 0;
+function startClock() {
+  const el = $('[data-role="item-time"]');
+  clockStarted = performance.now();
+  clockBase = el ? Number(el.dataset.elapsed) || 0 : 0;
+}
+setInterval(() => {
+  const el = $('[data-role="item-clock"]');
+  if (!el) return;
+  const seconds = Math.floor(clockBase + (performance.now() - clockStarted) / 1000);
+  el.textContent = seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}, 1000);
+
+/* ---------- htmx: save status, errors shown in place, the new item ---------- */
+
+const ours = (event) => root.contains(event.target) || event.target === document.body;
+
+document.addEventListener("htmx:beforeRequest", (event) => {
+  if (!ours(event)) return;
+  state.busy = true;
+  state.failure = null;
+  setStatus(event.detail.requestConfig && event.detail.requestConfig.verb !== "get");
+});
+document.addEventListener("htmx:beforeSwap", (event) => {
+  // A refused verdict (400 bad input, 409 answered already or not yours) comes with the page saying why.
+  const code = event.detail.xhr.status;
+  if (code === 400 || code === 409) {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+    state.failure = "not saved (see the message)";
+  }
+});
+document.addEventListener("htmx:afterRequest", (event) => {
+  state.busy = false;
+  if (!event.detail.successful && !state.failure) {
+    const code = event.detail.xhr ? event.detail.xhr.status : 0;
+    state.failure = code ? `the server answered ${code}` : "network error: press Enter to try again";
+  }
+  setStatus(false);
+});
+document.addEventListener("htmx:sendError", () => {
+  state.busy = false;
+  state.failure = "network error: press Enter to try again";
+  setStatus(false);
+});
+document.addEventListener("htmx:afterSwap", (event) => {
+  if (!ours(event)) return;
+  showChoice();
+  startClock();
+});
+
+/* ---------- controls and keys ---------- */
+
+root.addEventListener("click", (event) => {
+  const target = event.target.closest("button");
+  if (!target || !root.contains(target)) return;
+  if (target.dataset.score) chooseScore(target.dataset.score);
+  else if (target.dataset.role === "agree") agree();
+  else if (target.dataset.role === "toggle-help") toggleHelp();
+});
+
+document.addEventListener("keydown", (event) => {
+  if (event.defaultPrevented || event.isComposing) return;
+  const key = event.key;
+  // Ctrl/Cmd+Enter saves from anywhere, the note included.
+  if (key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    event.preventDefault();
+    if (!event.repeat) submit();
+    return;
+  }
+  if (isTyping(event.target)) {
+    if (key === "Escape") event.target.blur();
+    return;
+  }
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (/^[1-5]$/.test(key)) {
+    event.preventDefault();
+    // A held key must not score the outputs that follow unseen.
+    if (!event.repeat) chooseScore(key);
+    return;
+  }
+  switch (key) {
+    case "a":
+    case "A":
+      event.preventDefault();
+      if (!event.repeat) agree();
+      break;
+    case "w":
+    case "W":
+      event.preventDefault();
+      if (!event.repeat) toggleReasoningWrong();
+      break;
+    case "n":
+    case "N": {
+      const note = form() && form().querySelector('[data-role="note"]');
+      if (note) {
+        event.preventDefault(); // the key moves to the note; it does not type an "n" there
+        note.focus();
+      }
+      break;
+    }
+    case "Enter":
+      event.preventDefault();
+      if (!event.repeat) submit();
+      break;
+    case "b":
+    case "B":
+      event.preventDefault();
+      if (!event.repeat) toggleBlind();
+      break;
+    case "?":
+      event.preventDefault();
+      toggleHelp();
+      break;
+    case "Escape":
+      toggleHelp(false);
+      break;
+    default:
+  }
+});
+
+/* ---------- start ---------- */
+
+showChoice();
+startClock();
+setStatus(false);
+root.classList.add("ready");
