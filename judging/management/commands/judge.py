@@ -1,0 +1,124 @@
+"""manage.py judge --project SLUG --base-url URL --model NAME ...: a rubric judge run in the foreground.
+
+The same service as the background job (judging.services.runs.execute_run),
+so what this prints is what the pages show. Everything that can be checked
+before a run is checked first (project, settings, the key variable, the
+endpoint and its model), and a refusal writes nothing.
+
+With --json, one object: ``run``, ``items``, ``scored``, ``failed``, ``calls``
+(HTTP requests sent, retries included), ``cached`` (answered from the call
+cache), ``seconds``, and ``judgements``: one entry per sample with ``sample``
+(the sample's external id, i.e. its id in the imported file, or its database id
+as text when it has none; ``sample_id`` is the database id and ``batch`` the
+batch name, since external ids may repeat across batches), ``score`` (null
+unless ``status`` is ok), ``reasoning``, ``status`` (ok, parse_error, error),
+``raw`` (the endpoint's last answer) and ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from annotate.management.commands.agreement import get_project, positive_int
+from annotate.models import Project
+from judging.clients import EndpointError, check_endpoint, endpoint_for
+from judging.models import Judge, JudgeRun
+from judging.services.judges import JudgeSettingsError, clean_judge_settings, endpoint_judge
+from judging.services.runs import (
+    BLOCKING_SETTINGS,
+    execute_run,
+    missing_key_variable,
+    needs_endpoint,
+    quick_check,
+    run_summary,
+    start_run,
+)
+
+OPTION_OF = {
+    "base_url": "--base-url",
+    "model": "--model",
+    "api_key_env": "--api-key-env",
+    "concurrency": "--concurrency",
+    "with_reasoning": "--score-only",
+}
+
+
+class Command(BaseCommand):
+    help = (
+        "Score a span project's samples with a rubric LLM judge on any OpenAI-compatible endpoint, in the "
+        "foreground. Creates or reuses the project's judge for that endpoint, model and mode; identical calls are "
+        "answered from the cache. --json prints {run, items, scored, failed, calls, cached, seconds, judgements: "
+        "[{sample, score, reasoning, status, raw}]}; sample is the external id (database id when none)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="slug of a span project")
+        parser.add_argument("--base-url", required=True, help="the endpoint, e.g. http://127.0.0.1:11434/v1")
+        parser.add_argument("--model", required=True, help="the model name the endpoint serves")
+        parser.add_argument("--api-key-env", default="",
+                            help="NAME of the environment variable holding the API key (never the key itself); "
+                                 "leave out for servers that need no key")
+        parser.add_argument("--score-only", action="store_true",
+                            help='ask for {"score"} alone instead of {"reasoning", "score"}')
+        parser.add_argument("--concurrency", default=None, help="calls in flight at once (1-256; default: the "
+                                                                "judge's setting, 4 for a new judge)")
+        parser.add_argument("--samples", default="all", choices=("all", "flagged"),
+                            help="all samples of the project (default) or the flagged ones")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = get_project(options["project"])
+        if project.kind != Project.Kind.SPANS:
+            raise CommandError(f"project {project.slug!r} is a {project.kind} project: judges score span projects "
+                               "(an output against its source)")
+        concurrency = None if options["concurrency"] is None else positive_int(options["concurrency"],
+                                                                                "--concurrency")
+        settings = {"base_url": options["base_url"], "model": options["model"],
+                    "api_key_env": options["api_key_env"], "with_reasoning": not options["score_only"]}
+        if concurrency is not None:
+            settings["concurrency"] = concurrency
+        try:
+            cleaned = clean_judge_settings(Judge.Kind.RUBRIC, settings)
+        except JudgeSettingsError as error:
+            raise CommandError(f"{OPTION_OF.get(error.field, error.field)}: {error}") from None
+        # The key variable and the endpoint are checked before anything is written.
+        unsaved = Judge(project=project, name=cleaned["model"], kind=Judge.Kind.RUBRIC, **cleaned)
+        problem = missing_key_variable(unsaved)
+        if problem:
+            raise CommandError(f"--api-key-env: {problem}")
+        scope = JudgeRun.Scope.FLAGGED if options["samples"] == "flagged" else JudgeRun.Scope.ALL
+        # A run answered wholly from the cache sends nothing, not even this check.
+        checked = needs_endpoint(project, unsaved, scope=scope)
+        if checked:
+            try:
+                check_endpoint(quick_check(endpoint_for(unsaved)))
+            except EndpointError as error:
+                if error.setting in BLOCKING_SETTINGS:
+                    option, value = OPTION_OF[error.setting], getattr(unsaved, error.setting)
+                    raise CommandError(f"{option} {value}: {error}") from None
+                # The endpoint answered (a 429, a 5xx): the calls retry and record their own outcome.
+
+        with transaction.atomic():
+            judge = endpoint_judge(project, base_url=cleaned["base_url"], model=cleaned["model"],
+                                   api_key_env=cleaned["api_key_env"], with_reasoning=cleaned["with_reasoning"],
+                                   concurrency=concurrency)
+            run = start_run(project, judge, scope=scope, queue=False)
+        run = execute_run(run.pk, endpoint_checked=checked)
+        if run.status == JudgeRun.Status.FAILED:
+            raise CommandError(f"run {run.pk} failed: {run.error}")
+        summary = run_summary(run)
+        if options["json"]:
+            self.stdout.write(json.dumps(summary, ensure_ascii=False))
+            return
+        self.stdout.write(
+            f"run {run.pk} of judge {judge.name!r}: {summary['items']} items, {summary['scored']} scored, "
+            f"{summary['failed']} failed, {summary['calls']} calls, {summary['cached']} cached, "
+            f"{summary['seconds']} s"
+        )
+        for entry in summary["judgements"]:
+            shown = entry["score"] if entry["status"] == "ok" else f"{entry['status']}: {entry['error']}"
+            self.stdout.write(f"  {entry['batch']}/{entry['sample']}: {shown}")

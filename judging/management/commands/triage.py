@@ -1,0 +1,70 @@
+"""manage.py triage --project SLUG [--batch NAME] [--json]: first pass, flags and explainer, in the foreground."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotate.management.commands.agreement import get_project
+from annotate.models import Batch, Project
+from judging.models import JudgeRun
+from judging.services.judges import JudgeSettingsError
+from judging.services.runs import execute_run, run_summary
+from judging.services.triage import start_explanation, start_triage
+
+
+class Command(BaseCommand):
+    help = (
+        "Triage a span project (or one batch): its first-pass judge scores every sample, the ones under the "
+        "project's thresholds (LLM score <= 3, NLI p < 0.5 by default) go to the audit queue, and its explainer "
+        "(a judge with reasoning), if set, judges the flagged ones. Judges and thresholds are set on the project's "
+        "judges page. --json prints {first_pass, flagged, explain}."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="slug of a span project")
+        parser.add_argument("--batch", default=None, help="only this batch (its name)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = get_project(options["project"])
+        if project.kind != Project.Kind.SPANS:
+            raise CommandError(f"project {project.slug!r} is a {project.kind} project: triage works on span projects")
+        batch = None
+        if options["batch"] is not None:
+            batch = Batch.objects.filter(project=project, name=options["batch"]).first()
+            if batch is None:
+                names = ", ".join(project.batches.values_list("name", flat=True)[:20]) or "none"
+                raise CommandError(f"--batch: project {project.slug!r} has no batch {options['batch']!r} "
+                                   f"(its batches: {names})")
+        try:
+            first = start_triage(project, batch=batch, queue=False)
+        except JudgeSettingsError as error:
+            raise CommandError(f"{error.field}: {error}") from None
+        first = execute_run(first.pk, follow_up=False)
+        if first.status == JudgeRun.Status.FAILED:
+            raise CommandError(f"first-pass run {first.pk} failed: {first.error}")
+        try:
+            explain = start_explanation(first, queue=False)
+        except JudgeSettingsError as error:
+            raise CommandError(f"the explainer was not started ({error.field}): {error}") from None
+        if explain is not None:
+            explain = execute_run(explain.pk)
+        result = {
+            "first_pass": run_summary(first, with_judgements=False),
+            "flagged": first.flagged,
+            "explain": None if explain is None else run_summary(explain, with_judgements=False),
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(result, ensure_ascii=False))
+            return
+        self.stdout.write(f"first pass: run {first.pk} of {first.judge.name!r}: {first.scored} scored, "
+                          f"{first.failed} failed; {first.flagged} flagged for audit")
+        if explain is None:
+            self.stdout.write("explainer: none run (no explainer set, or nothing flagged)")
+        else:
+            note = f" ({explain.error})" if explain.error else ""
+            self.stdout.write(f"explainer: run {explain.pk} of {explain.judge.name!r}: {explain.status}, "
+                              f"{explain.scored} scored, {explain.failed} failed{note}")

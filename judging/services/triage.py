@@ -1,0 +1,96 @@
+"""Triage, the paper's recommendation: a fast first pass flags outputs, a judge with reasoning explains the flagged
+ones, and the flagged outputs go to the audit queue (DESIGN.md, "Triage").
+
+Thresholds are the project's (JudgingSettings): an LLM score <= llm_flag_at_most
+(3 by default) or an NLI p < nli_flag_below (0.5) flags. A judgement that is not
+ok (a parse error, an endpoint error) never flags: it has no number, and the run
+lists it as failed instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from annotate.models import Batch, Project
+from judging.models import AuditItem, Judge, Judgement, JudgeRun, JudgingSettings
+from judging.services.judges import JudgeSettingsError, judging_settings
+
+
+def is_flagged(judgement: Judgement, settings: JudgingSettings) -> bool:
+    """Whether a judgement sends its sample to the audit queue under the project's thresholds."""
+    if judgement.status != Judgement.Status.OK:
+        return False
+    if judgement.score is not None:
+        return judgement.score <= settings.llm_flag_at_most
+    if judgement.probability is not None:
+        return judgement.probability < settings.nli_flag_below
+    return False
+
+
+def flag_reason(judgement: Judgement, settings: JudgingSettings, judge: Judge, run: JudgeRun) -> str:
+    """Why a sample is in the audit queue, as the queue shows it."""
+    if judgement.score is not None:
+        rule = f"score {judgement.score} <= {settings.llm_flag_at_most}"
+    else:
+        rule = f"p {judgement.probability:.3f} < {settings.nli_flag_below:g}"
+    return f"{rule} from judge {judge.name} (run {run.pk})"[:300]
+
+
+def flag_from_run(run: JudgeRun) -> int:
+    """Put the samples the run flags into the project's audit queue; the number of samples it flags.
+
+    A sample already in the queue stays as it is (one item per sample), and is
+    counted: it is one of this run's flags. The count is stored as run.flagged.
+    """
+    settings = judging_settings(run.project)
+    judge = run.judge
+    flagged = [
+        judgement
+        for judgement in Judgement.objects.filter(run=run, sample__isnull=False, status=Judgement.Status.OK)
+        if is_flagged(judgement, settings)
+    ]
+    with transaction.atomic():
+        AuditItem.objects.bulk_create(
+            [
+                AuditItem(project_id=run.project_id, sample_id=judgement.sample_id, flagged_by=judgement,
+                          reason=flag_reason(judgement, settings, judge, run))
+                for judgement in flagged
+            ],
+            ignore_conflicts=True,
+        )
+        JudgeRun.objects.filter(pk=run.pk).update(flagged=len(flagged))
+    run.flagged = len(flagged)
+    return len(flagged)
+
+
+def start_triage(project: Project, *, batch: Batch | None = None, by: Any = None, queue: bool = True) -> JudgeRun:
+    """Start the project's first pass over all its samples or one batch; when it is done it flags, and the
+    explainer (if the settings name one) runs on the flagged samples."""
+    from judging.services.runs import start_run
+
+    settings = judging_settings(project)
+    if settings.first_pass is None:
+        raise JudgeSettingsError(
+            "first_pass", "the project has no first-pass judge: choose one in its judging settings first."
+        )
+    scope = JudgeRun.Scope.BATCH if batch is not None else JudgeRun.Scope.ALL
+    return start_run(project, settings.first_pass, scope=scope, batch=batch, purpose=JudgeRun.Purpose.FIRST_PASS,
+                     by=by, queue=queue)
+
+
+def start_explanation(first_pass: JudgeRun, *, queue: bool = True) -> JudgeRun | None:
+    """The explainer's run over the flagged samples in the first pass's scope (its batch, if any); None when the
+    settings name no explainer, the explainer is the first-pass judge itself, or nothing is flagged there."""
+    from judging.services.runs import start_run, target_queryset
+
+    settings = judging_settings(first_pass.project)
+    explainer = settings.explainer
+    if explainer is None or explainer.pk == first_pass.judge_id:
+        return None
+    flagged = JudgeRun(project=first_pass.project, scope=JudgeRun.Scope.FLAGGED, batch=first_pass.batch)
+    if not target_queryset(flagged).exists():
+        return None
+    return start_run(first_pass.project, explainer, scope=JudgeRun.Scope.FLAGGED, batch=first_pass.batch,
+                     purpose=JudgeRun.Purpose.EXPLAIN, by=first_pass.created_by, queue=queue)
