@@ -80,9 +80,11 @@ class TriageSettingsForm(forms.Form):
 
     def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        judges = Judge.objects.filter(project=project).exclude(kind=Judge.Kind.IMPORTED)
+        judges = Judge.objects.filter(project=project)
         self.fields["first_pass"].queryset = judges  # type: ignore[attr-defined]
-        self.fields["explainer"].queryset = judges.filter(kind=Judge.Kind.RUBRIC)  # type: ignore[attr-defined]
+        self.fields["explainer"].queryset = judges.exclude(kind=Judge.Kind.NLI).exclude(  # type: ignore[attr-defined]
+            kind=Judge.Kind.RUBRIC, with_reasoning=False
+        )
 
 
 RUN_SCOPES = [(JudgeRun.Scope.ALL, "All samples"), (JudgeRun.Scope.BATCH, "One batch"),

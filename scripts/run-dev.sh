@@ -8,8 +8,8 @@
 # too: the trap re-entered itself and Celery shut down over and over until it crashed.)
 #
 # Environment: HOST (127.0.0.1), PORT (8000), VENV (.venv), STOP_GRACE_SECONDS (7: how long the
-# children get to stop before they are killed; a killed worker's task is delivered again, since
-# tasks are acknowledged late).
+# children get to stop before they are killed; the filesystem broker drops a killed worker's task, so
+# on start the worker queues again the judge runs and synthetic sets nobody is working on).
 set -u
 
 cd "$(dirname "$0")/.."

@@ -23,7 +23,7 @@ from annotate.models import Membership, Project
 from annotate.services.projects import add_member
 from judging.models import Judge, JudgeRun, SyntheticSet
 from judging.services.ingest import import_judgements
-from judging.services.judges import judging_settings
+from judging.services.judges import update_judging_settings
 from judging.services.synthetic import import_rewrites
 from judging.services.triage import flag_from_run
 
@@ -49,12 +49,9 @@ def load_judging_demo(admin: Any, people: dict[str, Any]) -> int:
     )
     runs = {imported.run.judge.name: imported.run for imported in report.runs}
     first_pass: JudgeRun = runs[DEMO_FIRST_PASS]
-    # Set on the row, not through update_judging_settings: that one accepts only judges that can run (so the
-    # triage button can start them), and the demo's judges are imported outputs.
-    triage = judging_settings(project)
-    triage.first_pass = first_pass.judge
-    triage.explainer = Judge.objects.get(project=project, name=DEMO_EXPLAINER)
-    triage.save(update_fields=["first_pass", "explainer"])
+    update_judging_settings(
+        project, first_pass=first_pass.judge, explainer=Judge.objects.get(project=project, name=DEMO_EXPLAINER)
+    )
     JudgeRun.objects.filter(pk=first_pass.pk).update(purpose=JudgeRun.Purpose.FIRST_PASS)
     flagged = flag_from_run(first_pass)
     load_synthetic_demo(project, admin)

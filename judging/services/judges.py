@@ -341,8 +341,10 @@ def _settings_judge(project: Project, field: str, value: Any) -> Judge | None:
         judge = Judge.objects.filter(pk=int(_number(field, value, integer=True))).first()
     if judge is None or judge.project_id != project.pk:
         raise JudgeSettingsError(field, f"{field} must be a judge of this project.")
-    if field == "first_pass" and judge.kind not in (Judge.Kind.RUBRIC, Judge.Kind.NLI):
-        raise JudgeSettingsError(field, "the first pass must be a rubric LLM judge or an NLI judge (one that runs).")
-    if field == "explainer" and (judge.kind != Judge.Kind.RUBRIC or not judge.with_reasoning):
+    # Imported judges are allowed in both places (teams that ran their judges elsewhere triage with them);
+    # start_triage refuses to *run* an imported first pass, and an imported explainer is never run.
+    if field == "explainer" and judge.kind == Judge.Kind.NLI:
+        raise JudgeSettingsError(field, "the explainer must be a rubric LLM judge with reasoning (it explains).")
+    if field == "explainer" and judge.kind == Judge.Kind.RUBRIC and not judge.with_reasoning:
         raise JudgeSettingsError(field, "the explainer must be a rubric LLM judge with reasoning (it explains).")
     return judge

@@ -75,6 +75,12 @@ def start_triage(project: Project, *, batch: Batch | None = None, by: Any = None
         raise JudgeSettingsError(
             "first_pass", "the project has no first-pass judge: choose one in its judging settings first."
         )
+    if settings.first_pass.kind == Judge.Kind.IMPORTED:
+        raise JudgeSettingsError(
+            "first_pass",
+            f"the first-pass judge {settings.first_pass.name!r} holds imported outputs and cannot run: import new "
+            "outputs with import_judgements --flag, or choose a rubric or NLI judge as the first pass.",
+        )
     scope = JudgeRun.Scope.BATCH if batch is not None else JudgeRun.Scope.ALL
     return start_run(project, settings.first_pass, scope=scope, batch=batch, purpose=JudgeRun.Purpose.FIRST_PASS,
                      by=by, queue=queue)
@@ -87,7 +93,7 @@ def start_explanation(first_pass: JudgeRun, *, queue: bool = True) -> JudgeRun |
 
     settings = judging_settings(first_pass.project)
     explainer = settings.explainer
-    if explainer is None or explainer.pk == first_pass.judge_id:
+    if explainer is None or explainer.pk == first_pass.judge_id or explainer.kind == Judge.Kind.IMPORTED:
         return None
     flagged = JudgeRun(project=first_pass.project, scope=JudgeRun.Scope.FLAGGED, batch=first_pass.batch)
     if not target_queryset(flagged).exists():

@@ -159,3 +159,17 @@ def test_an_explainer_that_cannot_start_is_noted_on_the_finished_first_pass(
     assert first.status == JudgeRun.Status.DONE and first.flagged == 2
     assert "explainer was not started" in first.error and "FAITHLAB_TEST_NO_KEY" in first.error
     assert not JudgeRun.objects.filter(purpose=JudgeRun.Purpose.EXPLAIN).exists()
+
+
+def test_imported_judges_may_be_first_pass_and_explainer_but_triage_refuses_to_run_an_imported_first_pass(
+    project: Project,
+) -> None:
+    add_samples(project, 2)
+    first = create_judge(project, name="elsewhere-nli", kind="imported")
+    explainer = create_judge(project, name="elsewhere-gpt", kind="imported")
+    settings = update_judging_settings(project, first_pass=first, explainer=explainer)
+    assert (settings.first_pass, settings.explainer) == (first, explainer)
+    with pytest.raises(JudgeSettingsError) as refused:
+        triage.start_triage(project, queue=False)
+    assert refused.value.field == "first_pass" and "imported outputs" in str(refused.value)
+    assert not JudgeRun.objects.filter(project=project).exists()
