@@ -1,0 +1,234 @@
+"""Executing a synthetic set: the writer endpoint rewrites every sentence, resumably, one process per set (a lock).
+
+A rewrite that fails is stored as failed, never invented, and the items of that
+output and type are not built. Stored rewrites are never asked for again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from judging import prompts
+from judging import synthetic as nesting
+from judging.clients import Endpoint, EndpointError, chat, endpoint_for
+from judging.models import Judge, PromptVersion, SyntheticRewrite, SyntheticSet
+from judging.parsing import first_json_object
+from judging.services.runs import missing_key_variable
+from judging.services.synthetic.sets import SyntheticSetError, _gold_items, _queue, build_items, output_sentences
+
+# Said in every request whatever the project's edited prompt says: JSON mode refuses a request without "JSON".
+REWRITE_SYSTEM = 'You rewrite one sentence of a text. Answer with one JSON object: {"rewritten": "<the new sentence>"}.'
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RewriteOutcome:
+    status: str
+    rewritten: str
+    raw: str
+    error: str
+
+
+def _prompt_of(synthetic_set: SyntheticSet, hallucination_type: str) -> PromptVersion | None:
+    return synthetic_set.intrinsic_prompt if hallucination_type == nesting.INTRINSIC else synthetic_set.extrinsic_prompt
+
+
+def resume_synthetic_set(synthetic_set: SyntheticSet, *, retry_failed: bool = False) -> SyntheticSet:
+    """Queue the set again (after a stop, or to retry its failed rewrites); stored good rewrites are kept."""
+    if synthetic_set.writer is None:
+        raise SyntheticSetError("this set was imported and has no writer to ask again", field="writer")
+    if is_set_executing(synthetic_set.pk):
+        raise SyntheticSetError("the set is being written now; wait until it is done or has stopped",
+                                field="status")
+    with transaction.atomic():
+        if retry_failed:
+            synthetic_set.rewrites.filter(status=SyntheticRewrite.Status.ERROR).delete()
+        synthetic_set.done = synthetic_set.rewrites.count()
+        synthetic_set.status = SyntheticSet.Status.QUEUED
+        # Why it stopped last time no longer holds once it goes on; the notes on skipped outputs stay.
+        synthetic_set.error = "\n".join(line for line in synthetic_set.error.splitlines()
+                                        if not line.startswith("Stopped:"))
+        synthetic_set.save(update_fields=["done", "status", "error"])
+        _queue(synthetic_set)
+    return synthetic_set
+
+
+def _lock_path(set_id: int) -> Path:
+    folder = Path(settings.DATA_DIR) / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"synthetic-set-{set_id}.lock"
+
+
+@contextmanager
+def execution_lock(set_id: int) -> Iterator[bool]:
+    """Hold the set's lock file while writing it; yields False when another process holds it.
+
+    An flock belongs to the open file, so the kernel frees it however the
+    holder ends (SIGKILL included): a free lock on a running set means nobody
+    is writing it any more, and it may be queued again.
+    """
+    with open(_lock_path(set_id), "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def is_set_executing(set_id: int) -> bool:
+    with execution_lock(set_id) as free:
+        return not free
+
+
+def resume_stale_synthetic_sets() -> list[int]:
+    """Queue again every queued or running set that no process is writing (the worker calls this on start).
+
+    The embedded broker drops a message once a worker takes it, so a worker
+    killed mid-set would otherwise leave the set running for ever. A set whose
+    message is still waiting gets a second one, which finds it done or locked.
+    """
+    from judging import tasks
+
+    resumed = []
+    for set_id in SyntheticSet.objects.filter(
+        status__in=(SyntheticSet.Status.QUEUED, SyntheticSet.Status.RUNNING), writer__isnull=False
+    ).order_by("pk").values_list("pk", flat=True):
+        if not is_set_executing(set_id):
+            tasks.execute_synthetic_set.delay(set_id)
+            resumed.append(set_id)
+    if resumed:
+        logger.info("synthetic sets queued again after a worker start: %s", ", ".join(map(str, resumed)))
+    return resumed
+
+
+def _messages(prompt: str, *, source: str, output: str, sentence: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": REWRITE_SYSTEM},
+        {"role": "user", "content": prompts.fill_rewrite_prompt(prompt, source=source, output=output, sentence=sentence)},
+    ]
+
+
+def write_rewrite(endpoint: Endpoint, messages: list[dict[str, str]], original: str) -> RewriteOutcome:
+    """Ask the writer for one rewrite; any failure comes back as an error with the raw answer, never a guess."""
+    try:
+        answer = chat(endpoint, messages, json_schema=prompts.rewrite_schema(), temperature=0.0)
+    except EndpointError as error:
+        return RewriteOutcome("error", "", "", str(error))
+    raw = answer.text or ""
+    parsed = first_json_object(raw)
+    if parsed is None:
+        return RewriteOutcome("error", "", raw, "the answer holds no JSON object")
+    if "rewritten" not in parsed:
+        return RewriteOutcome("error", "", raw, 'the answer\'s JSON has no "rewritten" field')
+    problem = nesting.rewrite_problem(original, parsed["rewritten"])
+    if problem is not None:
+        return RewriteOutcome("error", "", raw, problem)
+    return RewriteOutcome("ok", parsed["rewritten"].strip(), raw, "")
+
+
+def _fail(synthetic_set: SyntheticSet, message: str) -> SyntheticSet:
+    notes = "\n".join(line for line in (synthetic_set.error, message) if line)
+    SyntheticSet.objects.filter(pk=synthetic_set.pk).update(status=SyntheticSet.Status.FAILED, error=notes)
+    synthetic_set.refresh_from_db()
+    return synthetic_set
+
+
+def execute_synthetic_set(set_id: int) -> SyntheticSet:
+    """Write every rewrite the set still lacks, then build its items. Runs again safely (task redelivery).
+
+    One process at a time per set (a lock file); a second delivery while the
+    first is writing returns at once.
+    """
+    with execution_lock(set_id) as held:
+        synthetic_set = SyntheticSet.objects.select_related(
+            "project", "writer", "intrinsic_prompt", "extrinsic_prompt").get(pk=set_id)
+        if not held or synthetic_set.status == SyntheticSet.Status.DONE:
+            return synthetic_set
+        synthetic_set = _execute(synthetic_set)
+    if synthetic_set.status == SyntheticSet.Status.DONE:
+        _lock_path(set_id).unlink(missing_ok=True)  # a done set is never written again
+    return synthetic_set
+
+
+def _execute(synthetic_set: SyntheticSet) -> SyntheticSet:
+    writer = synthetic_set.writer
+    if writer is None:
+        if not synthetic_set.rewrites.exists():
+            return _fail(synthetic_set, "The set has no writer (it was deleted) and no rewrites.")
+    elif missing := missing_key_variable(writer):
+        return _fail(synthetic_set, f"Stopped: {missing}")
+    elif synthetic_set.intrinsic_prompt is None or synthetic_set.extrinsic_prompt is None:
+        return _fail(synthetic_set, "Stopped: the set records no rewrite prompt to send.")
+    synthetic_set.status = SyntheticSet.Status.RUNNING
+    synthetic_set.save(update_fields=["status"])
+    try:
+        if writer is not None:
+            _write_missing(synthetic_set, writer)
+        build_items(synthetic_set)
+    except Exception as error:
+        _fail(synthetic_set, f"Stopped: {type(error).__name__}: {error}")
+        raise
+    SyntheticSet.objects.filter(pk=synthetic_set.pk).update(status=SyntheticSet.Status.DONE)
+    synthetic_set.refresh_from_db()
+    return synthetic_set
+
+
+def _write_missing(synthetic_set: SyntheticSet, writer: Judge) -> None:
+    n = synthetic_set.sentences_per_output
+    stored = set(synthetic_set.rewrites.values_list("sample_id", "type", "sentence_index"))
+    done = len(stored)
+    jobs = []
+    for gold in _gold_items(synthetic_set):
+        sample = gold.sample
+        spans = output_sentences(sample)
+        if len(spans) != n:
+            continue  # the output changed since the set was made; build_items says so
+        for hallucination_type in nesting.HALLUCINATION_TYPES:
+            prompt = _prompt_of(synthetic_set, hallucination_type)
+            for index, (start, end) in enumerate(spans):
+                if (sample.pk, hallucination_type, index) in stored:
+                    continue
+                original = sample.summary[start:end]
+                messages = _messages(prompt.text, source=sample.passage.text, output=sample.summary,
+                                     sentence=original)
+                jobs.append((sample, hallucination_type, index, original, prompt, messages))
+    SyntheticSet.objects.filter(pk=synthetic_set.pk).update(done=done)
+    if not jobs:
+        return
+    endpoint = endpoint_for(writer)
+    # Calls run in threads up to the writer's concurrency; rows are written here, in this thread, one per answer,
+    # so a killed worker loses at most the answers in flight and a resumed run asks only for those.
+    with ThreadPoolExecutor(max_workers=max(1, min(writer.concurrency, len(jobs)))) as pool:
+        futures = {pool.submit(write_rewrite, endpoint, job[5], job[3]): job for job in jobs}
+        try:
+            for future in as_completed(futures):
+                sample, hallucination_type, index, original, prompt, _ = futures[future]
+                outcome = future.result()
+                try:
+                    SyntheticRewrite.objects.get_or_create(
+                        synthetic_set=synthetic_set, sample=sample, sentence_index=index, type=hallucination_type,
+                        defaults={"original": original, "rewritten": outcome.rewritten, "prompt": prompt,
+                                  "raw": outcome.raw, "status": outcome.status, "error": outcome.error},
+                    )
+                except IntegrityError:
+                    pass  # stored meanwhile by another delivery of the task
+                done += 1
+                SyntheticSet.objects.filter(pk=synthetic_set.pk).update(done=done)
+        except BaseException:
+            # A time limit or a bug: do not send the calls still waiting (what is stored stays stored).
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
