@@ -1,0 +1,76 @@
+"""Judge runs: start one, execute it (the Celery task and the `judge` command both call `execute_run`), read it back.
+
+How a run executes (DESIGN.md, "Runs"):
+
+- Its targets are the samples of the project, of a batch, the flagged ones, or
+  a synthetic set's items. Targets this run has already judged are skipped, so
+  executing a run again (a redelivered task, a worker restart, the next slice)
+  goes on where it stopped; the unique (run, sample) constraint keeps a sample
+  from being judged twice into the results even if two executions overlap.
+- Rubric judges: every request is built first and looked up in the call cache
+  in bulk; a hit becomes a judgement at once (``cached``, no call). Misses go to
+  a thread pool of ``judge.concurrency`` threads that only call the endpoint
+  (judging.judges.rubric.call_rubric_judge: no database in those threads); this
+  thread writes results as they arrive, a small transaction at a time, with the
+  cache rows of answers that came back (ok and parse_error answers: the
+  endpoint answered; endpoint errors are not cached, the next run asks again).
+- NLI judges score chunks of pairs with windows of many pairs batched together,
+  and per output sentence too when the run is a triage first pass.
+- An endpoint that cannot be reached, a model it does not serve or a missing
+  API-key variable fails the run before anything is written, with a message
+  naming the setting. The API key itself is read only by judging.clients.
+- One process executes a run at a time: an exclusive lock file per run (the
+  kernel drops it when the process dies, SIGKILL included), so a worker that
+  starts can tell a run orphaned by a killed worker from one still executing
+  (``resume_stale_runs``).
+
+The package, by topic: ``start`` (checks, creating and queuing a run), ``targets`` (what a run judges),
+``execute`` (executing: call cache, thread pool, NLI chunks), ``results`` (writing judgements, progress, done or
+failed), ``locks`` (one executor at a time, resuming orphaned runs), ``summary`` (reading runs back). Import from
+the package; the names below are its interface.
+"""
+
+from __future__ import annotations
+
+from judging.services.runs.execute import NLI_CHUNK, SLICE_SECONDS, RunFailed, execute_run
+from judging.services.runs.locks import execution_lock, is_run_executing, resume_stale_runs
+from judging.services.runs.results import (
+    CACHEABLE,
+    ERROR,
+    FLUSH_RESULTS,
+    FLUSH_SECONDS,
+    OK,
+    PARSE_ERROR,
+    _ResultWriter,
+)
+from judging.services.runs.start import BLOCKING_SETTINGS, missing_key_variable, needs_endpoint, quick_check, start_run
+from judging.services.runs.summary import latest_judgements, run_summary, sample_label
+from judging.services.runs.targets import CHUNK, Target, target_queryset
+
+__all__ = [
+    "BLOCKING_SETTINGS",
+    "CACHEABLE",
+    "CHUNK",
+    "ERROR",
+    "FLUSH_RESULTS",
+    "FLUSH_SECONDS",
+    "NLI_CHUNK",
+    "OK",
+    "PARSE_ERROR",
+    "SLICE_SECONDS",
+    "RunFailed",
+    "Target",
+    "_ResultWriter",
+    "execute_run",
+    "execution_lock",
+    "is_run_executing",
+    "latest_judgements",
+    "missing_key_variable",
+    "needs_endpoint",
+    "quick_check",
+    "resume_stale_runs",
+    "run_summary",
+    "sample_label",
+    "start_run",
+    "target_queryset",
+]

@@ -1,0 +1,281 @@
+"""Executing a run (the Celery task and the `judge` command both call `execute_run`): rubric judges through the
+call cache and a thread pool of endpoint calls, NLI judges in batched chunks of pairs."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db.models import F
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotate.text import split_sentences
+from judging.clients import EndpointError, ModelSettingError, check_endpoint, endpoint_for, load_nli_model
+from judging.judges.nli import PairScore, score_pair_outcomes
+from judging.judges.rubric import RubricOutcome, RubricRequest, build_request, call_rubric_judge, outcome_from_raw
+from judging.models import CallCache, Judge, Judgement, JudgeRun
+from judging.services.judges import current_prompt
+from judging.services.runs.locks import _forget_lock, execution_lock
+from judging.services.runs.results import CACHEABLE, ERROR, FLUSH_SECONDS, OK, _fail, _finish, _ResultWriter
+from judging.services.runs.start import BLOCKING_SETTINGS, _queue_now, missing_key_variable, quick_check
+from judging.services.runs.targets import CHUNK, Target, _any_cache_miss, _pending_chunks, target_queryset
+
+logger = logging.getLogger(__name__)
+
+NLI_CHUNK = 64  # pairs per scoring call: their windows are batched together
+# The Celery task executes a run in slices of about this many seconds, then queues the rest behind other work.
+SLICE_SECONDS = 900
+
+
+
+class RunFailed(Exception):
+    """A run that cannot go on (endpoint, model, key variable); the message names the setting."""
+
+
+
+def execute_run(
+    run_id: int, *, max_seconds: float | None = None, follow_up: bool = True, endpoint_checked: bool = False
+) -> JudgeRun:
+    """Judge what the run has not judged yet; finish it (flag, queue the explainer) when nothing is left.
+
+    Resumable and idempotent: a finished run is returned as it is, a run being
+    executed by another process is left to it. With `max_seconds`, stops taking
+    new targets after that long, writes what is in flight and queues the rest
+    (the Celery task works in slices). `follow_up` False leaves the explainer of
+    a first pass to the caller (the `triage` command runs it in the foreground).
+    `endpoint_checked`: the caller has just checked the endpoint (the `judge`
+    command, before writing anything), so it is not asked twice.
+    """
+    run = JudgeRun.objects.select_related("judge", "project", "rubric").get(pk=run_id)
+    if run.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED) or run.scope == JudgeRun.Scope.IMPORTED:
+        return run
+    with execution_lock(run.pk) as held:
+        if not held:
+            logger.info("judge run %s is being executed by another process", run.pk)
+            return run
+        run.refresh_from_db()
+        if run.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED):
+            return run
+        JudgeRun.objects.filter(pk=run.pk).update(
+            status=JudgeRun.Status.RUNNING, started_at=Coalesce(F("started_at"), timezone.now()),
+            total=target_queryset(run).count(), error="",
+        )
+        run.refresh_from_db()
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        try:
+            if run.judge.kind == Judge.Kind.RUBRIC:
+                finished = _execute_rubric(run, deadline, check=not endpoint_checked)
+            else:
+                finished = _execute_nli(run, deadline)
+        except RunFailed as failure:
+            return _fail(run, str(failure))
+        except SoftTimeLimitExceeded:
+            # What was written stays; the run stays "running" and the next execution goes on from there.
+            logger.warning("judge run %s stopped by its time limit; queued again", run.pk)
+            _queue_now(run.pk)
+            raise
+        except Exception as error:
+            try:
+                _fail(run, f"the run stopped on an unexpected error: {type(error).__name__}: {error}")
+            except Exception:  # noqa: BLE001 - e.g. the database went away; the original error is the one to see
+                logger.exception("judge run %s: could not record its failure", run.pk)
+            raise
+        if not finished:
+            _queue_now(run.pk)
+            return run
+        run = _finish(run, follow_up=follow_up)
+    _forget_lock(run.pk)
+    return run
+
+
+
+def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True) -> bool:
+    """Judge the pending targets with a rubric judge; True when none is left, False when stopped at the deadline."""
+    judge = run.judge
+    rubric_text = (run.rubric or current_prompt(run.project, "rubric")).text
+    endpoint = endpoint_for(judge)
+
+    def request_for(target: Target) -> RubricRequest:
+        return build_request(judge, rubric_text, target.hypothesis, target.reference)
+
+    # Before anything is written: will the endpoint be needed? A run answered wholly from the cache calls nothing
+    # (not even to check the endpoint); one that needs it fails here, with nothing half-written, when it is unusable.
+    if check and _any_cache_miss(run, request_for):
+        problem = missing_key_variable(judge)
+        if problem:
+            raise RunFailed(problem)
+        try:
+            check_endpoint(quick_check(endpoint))
+        except EndpointError as error:
+            if error.setting in BLOCKING_SETTINGS:
+                raise RunFailed(str(error)) from None
+            # It answered (a 429, a 5xx, a slow answer): each call retries and records its own outcome.
+            logger.warning("judge run %s: the endpoint check said %s; going on", run.pk, error)
+
+    writer = _ResultWriter(run)
+    waiting: dict[str, list[Target]] = {}  # cache key -> targets waiting for that one call
+    # Pool threads only call the endpoint and hand back (request, outcome); this thread does all database work.
+    answered: queue.SimpleQueue[tuple[RubricRequest, RubricOutcome | BaseException]] = queue.SimpleQueue()
+
+    def call(request: RubricRequest) -> None:
+        try:
+            answered.put((request, call_rubric_judge(endpoint, request, with_reasoning=judge.with_reasoning)))
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
+            answered.put((request, error))
+
+    pending = 0  # calls submitted and not answered yet
+    chunks = _pending_chunks(run, CHUNK)
+    window = max(2 * judge.concurrency, CHUNK)  # requests queued ahead of the pool, so it never waits on us
+    exhausted = stopped = False
+    pool = ThreadPoolExecutor(max_workers=judge.concurrency, thread_name_prefix=f"judge-run-{run.pk}")
+    try:
+        while True:
+            while not exhausted and not stopped and pending < window:
+                if deadline is not None and time.monotonic() >= deadline:
+                    stopped = True
+                    break
+                chunk = next(chunks, None)
+                if chunk is None:
+                    exhausted = True
+                    break
+                requests = [(target, request_for(target)) for target in chunk]
+                cached = {row.key: row for row in CallCache.objects.filter(
+                    key__in={request.cache_key for _, request in requests})}
+                for target, request in requests:
+                    key = request.cache_key
+                    if key in cached:
+                        writer.add(_cached_judgement(run, target, cached[key]))
+                        writer.hits[key] += 1
+                    elif key in waiting:  # the same call is already on its way: its answer serves both
+                        waiting[key].append(target)
+                    else:
+                        waiting[key] = [target]
+                        pool.submit(call, request)
+                        pending += 1
+                writer.flush_if_due()
+            if not pending:
+                break
+            try:
+                answers = [answered.get(timeout=FLUSH_SECONDS)]
+            except queue.Empty:
+                answers = []
+            while True:  # everything else that has come back meanwhile
+                try:
+                    answers.append(answered.get_nowait())
+                except queue.Empty:
+                    break
+            for request, outcome in answers:
+                pending -= 1
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                _record_answer(run, writer, request, outcome, waiting.pop(request.cache_key))
+            writer.flush_if_due()
+        writer.flush()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        try:
+            writer.flush()  # keep what came back; the rest is judged by the next execution
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            logger.exception("judge run %s: could not write the last results", run.pk)
+        raise
+    pool.shutdown(wait=True)
+    return exhausted
+
+
+
+def _rubric_fields(run: JudgeRun, outcome: RubricOutcome) -> dict[str, Any]:
+    return {
+        "status": outcome.status,
+        "score": outcome.score if outcome.status == OK else None,  # never a number that is not a clean answer
+        "reasoning": outcome.reasoning,
+        "raw": outcome.raw,
+        "error": outcome.error,
+        "prompt_version": run.rubric,
+        "request_mode": (outcome.request_mode or "")[:12],
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+    }
+
+
+def _cached_judgement(run: JudgeRun, target: Target, row: CallCache) -> Judgement:
+    """A judgement answered from the cache: the stored answer read again, no call, nothing paid."""
+    outcome = outcome_from_raw(row.raw, with_reasoning=run.judge.with_reasoning, request_mode=row.request_mode,
+                               input_tokens=row.input_tokens, output_tokens=row.output_tokens)
+    return target.judgement(run, **_rubric_fields(run, outcome), latency_seconds=row.latency_seconds, cost=0.0,
+                            cached=True, attempts=0)
+
+
+def _record_answer(
+    run: JudgeRun, writer: _ResultWriter, request: RubricRequest, outcome: RubricOutcome, targets: list[Target]
+) -> None:
+    fields = _rubric_fields(run, outcome)
+    first, *others = targets
+    writer.add(first.judgement(run, **fields, latency_seconds=outcome.latency_seconds,
+                               cost=run.judge.cost_of(outcome.input_tokens, outcome.output_tokens),
+                               cached=False, attempts=outcome.attempts))
+    answered = outcome.status in CACHEABLE
+    for target in others:  # identical requests in this run: one call, the others served by its answer
+        writer.add(target.judgement(run, **fields, latency_seconds=outcome.latency_seconds,
+                                    cost=0.0 if answered else None, cached=answered, attempts=0))
+    if answered:
+        writer.cache_rows.append(CallCache(
+            key=request.cache_key, model=request.model, request_mode=(outcome.request_mode or "")[:12],
+            raw=outcome.raw, input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
+            latency_seconds=outcome.latency_seconds,
+        ))
+
+
+
+def _execute_nli(run: JudgeRun, deadline: float | None) -> bool:
+    """Score the pending targets with an NLI judge; True when none is left, False when stopped at the deadline."""
+    judge = run.judge
+    try:
+        model = load_nli_model(judge.nli_model_path, consistent_label=judge.nli_consistent_label)
+    except ModelSettingError as error:
+        raise RunFailed(str(error)) from None
+    per_sentence = run.purpose == JudgeRun.Purpose.FIRST_PASS and run.scope != JudgeRun.Scope.SYNTHETIC
+    writer = _ResultWriter(run)
+    for chunk in _pending_chunks(run, NLI_CHUNK):
+        if deadline is not None and time.monotonic() >= deadline:
+            writer.flush()
+            return False
+        pairs = [(target.reference, target.hypothesis) for target in chunk]
+        sentence_spans: list[list[list[int]]] = []
+        if per_sentence:
+            for target in chunk:
+                spans = target.sentences or split_sentences(target.hypothesis)
+                sentence_spans.append(spans)
+                pairs.extend((target.reference, target.hypothesis[start:end]) for start, end in spans)
+        started = time.perf_counter()
+        try:
+            outcomes = score_pair_outcomes(model, pairs, max_length=judge.nli_max_length, overlap=judge.nli_overlap,
+                                           batch_size=judge.nli_batch_size)
+        except ModelSettingError as error:
+            raise RunFailed(str(error)) from None
+        seconds = (time.perf_counter() - started) / len(chunk)
+        sentence_outcomes = iter(outcomes[len(chunk):])
+        for index, target in enumerate(chunk):
+            sentence_scores = None
+            if per_sentence:
+                # One p per output sentence (None where a sentence fits no window), in the order of the sample's
+                # sentences as the audit page cuts them (stored offsets, else the same splitter).
+                sentence_scores = [next(sentence_outcomes).probability for _ in sentence_spans[index]]
+            writer.add(_nli_judgement(run, target, outcomes[index], sentence_scores, seconds))
+        writer.flush_if_due()
+    writer.flush()
+    return True
+
+
+def _nli_judgement(
+    run: JudgeRun, target: Target, outcome: PairScore, sentence_scores: list[dict] | None, seconds: float
+) -> Judgement:
+    if outcome.probability is None:
+        return target.judgement(run, status=ERROR, error=outcome.error, latency_seconds=seconds,
+                                sentence_scores=sentence_scores)
+    return target.judgement(run, status=OK, probability=outcome.probability, latency_seconds=seconds,
+                            sentence_scores=sentence_scores)

@@ -1,0 +1,78 @@
+"""One process executes a run at a time: an exclusive lock file per run (the kernel drops it when the process
+dies, SIGKILL included), so a worker that starts can tell a run orphaned by a killed worker from one still
+executing and queue it again (`resume_stale_runs`)."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+
+from judging.models import JudgeRun
+from judging.services.runs.start import _queue_now
+
+logger = logging.getLogger(__name__)
+
+
+def _lock_path(run_id: int) -> Path:
+    folder = Path(settings.DATA_DIR) / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"judge-run-{run_id}.lock"
+
+
+@contextmanager
+def execution_lock(run_id: int) -> Iterator[bool]:
+    """Hold the run's lock file while executing it; yields False when another process holds it.
+
+    flock locks belong to the open file, so the kernel releases them when the
+    holder exits in any way, SIGKILL included: a free lock on a running run
+    means nobody is executing it any more.
+    """
+    with open(_lock_path(run_id), "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def is_run_executing(run_id: int) -> bool:
+    """Whether a process on this machine is executing the run now."""
+    with execution_lock(run_id) as free:
+        return not free
+
+
+def _forget_lock(run_id: int) -> None:
+    # A finished run is never executed again (execute_run returns at once), so its lock file can go.
+    _lock_path(run_id).unlink(missing_ok=True)
+
+
+def resume_stale_runs() -> list[int]:
+    """Queue again every running run that no process is executing; the ids queued.
+
+    The embedded broker (kombu's filesystem transport) removes a message when a
+    worker takes it, so a worker killed mid-run (SIGKILL, power loss) loses the
+    task despite acks_late; the worker calls this when it starts (judging.tasks)
+    and the run goes on where it stopped. A queued run's message is still in the
+    queue (a run is marked running as soon as a worker takes it), so it is left
+    alone. A run between two slices gets a second message, which finds it done
+    (or being executed) and does nothing.
+    """
+    resumed = []
+    for run_id in JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING).exclude(
+        scope=JudgeRun.Scope.IMPORTED
+    ).order_by("pk").values_list("pk", flat=True):
+        if not is_run_executing(run_id):
+            _queue_now(run_id)
+            resumed.append(run_id)
+    if resumed:
+        logger.info("judge runs queued again after a worker start: %s", ", ".join(map(str, resumed)))
+    return resumed

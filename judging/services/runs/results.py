@@ -1,0 +1,104 @@
+"""What a run writes: its judgements a small transaction at a time (with the call-cache rows), its progress
+counters, and how it ends (done, with a first pass's flags and explainer, or failed)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+
+from django.db import transaction
+from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from judging.models import CallCache, Judgement, JudgeRun
+from judging.services.judges import JudgeSettingsError
+
+logger = logging.getLogger(__name__)
+
+# Results are written at least this often, or every FLUSH_RESULTS results, in one small transaction each.
+FLUSH_SECONDS = 0.5
+FLUSH_RESULTS = 50
+
+OK, PARSE_ERROR, ERROR = Judgement.Status.OK, Judgement.Status.PARSE_ERROR, Judgement.Status.ERROR
+CACHEABLE = (OK, PARSE_ERROR)
+
+
+
+def _fail(run: JudgeRun, message: str) -> JudgeRun:
+    logger.warning("judge run %s failed: %s", run.pk, message)
+    _refresh_progress(run)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.FAILED, error=message,
+                                              finished_at=timezone.now())
+    run.refresh_from_db()
+    return run
+
+
+def _finish(run: JudgeRun, *, follow_up: bool) -> JudgeRun:
+    """Done: the counters, and for a first pass its flags and the explainer's run, in one transaction (a run is
+    never done without them, nor flagged twice into the queue)."""
+    with transaction.atomic():
+        _refresh_progress(run)
+        note = ""
+        if run.purpose == JudgeRun.Purpose.FIRST_PASS:
+            from judging.services.triage import flag_from_run, start_explanation
+
+            flag_from_run(run)
+            if follow_up:
+                try:
+                    start_explanation(run, queue=True)
+                except JudgeSettingsError as error:
+                    note = f"The explainer was not started: {error}"
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.DONE, finished_at=timezone.now(),
+                                                  error=note)
+    run.refresh_from_db()
+    logger.info("judge run %s done: %s scored, %s failed, %s calls, %s cached", run.pk, run.scored, run.failed,
+                run.calls, run.cached)
+    return run
+
+
+def _refresh_progress(run: JudgeRun) -> None:
+    """The progress counters, counted from the run's judgements (right after any resume or overlap)."""
+    figures = Judgement.objects.filter(run=run).aggregate(
+        done=Count("id"), scored=Count("id", filter=Q(status=OK)), calls=Coalesce(Sum("attempts"), 0),
+        cached=Count("id", filter=Q(cached=True)),
+    )
+    figures["failed"] = figures["done"] - figures["scored"]
+    JudgeRun.objects.filter(pk=run.pk).update(**figures)
+    for field, value in figures.items():
+        setattr(run, field, value)
+
+
+class _ResultWriter:
+    """Collects judgements (and cache rows) made in this thread and writes them a small transaction at a time."""
+
+    def __init__(self, run: JudgeRun) -> None:
+        self.run = run
+        self.judgements: list[Judgement] = []
+        self.cache_rows: list[CallCache] = []
+        self.hits: Counter[str] = Counter()
+        self.last_flush = time.monotonic()
+
+    def add(self, judgement: Judgement) -> None:
+        self.judgements.append(judgement)
+
+    def flush_if_due(self) -> None:
+        if len(self.judgements) >= FLUSH_RESULTS or time.monotonic() - self.last_flush >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        self.last_flush = time.monotonic()
+        if not self.judgements and not self.cache_rows:
+            return
+        with transaction.atomic():
+            # ignore_conflicts: a judgement another execution of this run wrote meanwhile stays the only one.
+            Judgement.objects.bulk_create(self.judgements, ignore_conflicts=True)
+            CallCache.objects.bulk_create(self.cache_rows, ignore_conflicts=True)
+            by_count: dict[int, list[str]] = {}
+            for key, count in self.hits.items():
+                by_count.setdefault(count, []).append(key)
+            for count, keys in by_count.items():
+                CallCache.objects.filter(key__in=keys).update(hits=F("hits") + count)
+            _refresh_progress(self.run)
+        self.judgements, self.cache_rows, self.hits = [], [], Counter()

@@ -1,0 +1,126 @@
+"""Starting a run: the checks before one (settings, API-key variable, endpoint), creating and queuing it, and
+whether a new run would call its endpoint at all."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from annotate.models import Batch, Project
+from judging import prompts
+from judging.clients import Endpoint
+from judging.judges.rubric import build_request
+from judging.models import Judge, JudgeRun, PromptVersion, SyntheticSet
+from judging.services.judges import JudgeSettingsError, current_prompt
+from judging.services.runs.targets import _any_cache_miss, target_queryset
+
+logger = logging.getLogger(__name__)
+
+
+def start_run(
+    project: Project,
+    judge: Judge,
+    *,
+    scope: str = JudgeRun.Scope.ALL,
+    batch: Batch | None = None,
+    synthetic_set: SyntheticSet | None = None,
+    purpose: str = JudgeRun.Purpose.PLAIN,
+    by: Any = None,
+    queue: bool = True,
+) -> JudgeRun:
+    """A new run of `judge` over a scope of the project, queued for the worker (after commit) when `queue`.
+
+    Refuses with JudgeSettingsError naming the field: a judge of another project
+    or one that does not run (imported), a scope without its batch or set, a
+    rubric judge whose API-key variable is not set here, an NLI model path that
+    is not a directory. Records the rubric version the run will use.
+    """
+    if judge.project_id != project.pk:
+        raise JudgeSettingsError("judge", f"judge {judge.name!r} belongs to another project.")
+    if project.kind != Project.Kind.SPANS:
+        raise JudgeSettingsError("project", f"project {project.slug!r} is a {project.kind} project: judges score "
+                                            "span projects (an output against its source).")
+    if judge.kind == Judge.Kind.IMPORTED:
+        raise JudgeSettingsError("judge", f"judge {judge.name!r} holds imported outputs; it cannot be run.")
+    if scope not in JudgeRun.Scope.values or scope == JudgeRun.Scope.IMPORTED:
+        raise JudgeSettingsError("scope", f"scope must be all, batch, flagged or synthetic, not {scope!r}.")
+    if purpose not in JudgeRun.Purpose.values:
+        raise JudgeSettingsError("purpose", f"purpose must be plain, first_pass or explain, not {purpose!r}.")
+    if scope == JudgeRun.Scope.BATCH and batch is None:
+        raise JudgeSettingsError("batch", "a batch run needs the batch.")
+    if batch is not None and batch.project_id != project.pk:
+        raise JudgeSettingsError("batch", f"batch {batch.name!r} belongs to another project.")
+    if scope == JudgeRun.Scope.SYNTHETIC:
+        if synthetic_set is None or synthetic_set.project_id != project.pk:
+            raise JudgeSettingsError("synthetic_set", "a synthetic run needs a synthetic set of this project.")
+    else:
+        synthetic_set = None
+    if judge.kind == Judge.Kind.RUBRIC:
+        problem = missing_key_variable(judge)
+        if problem:
+            raise JudgeSettingsError("api_key_env", problem)
+    elif not Path(judge.nli_model_path).expanduser().is_dir():
+        raise JudgeSettingsError(
+            "nli_model_path", f"nli_model_path {judge.nli_model_path!r} of judge {judge.name!r} is not a directory."
+        )
+    with transaction.atomic():
+        run = JudgeRun(
+            project=project, judge=judge, scope=scope, purpose=purpose, batch=batch, synthetic_set=synthetic_set,
+            rubric=current_prompt(project, "rubric") if judge.kind == Judge.Kind.RUBRIC else None, created_by=by,
+        )
+        run.total = target_queryset(run).count()
+        run.save()
+        if queue:
+            _queue(run.pk)
+    logger.info("judge run %s queued: judge %r (%s), scope %s, %s targets", run.pk, judge.name, judge.kind,
+                scope, run.total)
+    return run
+
+
+def missing_key_variable(judge: Judge) -> str:
+    """Why the judge's API-key variable cannot be used here, or "" (no variable needed, or it is set)."""
+    name = judge.api_key_env
+    if not name or os.environ.get(name):
+        return ""
+    return (f"the environment variable {name} (api_key_env of judge {judge.name!r}) is not set: set it to the API "
+            "key in the environment of the web server and of the Celery worker, or change api_key_env.")
+
+
+# An endpoint check that fails naming one of these settings stops a run before it starts; other failures
+# (rate limits, server errors) are the calls' to retry and record.
+BLOCKING_SETTINGS = ("base_url", "model", "api_key_env")
+
+
+def quick_check(endpoint: Endpoint) -> Endpoint:
+    """The endpoint as its check before a run uses it: one retry, so a server that is not there fails fast."""
+    return dataclasses.replace(endpoint, max_retries=min(endpoint.max_retries, 1))
+
+
+def _queue(run_id: int) -> None:
+    from judging.tasks import execute_judge_run
+
+    transaction.on_commit(lambda: execute_judge_run.delay(run_id))
+
+
+
+def _queue_now(run_id: int) -> None:
+    with transaction.atomic():
+        _queue(run_id)
+
+
+
+def needs_endpoint(project: Project, judge: Judge, *, scope: str = JudgeRun.Scope.ALL,
+                   batch: Batch | None = None) -> bool:
+    """Whether a new run of this (possibly unsaved) rubric judge would call its endpoint: some request of its
+    targets is not in the call cache. Writes nothing (the rubric is the latest version, or the default)."""
+    latest = PromptVersion.objects.filter(project=project, kind=PromptVersion.Kind.RUBRIC).order_by("-number").first()
+    rubric_text = latest.text if latest is not None else prompts.default_prompt("rubric")
+    run = JudgeRun(project=project, judge=judge, scope=scope, batch=batch)
+    return _any_cache_miss(
+        run, lambda target: build_request(judge, rubric_text, target.hypothesis, target.reference)
+    )

@@ -1,0 +1,77 @@
+"""What a run judges: its targets (samples, or a synthetic set's items), read a chunk at a time, skipping those
+it has already judged; and whether any of their requests misses the call cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+
+from annotate.models import Sample
+from judging.models import AuditItem, CallCache, Judgement, JudgeRun, SyntheticItem
+
+CHUNK = 200  # targets read (and requests built) at a time
+
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing to judge: a sample, or a synthetic item (its text against its sample's source)."""
+
+    sample_id: int | None
+    synthetic_item_id: int | None
+    hypothesis: str
+    reference: str
+    sentences: list[list[int]] | None = None
+
+    def judgement(self, run: JudgeRun, **fields: Any) -> Judgement:
+        return Judgement(run=run, sample_id=self.sample_id, synthetic_item_id=self.synthetic_item_id, **fields)
+
+
+def target_queryset(run: JudgeRun) -> QuerySet:
+    """The run's targets: samples, or a synthetic set's items."""
+    if run.scope == JudgeRun.Scope.SYNTHETIC:
+        return SyntheticItem.objects.filter(synthetic_set_id=run.synthetic_set_id)
+    samples = Sample.objects.filter(project_id=run.project_id)
+    if run.batch_id is not None:
+        samples = samples.filter(batch_id=run.batch_id)
+    if run.scope == JudgeRun.Scope.FLAGGED:
+        samples = samples.filter(pk__in=AuditItem.objects.filter(project_id=run.project_id).values("sample_id"))
+    return samples
+
+
+def _pending_chunks(run: JudgeRun, size: int) -> Iterator[list[Target]]:
+    """The targets this run has not judged yet, `size` at a time, in id order (read a chunk at a time)."""
+    synthetic = run.scope == JudgeRun.Scope.SYNTHETIC
+    pending = target_queryset(run)
+    if run.pk is not None:  # an unsaved run (needs_endpoint) has judged nothing
+        judged = Judgement.objects.filter(run=run)
+        if synthetic:
+            pending = pending.exclude(pk__in=judged.filter(synthetic_item__isnull=False).values("synthetic_item_id"))
+        else:
+            pending = pending.exclude(pk__in=judged.filter(sample__isnull=False).values("sample_id"))
+    if synthetic:
+        pending = pending.values_list("pk", "text", "sample__passage__text")
+    else:
+        pending = pending.values_list("pk", "summary", "passage__text", "sentences")
+    last = 0
+    while True:
+        rows = list(pending.filter(pk__gt=last).order_by("pk")[:size])
+        if not rows:
+            return
+        last = rows[-1][0]
+        if synthetic:
+            yield [Target(None, pk, text, reference) for pk, text, reference in rows]
+        else:
+            yield [Target(pk, None, summary, reference, sentences) for pk, summary, reference, sentences in rows]
+
+
+
+def _any_cache_miss(run: JudgeRun, request_for: Any) -> bool:
+    for chunk in _pending_chunks(run, CHUNK):
+        keys = {request_for(target).cache_key for target in chunk}
+        if CallCache.objects.filter(key__in=keys).count() < len(keys):
+            return True
+    return False
