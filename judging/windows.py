@@ -8,7 +8,7 @@ and the pair's score is the max over its windows.
 
 No torch, no tokenizer, no Django: token ids in, token ids out. The caller
 (judging/judges/nli.py) reads the template off the tokenizer once
-(judging/clients.py) and hands plain lists here.
+(judging/clients/nli.py) and hands plain lists here.
 """
 
 from __future__ import annotations

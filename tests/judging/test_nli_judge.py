@@ -8,7 +8,8 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, BertConfig
 
-from judging.clients import ModelSettingError, _consistent_index, load_nli_model
+from judging.clients import ModelSettingError, load_nli_model
+from judging.clients.nli import _consistent_index
 from judging.judges.nli import score_pair_outcomes, score_pairs, score_sentences
 from tests.judging.tiny_nli import reference_text, tiny_nli_fixture  # noqa: F401  (the tiny_nli_path fixture)
 
