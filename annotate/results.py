@@ -1,6 +1,6 @@
 """FaithBench results: hallucination rates, detector evaluation, challenging samples.
 
-Pure: no Django imports. Inputs are plain values that annotate/services/stats.py
+Pure: no Django imports. Inputs are plain values that annotate/services/stats/
 builds from the database (or that a script builds from files).
 """
 
