@@ -5,7 +5,8 @@ Serving. An auditor gets the next item of the project that they have not audited
 ``audits_per_item`` audits answered or being served (an Audit row is made when the item is served), worst
 first: the flagging judgement's figure ascending (a score, or 1 + 4p for an NLI judge; items added without
 a flag last), then by id. An auditor holds one unanswered serve at a time: asking again gives the same item.
-A serve does not expire: the slot stays with the auditor until they answer.
+A serve holds its slot for SERVE_MINUTES: after that, another auditor may take the slot (the stale serve is
+released then); until someone does, the auditor who walked away still has the item.
 
 Answering. A score 1-5, or ``agreed`` (the score of the judge's answer the auditor was shown); a verdict is
 given once. The time per item is the server's: answered_at - served_at, both read from ``now()``, the one
@@ -14,7 +15,7 @@ clock tests move (``monkeypatch.setattr(audits, "now", ...)``).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -32,6 +33,8 @@ from judging.quotes import Mark, find_quotes, reasoning_pieces, text_parts
 
 AUDITOR_ROLES = (Membership.Role.ADMIN, Membership.Role.AUDITOR)
 MAX_NOTE = 5000
+# An unanswered serve keeps its slot this long (as a pairs serve does); then the slot may go to another auditor.
+SERVE_MINUTES = 30
 SHADES = 5  # first-pass shading steps, shade-0 (consistent) .. shade-4 (least consistent)
 
 
@@ -238,10 +241,16 @@ def item_view(item: AuditItem, *, reveal: bool = True) -> dict[str, Any]:
 # --------------------------------------------------------------------------- serving
 
 
+def _holding_a_slot(moment: datetime) -> Q:
+    """Audits that count against an item's audits_per_item: answered, or served within SERVE_MINUTES."""
+    return Q(answered_at__isnull=False) | Q(served_at__gte=moment - timedelta(minutes=SERVE_MINUTES))
+
+
 def _open_items(project: Project, auditor: Any, settings: JudgingSettings) -> Any:
     """Items the auditor may be served now, worst first."""
     taken = (
-        Audit.objects.filter(item=OuterRef("pk")).order_by().values("item").annotate(n=Count("pk")).values("n")[:1]
+        Audit.objects.filter(_holding_a_slot(now()), item=OuterRef("pk"))
+        .order_by().values("item").annotate(n=Count("pk")).values("n")[:1]
     )
     figure = Coalesce(
         Cast("flagged_by__score", FloatField()),
@@ -288,12 +297,15 @@ def serve_next_audit(project: Project, auditor: Any) -> Audit | None:
                 .select_related("sample__passage", "flagged_by")
                 .get(pk=candidate.pk)
             )
-            if item.audits.count() >= settings.audits_per_item:
+            moment = now()
+            if item.audits.filter(_holding_a_slot(moment)).count() >= settings.audits_per_item:
                 continue
+            # Stale serves on this item give their slots up now (their auditors walked away).
+            item.audits.filter(answered_at__isnull=True).exclude(_holding_a_slot(moment)).delete()
             judgement = shown_judgement(item, latest_sample_judgements(item.sample), settings)
             try:
                 with transaction.atomic():
-                    return Audit.objects.create(item=item, auditor=auditor, judgement=judgement, served_at=now())
+                    return Audit.objects.create(item=item, auditor=auditor, judgement=judgement, served_at=moment)
             except IntegrityError:  # served to this auditor by a request that won the race
                 continue
     return None
@@ -347,7 +359,9 @@ def submit_audit(
         )
         if audit is None:
             raise AuditError(
-                "this item was not served to you: ask for your next item first", code="not_served"
+                "this item is not served to you (or your serve expired and went to another auditor): "
+                "ask for your next item",
+                code="not_served",
             )
         if audit.answered_at is not None:
             raise AuditError(

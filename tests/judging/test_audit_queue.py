@@ -105,6 +105,25 @@ def test_with_two_audits_per_item_two_auditors_get_the_same_item_but_nobody_gets
     assert serve_next_audit(project, hedy).item == scene.queue_order[2]  # the second's two slots are taken
 
 
+def test_a_serve_older_than_serve_minutes_gives_its_slot_to_the_next_auditor(scene: AuditScene, clock: Clock) -> None:
+    hedy = make_auditor(scene.project, "hedy")
+    worst, second, _ = scene.queue_order
+    walked_away = serve_next_audit(scene.project, scene.auditor)
+    assert walked_away.item == worst
+    clock.advance(audits.SERVE_MINUTES * 60 - 1)
+    assert serve_next_audit(scene.project, hedy).item == second  # grace still holds the worst one
+    answer(scene, hedy, serve_next_audit(scene.project, hedy))
+    clock.advance(2)  # grace's serve is now older than SERVE_MINUTES
+    assert serve_next_audit(scene.project, scene.auditor).item == worst  # until someone takes it, it is hers
+    taken = serve_next_audit(scene.project, hedy)
+    assert taken.item == worst and not Audit.objects.filter(pk=walked_away.pk).exists()
+    with pytest.raises(AuditError) as refused:
+        answer(scene, scene.auditor, walked_away)
+    assert (refused.value.status, refused.value.code) == (409, "not_served")
+    assert "expired" in str(refused.value)
+    assert serve_next_audit(scene.project, scene.auditor).item == scene.queue_order[2]
+
+
 def test_admins_audit_too_and_the_queue_ends_with_none(scene: AuditScene, admin_user: Any) -> None:
     for _ in range(3):
         answer(scene, admin_user, serve_next_audit(scene.project, admin_user))
