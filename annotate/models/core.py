@@ -107,7 +107,37 @@ class RoundReopening(models.Model):
         return f"{self.assignment} re-opened by {self.reopened_by}"
 
 
-class Job(models.Model):
+class Progress(models.Model):
+    """What a page polls for long background work: a status and how much of the total is done.
+
+    Shared by annotate's jobs and the judging app's runs and synthetic sets.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def percent(self) -> int:
+        if self.total == 0:
+            return 100 if self.status == self.Status.DONE else 0
+        return min(100, round(100 * self.done / self.total))
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in {self.Status.QUEUED, self.Status.RUNNING}
+
+
+class Job(Progress):
     """Progress of a long background job, polled by the pages."""
 
     class Kind(models.TextChoices):
@@ -117,17 +147,8 @@ class Job(models.Model):
         PAIR_VECTORS = "pairvecs", "Span vectors of pair items"
         PAIR_ROUND = "pairround", "Training the detector and drawing a pair round"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="jobs")
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     options = models.JSONField(default=dict, blank=True)
     result_path = models.CharField(max_length=500, blank=True)
@@ -142,16 +163,6 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk} ({self.status})"
-
-    @property
-    def percent(self) -> int:
-        if self.total == 0:
-            return 100 if self.status == self.Status.DONE else 0
-        return min(100, round(100 * self.done / self.total))
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in {self.Status.QUEUED, self.Status.RUNNING}
 
 
 class FigureSet(models.Model):

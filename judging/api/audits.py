@@ -217,7 +217,8 @@ class AuditVerdictView(APIView):
             404: OpenApiResponse(ErrorSerializer, description="No such audit item in a project of yours."),
             409: OpenApiResponse(
                 AuditConflictSerializer,
-                description="Nothing was recorded: you audited this item already, it was not served to you, or you "
+                description="Nothing was recorded: you audited this item already, it was not served to you (or your serve "
+                "expired and went to another auditor), or you "
                 "agreed with an answer that has no 1-5 score (see code).",
             ),
         },

@@ -7,10 +7,11 @@ from django.db import models
 from django.db.models import Q
 
 from annotate.models import Batch, Project, Sample
+from annotate.models.core import Progress
 from judging.models.judges import Judge, PromptVersion
 
 
-class JudgeRun(models.Model):
+class JudgeRun(Progress):
     """One judge scoring a set of targets in the background; the row is also the progress the page polls."""
 
     class Scope(models.TextChoices):
@@ -25,12 +26,6 @@ class JudgeRun(models.Model):
         FIRST_PASS = "first_pass", "Triage first pass (flags)"
         EXPLAIN = "explain", "Triage explanation of flagged outputs"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
     rubric = models.ForeignKey(PromptVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
@@ -40,9 +35,6 @@ class JudgeRun(models.Model):
     synthetic_set = models.ForeignKey(
         "judging.SyntheticSet", null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
     )
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
     scored = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     calls = models.PositiveIntegerField(default=0)  # endpoint requests actually sent (retries included)
@@ -59,16 +51,6 @@ class JudgeRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk} of {self.judge} ({self.status})"
-
-    @property
-    def percent(self) -> int:
-        if self.total == 0:
-            return 100 if self.status == self.Status.DONE else 0
-        return min(100, round(100 * self.done / self.total))
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in {self.Status.QUEUED, self.Status.RUNNING}
 
     @property
     def seconds(self) -> float | None:

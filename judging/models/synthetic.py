@@ -6,17 +6,12 @@ from django.conf import settings
 from django.db import models
 
 from annotate.models import Project, Sample
+from annotate.models.core import Progress
 from judging.models.judges import Judge, PromptVersion
 
 
-class SyntheticSet(models.Model):
+class SyntheticSet(Progress):
     """Rewrites of a project's gold outputs by one LLM, and the percentage sets made from them (seeded)."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="synthetic_sets")
     name = models.CharField(max_length=100)
@@ -26,9 +21,6 @@ class SyntheticSet(models.Model):
     extrinsic_prompt = models.ForeignKey(PromptVersion, null=True, on_delete=models.PROTECT, related_name="+")
     seed = models.PositiveIntegerField(default=0)
     sentences_per_output = models.PositiveSmallIntegerField(default=5)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -39,12 +31,6 @@ class SyntheticSet(models.Model):
 
     def __str__(self) -> str:
         return f"synthetic set {self.name}"
-
-    @property
-    def percent(self) -> int:
-        if self.total == 0:
-            return 100 if self.status == self.Status.DONE else 0
-        return min(100, round(100 * self.done / self.total))
 
 
 class SyntheticRewrite(models.Model):
