@@ -10,19 +10,28 @@ points FAITHLAB_DATA_DIR at a new temporary folder, and:
 
 then runs ``migrate``. ``BenchEnv.close()`` (also registered with atexit)
 drops the database and removes the folder.
+
+The HTTP loads (``span_load``, ``pairs_load``) share the client side from
+here: token users, one thread per client released together, paced or
+back-to-back requests over a keep-alive connection, each timed.
 """
 
 from __future__ import annotations
 
 import atexit
+import http.client
 import os
 import platform
 import random
 import shutil
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
@@ -234,8 +243,6 @@ class CpuMonitor:
         self.part_seconds: dict[str, float] = {}
 
     def __enter__(self) -> CpuMonitor:
-        import time
-
         self.started = time.perf_counter()
         self.busy, _ = _machine_busy_jiffies()
         self.own = _tree_jiffies(self.roots)
@@ -243,8 +250,6 @@ class CpuMonitor:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        import time
-
         self.seconds = time.perf_counter() - self.started
         busy, _ = _machine_busy_jiffies()
         own = _tree_jiffies(self.roots)
@@ -259,3 +264,130 @@ class CpuMonitor:
         return (f"CPU during the run: machine {self.machine_cores:.2f} of {os.cpu_count()} cores busy, "
                 f"this benchmark {self.own_cores:.2f}, other sessions ~{self.other_cores:.2f}; "
                 f"load average {Path('/proc/loadavg').read_text().split()[0]}")
+
+
+# The client side of the HTTP loads: what span_load and pairs_load have in common.
+
+
+@dataclass
+class TokenUser:
+    """A project member that a load drives through the API, with the token it sends."""
+
+    username: str
+    token: str
+
+
+@dataclass
+class ClientOutcome:
+    """What one client thread sent and how each request went; each load adds what its clients were told."""
+
+    username: str
+    records: list[tuple[float, float, str, int]] = field(default_factory=list)  # (sent at, seconds, kind, status)
+    failures: list[str] = field(default_factory=list)
+
+    def note_unexpected(self, method: str, path: str, status: int, content: bytes) -> None:
+        self.failures.append(f"{method} {path}: {status} {content[:200]!r}")
+
+
+OutcomeT = TypeVar("OutcomeT", bound=ClientOutcome)
+
+
+class ApiConnection:
+    """One client thread's keep-alive connection to the server on 127.0.0.1, sending the user's token.
+
+    Every request is timed into the outcome's records. A transport failure is
+    recorded with status 0 and noted in the failures, and the next request goes
+    over a new connection.
+    """
+
+    def __init__(self, port: int, token: str, outcome: ClientOutcome) -> None:
+        self.port = port
+        self.outcome = outcome
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json",
+                        "Accept": "application/json"}
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def send(self, kind: str, method: str, path: str, payload: str | None) -> tuple[int, bytes] | None:
+        """(status, body) of the answer, or None when the request failed in transport."""
+        sent = time.perf_counter()
+        try:
+            self.connection.request(method, path, payload, self.headers)
+            response = self.connection.getresponse()
+            content = response.read()
+            status = response.status
+        except (OSError, http.client.HTTPException) as error:
+            self.outcome.records.append((sent, time.perf_counter() - sent, kind, 0))
+            self.outcome.failures.append(f"{method} {path}: {type(error).__name__}: {error}")
+            self.connection.close()
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            return None
+        self.outcome.records.append((sent, time.perf_counter() - sent, kind, status))
+        return status, content
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def paced_turns(rng: random.Random, until: float, pace: float) -> Iterator[None]:
+    """Yield once for each request to start before ``until``: back to back (pace 0), or every ``pace`` s on average.
+
+    Paced, requests start on a schedule (intervals uniform in 0.5-1.5 x pace),
+    so a slow answer does not lower the offered rate; clients start at random
+    offsets, not all at once.
+    """
+    next_turn = time.perf_counter() + (rng.uniform(0, pace) if pace else 0.0)
+    while time.perf_counter() < until:
+        if pace:
+            wait = next_turn - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+            if time.perf_counter() >= until:
+                return
+            next_turn = max(next_turn + pace * rng.uniform(0.5, 1.5), time.perf_counter())
+        yield
+
+
+def run_client_threads(count: int, client_loop: Callable[[int, float, threading.Barrier], OutcomeT],
+                       seconds: float, role: str) -> tuple[list[OutcomeT], float, float]:
+    """Run ``client_loop(index, until, start_line)`` in one thread per client for ``seconds``.
+
+    The clients wait at ``start_line`` so that they all start with the clock.
+    Returns the outcomes and the start/end clock; ``role`` names the clients
+    in the error when a thread does not finish.
+    """
+    results: list[OutcomeT | None] = [None] * count
+    start_line = threading.Barrier(count + 1)
+
+    def work(index: int) -> None:
+        results[index] = client_loop(index, until, start_line)
+
+    threads = [threading.Thread(target=work, args=(index,), daemon=True) for index in range(count)]
+    began = time.perf_counter()
+    until = began + seconds
+    for thread in threads:
+        thread.start()
+    start_line.wait()
+    for thread in threads:
+        thread.join(seconds + 120)
+    ended = time.perf_counter()
+    if any(result is None for result in results):
+        raise SystemExit(f"bench: a {role} thread did not finish")
+    return [result for result in results if result is not None], began, ended
+
+
+def add_token_annotators(prefix: str, count: int, project: Any) -> list[tuple[Any, TokenUser]]:
+    """``count`` new annotators of ``project`` named ``<prefix>-00``, ``<prefix>-01``..., each with an API token.
+
+    Returns each one's user row (for what a load adds, such as an assignment) with its token user.
+    """
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import Membership
+    from annotate.services.tokens import create_api_token
+
+    members = []
+    for index in range(count):
+        user = get_user_model().objects.create_user(username=f"{prefix}-{index:02d}")
+        Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
+        members.append((user, TokenUser(user.username, create_api_token(user, "bench")[1])))
+    return members

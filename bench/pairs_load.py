@@ -11,7 +11,6 @@ judge was shown and told.
 
 from __future__ import annotations
 
-import http.client
 import json
 import random
 import threading
@@ -21,24 +20,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from _common import ApiConnection, ClientOutcome, TokenUser, add_token_annotators, paced_turns, run_client_threads
+
 IDLE_SECONDS = 0.2  # a judge with nothing to do asks again this much later
 
-
-@dataclass
-class Judge:
-    username: str
-    token: str
+Judge = TokenUser  # a pair judge is an annotator of the pairs project
 
 
 @dataclass
-class Outcome:
+class Outcome(ClientOutcome):
     """What one judge thread sent, was shown and was told."""
 
-    username: str
-    records: list[tuple[float, float, str, int]] = field(default_factory=list)  # (sent at, seconds, kind, status)
     shown: list[int] = field(default_factory=list)  # item ids served to the judge, each time it was shown a new one
     answered: dict[int, str] = field(default_factory=dict)  # item id -> label, from 201 answers
-    failures: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -76,39 +70,19 @@ def judge_loop(judge: Judge, port: int, slug: str, until: float, seed: int, star
     """Work until ``until``: back to back (pace 0), or starting a request every ``pace`` seconds on average."""
     rng = random.Random(seed)
     outcome = Outcome(judge.username)
-    headers = {"Authorization": f"Token {judge.token}", "Content-Type": "application/json",
-               "Accept": "application/json"}
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    api = ApiConnection(port, judge.token, outcome)
     held: int | None = None
     start_line.wait()
-    next_request = time.perf_counter() + (rng.uniform(0, pace) if pace else 0.0)
-    while time.perf_counter() < until:
-        if pace:
-            wait = next_request - time.perf_counter()
-            if wait > 0:
-                time.sleep(wait)
-            if time.perf_counter() >= until:
-                break
-            next_request = max(next_request + pace * rng.uniform(0.5, 1.5), time.perf_counter())
+    for _ in paced_turns(rng, until, pace):
         if held is None or mode == "read":
             kind, method, path, payload = "next", "GET", f"/api/pairs/next/?project={slug}", None
         else:
             kind, method, path = "answer", "POST", f"/api/pairs/{held}/judgements/"
-            label = label_for(judge.username, held)
-            payload = json.dumps({"label": label})
-        sent = time.perf_counter()
-        try:
-            connection.request(method, path, payload, headers)
-            response = connection.getresponse()
-            content = response.read()
-            status = response.status
-        except (OSError, http.client.HTTPException) as error:
-            outcome.records.append((sent, time.perf_counter() - sent, kind, 0))
-            outcome.failures.append(f"{method} {path}: {type(error).__name__}: {error}")
-            connection.close()
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            payload = json.dumps({"label": label_for(judge.username, held)})
+        answer = api.send(kind, method, path, payload)
+        if answer is None:
             continue
-        outcome.records.append((sent, time.perf_counter() - sent, kind, status))
+        status, content = answer
         if kind == "next" and status == 200:
             item = json.loads(content)["id"]
             if item != held:
@@ -125,35 +99,20 @@ def judge_loop(judge: Judge, port: int, slug: str, until: float, seed: int, star
             if held is not None:
                 outcome.shown.append(held)
         else:
-            outcome.failures.append(f"{method} {path}: {status} {content[:200]!r}")
+            outcome.note_unexpected(method, path, status, content)
             held = None
-    connection.close()
+    api.close()
     return outcome
 
 
 def run_judges(judges: list[Judge], port: int, slug: str, seconds: float, seed: int, pace: float = 0.0,
                mode: str = "answer") -> tuple[list[Outcome], float, float]:
     """One thread per judge for ``seconds``; returns the outcomes and the start/end clock."""
-    results: list[Outcome | None] = [None] * len(judges)
-    start_line = threading.Barrier(len(judges) + 1)
-    until: dict[str, float] = {}
 
-    def work(index: int) -> None:
-        results[index] = judge_loop(judges[index], port, slug, until["at"], seed * 1000 + index, start_line, pace,
-                                    mode)
+    def judge_thread(index: int, until: float, start_line: threading.Barrier) -> Outcome:
+        return judge_loop(judges[index], port, slug, until, seed * 1000 + index, start_line, pace, mode)
 
-    threads = [threading.Thread(target=work, args=(index,), daemon=True) for index in range(len(judges))]
-    began = time.perf_counter()
-    until["at"] = began + seconds
-    for thread in threads:
-        thread.start()
-    start_line.wait()
-    for thread in threads:
-        thread.join(seconds + 120)
-    ended = time.perf_counter()
-    if any(result is None for result in results):
-        raise SystemExit("bench: a judge thread did not finish")
-    return [result for result in results if result is not None], began, ended
+    return run_client_threads(len(judges), judge_thread, seconds, "judge")
 
 
 def count_rows(project: Any, outcomes: list[Outcome]) -> Count:
@@ -199,14 +158,4 @@ def count_rows(project: Any, outcomes: list[Outcome]) -> Count:
 
 
 def make_judges(prefix: str, count: int, project: Any) -> list[Judge]:
-    from django.contrib.auth import get_user_model
-
-    from annotate.models import Membership
-    from annotate.services.tokens import create_api_token
-
-    judges = []
-    for index in range(count):
-        user = get_user_model().objects.create_user(username=f"{prefix}-{index:02d}")
-        Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
-        judges.append(Judge(user.username, create_api_token(user, "bench")[1]))
-    return judges
+    return [judge for _, judge in add_token_annotators(prefix, count, project)]

@@ -8,14 +8,14 @@ it last read; every request's latency and status is recorded.
 
 from __future__ import annotations
 
-import http.client
 import json
 import random
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+from _common import ApiConnection, ClientOutcome, TokenUser, add_token_annotators, paced_turns, run_client_threads
 
 CREATE_SHARE = 0.7
 LABEL_CHOICES = [
@@ -26,21 +26,15 @@ LABEL_CHOICES = [
 ]
 
 
-@dataclass
-class Annotator:
-    username: str
-    token: str
+Annotator = TokenUser  # an annotator of the project, assigned the batch whose samples it saves spans on
 
 
 @dataclass
-class Outcome:
+class Outcome(ClientOutcome):
     """What one client thread sent and saw."""
 
-    username: str
-    records: list[tuple[float, float, str, int]] = field(default_factory=list)  # (sent at, seconds, kind, status)
     created: dict[str, int] = field(default_factory=dict)  # tag -> span id, from 201 answers
     versions: dict[int, tuple[int, list[str]]] = field(default_factory=dict)  # span id -> (version, labels)
-    failures: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -71,24 +65,12 @@ def client_loop(annotator: Annotator, port: int, samples: list[tuple[int, int]],
     """Save spans until ``until``: back to back (pace 0), or starting one every ``pace`` seconds on average."""
     rng = random.Random(seed)
     outcome = Outcome(annotator.username)
-    headers = {"Authorization": f"Token {annotator.token}", "Content-Type": "application/json",
-               "Accept": "application/json"}
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    api = ApiConnection(port, annotator.token, outcome)
     mine: list[int] = []
     used: set[tuple[int, int, int]] = set()
     number = 0
     start_line.wait()
-    # Paced: saves start on a schedule (intervals uniform in 0.5-1.5 x pace), so a slow answer does not
-    # lower the offered rate; annotators start at random offsets, not all at once.
-    next_save = time.perf_counter() + (rng.uniform(0, pace) if pace else 0.0)
-    while time.perf_counter() < until:
-        if pace:
-            wait = next_save - time.perf_counter()
-            if wait > 0:
-                time.sleep(wait)
-            if time.perf_counter() >= until:
-                break
-            next_save = max(next_save + pace * rng.uniform(0.5, 1.5), time.perf_counter())
+    for _ in paced_turns(rng, until, pace):
         number += 1
         sample_id, start, end = fresh_offsets(rng, samples, used)
         labels = rng.choice(LABEL_CHOICES)
@@ -102,22 +84,10 @@ def client_loop(annotator: Annotator, port: int, samples: list[tuple[int, int]],
             tag = f"{annotator.username}#{number}"
             method, path = "POST", "/api/spans/"
             body = {"sample": sample_id, "round": 1, "start": start, "end": end, "labels": labels, "note": tag}
-        payload = json.dumps(body)
-        sent = time.perf_counter()
-        try:
-            connection.request(method, path, payload, headers)
-            response = connection.getresponse()
-            content = response.read()
-            status = response.status
-        except (OSError, http.client.HTTPException) as error:
-            took = time.perf_counter() - sent
-            outcome.records.append((sent, took, kind, 0))
-            outcome.failures.append(f"{method} {path}: {type(error).__name__}: {error}")
-            connection.close()
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        answer = api.send(kind, method, path, json.dumps(body))
+        if answer is None:
             continue
-        took = time.perf_counter() - sent
-        outcome.records.append((sent, took, kind, status))
+        status, content = answer
         if status == 201 and kind == "create":
             saved = json.loads(content)
             outcome.created[tag] = saved["id"]
@@ -131,34 +101,19 @@ def client_loop(annotator: Annotator, port: int, samples: list[tuple[int, int]],
             if current:
                 outcome.versions[span_id] = (current["version"], current["labels"])
         else:
-            outcome.failures.append(f"{method} {path}: {status} {content[:200]!r}")
-    connection.close()
+            outcome.note_unexpected(method, path, status, content)
+    api.close()
     return outcome
 
 
 def run_clients(annotators: list[Annotator], port: int, samples: list[tuple[int, int]], seconds: float,
                 seed: int, pace: float = 0.0) -> tuple[list[Outcome], float, float]:
     """Run one client thread per annotator for ``seconds``; returns outcomes and the start/end clock."""
-    results: list[Outcome | None] = [None] * len(annotators)
-    start_line = threading.Barrier(len(annotators) + 1)
-    until_holder: dict[str, float] = {}
 
-    def work(index: int) -> None:
-        results[index] = client_loop(annotators[index], port, samples, until_holder["until"], seed * 1000 + index,
-                                     start_line, pace)
+    def client_thread(index: int, until: float, start_line: threading.Barrier) -> Outcome:
+        return client_loop(annotators[index], port, samples, until, seed * 1000 + index, start_line, pace)
 
-    threads = [threading.Thread(target=work, args=(index,), daemon=True) for index in range(len(annotators))]
-    began = time.perf_counter()
-    until_holder["until"] = began + seconds
-    for thread in threads:
-        thread.start()
-    start_line.wait()
-    for thread in threads:
-        thread.join(seconds + 120)
-    ended = time.perf_counter()
-    if any(result is None for result in results):
-        raise SystemExit("bench: a client thread did not finish")
-    return [result for result in results if result is not None], began, ended
+    return run_client_threads(len(annotators), client_thread, seconds, "client")
 
 
 def check_rows(outcomes: list[Outcome]) -> Check:
@@ -195,15 +150,11 @@ def check_rows(outcomes: list[Outcome]) -> Check:
 
 
 def make_annotators(prefix: str, count: int, batch: Any, project: Any) -> list[Annotator]:
-    from django.contrib.auth import get_user_model
-
-    from annotate.models import Assignment, Membership
-    from annotate.services.tokens import create_api_token
+    """``count`` annotators of ``project`` with API tokens, each assigned ``batch`` in round 1."""
+    from annotate.models import Assignment
 
     annotators = []
-    for index in range(count):
-        user = get_user_model().objects.create_user(username=f"{prefix}-{index:02d}")
-        Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
+    for user, annotator in add_token_annotators(prefix, count, project):
         Assignment.objects.create(batch=batch, annotator=user, round=1)
-        annotators.append(Annotator(user.username, create_api_token(user, "bench")[1]))
+        annotators.append(annotator)
     return annotators
