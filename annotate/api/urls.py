@@ -26,6 +26,8 @@ urlpatterns += [
     path("projects/<slug:slug>/flags/", pairs.JudgeFlagListView.as_view(), name="api-judge-flags"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/flags/(?P<id>[0-9]{1,18})/block/$", pairs.BlockJudgeView.as_view(),
             name="api-judge-flag-block"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/flags/(?P<id>[0-9]{1,18})/unblock/$",
+            pairs.UnblockJudgeView.as_view(), name="api-judge-flag-unblock"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/flags/(?P<id>[0-9]{1,18})/dismiss/$",
             pairs.DismissFlagView.as_view(), name="api-judge-flag-dismiss"),
 ]

@@ -14,7 +14,7 @@ views are re-exported here for ``annotate.api.urls``.
 
 from __future__ import annotations
 
-from annotate.api.pairs.flags import BlockJudgeView, DismissFlagView, JudgeFlagListView
+from annotate.api.pairs.flags import BlockJudgeView, DismissFlagView, JudgeFlagListView, UnblockJudgeView
 from annotate.api.pairs.items import PairItemListView, PairRoundListView
 from annotate.api.pairs.judging import NextPairView, PairJudgementView, UndoPairView
 
@@ -26,5 +26,6 @@ __all__ = [
     "PairItemListView",
     "PairJudgementView",
     "PairRoundListView",
+    "UnblockJudgeView",
     "UndoPairView",
 ]

@@ -1,4 +1,4 @@
-"""Spammer flags (admins): list them, block the judge, or dismiss the flag."""
+"""Spammer flags (admins): list them, block the judge, lift the block, or dismiss the flag."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from annotate.api.pairs.serializers import (
     BlockResultSerializer,
     FlagQuerySerializer,
     JudgeFlagSerializer,
+    UnblockResultSerializer,
 )
 from annotate.api.schema import integer
 from annotate.api.serializers import MAX_ID, ErrorSerializer
@@ -96,6 +97,29 @@ class BlockJudgeView(APIView):
             "items_recomputed": blocked.items_recomputed,  # type: ignore[attr-defined]
             "items_reopened": blocked.items_reopened,  # type: ignore[attr-defined]
         })
+
+
+class UnblockJudgeView(APIView):
+    @extend_schema(
+        parameters=[FLAG_ID],
+        request=None,
+        responses={
+            200: UnblockResultSerializer,
+            403: FOR_ADMINS,
+            409: OpenApiResponse(ErrorSerializer, description="The flag's judge is not blocked; nothing was changed."),
+        },
+    )
+    def post(self, request: Request, slug: str, id: str) -> Response:
+        """Lift the block on the flag's judge: their answers count again and the items they judged are decided again.
+
+        Any of the judge's flags reaches the block; their blocked flags become dismissed."""
+        project, flag = _flag_for_admin(request.user, slug, id)
+        try:
+            items_recomputed = flags.unblock_judge(project, flag.judge, request.user)
+        except flags.FlagReviewError as error:
+            return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+        flag.refresh_from_db()
+        return Response({"flag": flag_payload(flag, _blocked_ids(project)), "items_recomputed": items_recomputed})
 
 
 class DismissFlagView(APIView):

@@ -149,6 +149,13 @@ class BlockResultSerializer(serializers.Serializer):
     items_reopened = serializers.IntegerField(help_text="Of those, items that went back to the queue.")
 
 
+class UnblockResultSerializer(serializers.Serializer):
+    flag = JudgeFlagSerializer(help_text="The flag the block was reached through, dismissed now.")
+    items_recomputed = serializers.IntegerField(
+        help_text="Items the judge had answered, decided again with their answers counting."
+    )
+
+
 
 # --------------------------------------------------------------------------- shared schema components
 
