@@ -5,7 +5,8 @@ round k + 1 follows DESIGN.md ("Model-in-the-loop rounds"):
 
 1. train detector k on every consensus item so far (states ``consensus`` and
    ``labelled``, H = 1) over the kept span vectors (annotate.services.pairs.detector);
-2. score the pool: P(H) per item;
+2. score the pool: P(H) per item (steps 1, 2 and the counts of step 6 are
+   annotate.services.pairs.pool_scores: no threshold changes them);
 3. keep P(H) within [low, high] (the band; outside it an item is trivial);
 4. drop paraphrases: paraphrase similarity above ``paraphrase_max``; items
    without an original (HaDes rows) have no similarity and pass;
@@ -46,7 +47,7 @@ from django.db.models import Max
 from annotate.models import PairItem, PairRound, Project
 from annotate.pairmath.subsampling import SubsamplingRatio, subsampling_ratio
 from annotate.services.pairs import detector as detection
-from annotate.services.pairs import vectors
+from annotate.services.pairs import pool_scores, preview_cache, vectors
 from annotate.services.pairs.config import get_config
 
 __all__ = [
@@ -97,6 +98,8 @@ class RoundPlan:
     training: detection.TrainingSet | None = field(default=None, repr=False)
     train_seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase, for the benchmark
+    # True when the detector, P(H) and counts were kept from an earlier preview: such a plan is never written.
+    reused_scores: bool = False
 
     def ratio_dict(self) -> dict[str, Any]:
         """What the round stores as ``PairRound.ratio``: the ratio's figures, where its counts came from, the seed."""
@@ -161,12 +164,17 @@ def preview_round(
     paraphrase_max: float = DEFAULT_PARAPHRASE_MAX,
     drop_fraction: float = DEFAULT_DROP_FRACTION,
     seed: int | None = None,
+    reuse_scores: bool = False,
 ) -> RoundPlan:
     """The next round as it would be drawn, with its funnel; changes nothing.
 
     A plan that cannot be drawn has ``refusal`` set (and the funnel as far as it
     got). ``seed`` None picks one; the plan carries it, so creating the round with
     the same seed (and unchanged items) draws exactly the previewed items.
+    ``reuse_scores`` (the wizard's previews) takes the trained detector, the
+    pool's P(H) and the counts for R from the last preview of the project when
+    nothing they depend on changed (annotate.services.pairs.preview_cache), so
+    moving a threshold only filters again; the plan is the same as a fresh one.
     """
     seed = secrets.randbelow(2**31) if seed is None else seed
     number = next_round_number(project)
@@ -180,7 +188,7 @@ def preview_round(
         return plan
     if number == 1:
         return _plan_random(project, plan, size)
-    return _plan_with_detector(project, plan, size)
+    return _plan_with_detector(project, plan, size, reuse_scores=reuse_scores)
 
 
 def _plan_random(project: Project, plan: RoundPlan, size: int) -> RoundPlan:
@@ -206,126 +214,44 @@ def _plan_random(project: Project, plan: RoundPlan, size: int) -> RoundPlan:
     return plan
 
 
-@dataclass
-class _Candidates:
-    """The pool and the training items, with the features the funnel reads, in id order."""
-
-    ids: np.ndarray
-    vectors: np.ndarray
-    paraphrase: np.ndarray  # NaN where there is no original
-    swap: np.ndarray  # "date", "name", "" (None counts as "")
-
-
-def _load(project: Project, encoder: str) -> tuple[_Candidates, detection.TrainingSet, dict[int, int], str | None]:
-    """Pool items and labelled items with their vectors; a refusal when some vectors are missing."""
-    rows = list(
-        PairItem.objects.filter(
-            project=project, state__in=(PairItem.State.POOL, PairItem.State.CONSENSUS, PairItem.State.LABELLED)
-        )
-        .order_by("pk")
-        .values_list("pk", "state", "label", "round_id", "vector", "vector_model", "paraphrase_similarity", "swap_kind")
-    )
-    pool_rows = [row for row in rows if row[1] == PairItem.State.POOL]
-    train_rows = [row for row in rows if row[1] != PairItem.State.POOL and row[2] in ("H", "N")]
-    missing_pool = sum(1 for row in pool_rows if not row[4] or row[5] != encoder)
-    missing_train = sum(1 for row in train_rows if not row[4] or row[5] != encoder)
-    refusal = None
-    if missing_pool or missing_train:
-        refusal = (
-            f"{missing_pool} of the {len(pool_rows)} pool items and {missing_train} of the {len(train_rows)} "
-            f"labelled items have no span vector from the encoder {encoder!r} yet: compute the span vectors "
-            "first (the round job and `pairs_round` compute them before drawing a round)."
-        )
-    usable_pool = [row for row in pool_rows if row[4] and row[5] == encoder]
-    usable_train = [row for row in train_rows if row[4] and row[5] == encoder]
-    lengths = {len(row[4]) for row in usable_pool + usable_train}
-    if len(lengths) > 1 and refusal is None:
-        refusal = (f"The kept span vectors of encoder {encoder!r} have different lengths ({sorted(lengths)} bytes): "
-                   "compute them again (clear the items' vector_model).")
-        usable_pool, usable_train = [], []
-    candidates = _Candidates(
-        ids=np.asarray([row[0] for row in usable_pool], dtype=np.int64),
-        vectors=detection.decode_vectors([row[4] for row in usable_pool]),
-        paraphrase=np.asarray(
-            [np.nan if row[6] is None else row[6] for row in usable_pool], dtype=np.float64
-        ),
-        swap=np.asarray([row[7] or "" for row in usable_pool], dtype=object),
-    )
-    training = detection.TrainingSet(
-        item_ids=[row[0] for row in usable_train],
-        vectors=detection.decode_vectors([row[4] for row in usable_train]),
-        labels=np.asarray([1 if row[2] == "H" else 0 for row in usable_train], dtype=np.int64),
-    )
-    round_of = {row[0]: row[3] for row in usable_train if row[1] == PairItem.State.CONSENSUS}
-    return candidates, training, round_of, refusal
-
-
-def _counts_for_ratio(
-    project: Project, plan: RoundPlan, training: detection.TrainingSet, round_of: dict[int, int], encoder: str
-) -> tuple[tuple[int, int, int, int] | None, str]:
-    """Confusion counts for R and where they come from (in words); None counts when they cannot be had."""
-    last = PairRound.objects.filter(project=project, number__lt=plan.number).order_by("-number").first()
-    previous = last.detector if last is not None else None
-    dimension = training.vectors.shape[1] if training.vectors.size else 0
-    if previous is not None and previous.encoder == encoder:
-        head = detection.load_head(previous)
-        if head.dimension == dimension:
-            assert last is not None
-            rows = [index for index, item_id in enumerate(training.item_ids) if round_of.get(item_id) == last.pk]
-            p_h = head.p_h(training.vectors[rows]) if rows else np.zeros(0)
-            counts = detection.confusion_counts(training.labels[rows], p_h)
-            return counts, (
-                f"Detector {previous.number}'s predictions (P(H) >= {detection.THRESHOLD}) on the {len(rows)} "
-                f"consensus items of round {last.number}, the round it selected and was not trained on."
-            )
-    why = (f"round {last.number} was drawn at random" if last is not None and previous is None
-           else "the previous detector used another encoder")
-    try:
-        p_h = detection.cross_validated_p_h(training.vectors, training.labels, seed=plan.seed + 1)
-    except ValueError as error:
-        return None, (f"R is undefined: {why}, and cross-validation is not possible ({error}); "
-                      "the round samples at random.")
-    counts = detection.confusion_counts(training.labels, p_h)
-    folds = min(detection.CV_FOLDS, training.h, training.n)
-    return counts, (
-        f"No earlier detector was scored on fresh items ({why}), so the counts are detector "
-        f"{plan.number - 1}'s {folds}-fold cross-validated predictions on its {len(training.labels)} training items: "
-        "each item scored by a head trained without it."
-    )
-
-
-def _plan_with_detector(project: Project, plan: RoundPlan, size: int) -> RoundPlan:
+def _plan_with_detector(project: Project, plan: RoundPlan, size: int, *, reuse_scores: bool) -> RoundPlan:
     config = get_config(project)
     encoder = vectors.encoder_name(project)
     low, high = plan.filters["low"], plan.filters["high"]
     paraphrase_max, drop_fraction = plan.filters["paraphrase_max"], plan.filters["drop_fraction"]
-    began = time.perf_counter()
-    candidates, training, round_of, refusal = _load(project, encoder)
-    plan.timings["read"] = time.perf_counter() - began
-    pool_count = len(candidates.ids)
-    if refusal is None:
-        refusal = detection.training_refusal(len(training.labels), training.h, config.min_counts)
-    if refusal is None and not pool_count:
-        refusal = "The pool is empty: every item is already in a round. Import or perturb more texts first."
-    if refusal is not None:
+    # 1. Train detector k = number - 1 on every labelled item so far; 2. score the pool (and get the counts of 6.).
+    scored, refusal, fingerprint = None, None, None
+    if reuse_scores:
+        began = time.perf_counter()
+        fingerprint = preview_cache.fingerprint(project, encoder, plan.seed, plan.number)
+        scored = preview_cache.kept_scores(project, fingerprint)
+        plan.timings["cache"] = time.perf_counter() - began
+    if scored is not None:
+        plan.reused_scores = True
+        # The project's min_counts may have been raised since the scores were kept.
+        refusal = detection.training_refusal(scored.trained_on, scored.trained_h, config.min_counts)
+        pool_count = len(scored.ids)
+    else:
+        scored, pool_count, refusal = pool_scores.score_pool(
+            project, number=plan.number, seed=plan.seed, encoder=encoder, min_counts=config.min_counts
+        )
+        if scored is not None:
+            plan.timings.update(scored.timings)
+            if fingerprint is not None:
+                preview_cache.keep_scores(project, fingerprint, scored)
+    if scored is None or refusal is not None:
         plan.funnel.append(_step(POOL, pool_count, "Items not yet drawn into a round."))
         plan.refusal = refusal
         return plan
 
-    # 1. Train detector k = number - 1 on every labelled item so far.
-    head, seconds = detection.timed_train(training, seed=plan.seed)
-    plan.head, plan.training, plan.train_seconds = head, training, seconds
-    plan.timings["train"] = seconds
-    plan.detector = {"number": plan.number - 1, "encoder": encoder, "trained_on": len(training.labels),
-                     "trained_h": training.h, "train_seconds": round(seconds, 3)}
-    # 2. Score the pool.
-    began = time.perf_counter()
-    p_h = head.p_h(candidates.vectors)
-    plan.timings["score"] = time.perf_counter() - began
+    plan.head, plan.training, plan.train_seconds = scored.head, scored.training, scored.train_seconds
+    plan.detector = {"number": plan.number - 1, "encoder": encoder, "trained_on": scored.trained_on,
+                     "trained_h": scored.trained_h, "train_seconds": round(scored.train_seconds, 3)}
+    p_h = scored.p_h
     began = time.perf_counter()
     plan.funnel.append(_step(POOL, pool_count, (
         f"Items not yet drawn into a round, each scored by detector {plan.number - 1} (trained on "
-        f"{len(training.labels)} consensus or imported-label items: {training.h} H, {training.n} N)."
+        f"{scored.trained_on} consensus or imported-label items: {scored.trained_h} H, {scored.trained_n} N)."
     )))
     rng = np.random.default_rng(plan.seed)
 
@@ -337,8 +263,8 @@ def _plan_with_detector(project: Project, plan: RoundPlan, size: int) -> RoundPl
         "(surely H) dropped as trivial."
     )))
     # 4. Paraphrases; no original means no similarity, and the item passes.
-    no_original = np.isnan(candidates.paraphrase)
-    paraphrase = np.where(no_original, -np.inf, candidates.paraphrase) > paraphrase_max
+    no_original = np.isnan(scored.paraphrase)
+    paraphrase = np.where(no_original, -np.inf, scored.paraphrase) > paraphrase_max
     after_paraphrase = in_band & ~paraphrase
     plan.funnel.append(_step(PARAPHRASE, int(after_paraphrase.sum()), (
         f"{int((in_band & paraphrase).sum())} dropped as paraphrases (cosine of the span's vector and the "
@@ -346,20 +272,18 @@ def _plan_with_detector(project: Project, plan: RoundPlan, size: int) -> RoundPl
         "(HaDes rows) and pass."
     )))
     # 5. Obvious DATE / NAME swaps: drop_fraction of them, chosen with the round's seed.
-    swaps = np.flatnonzero(after_paraphrase & np.isin(candidates.swap, SWAP_KINDS))
+    swaps = np.flatnonzero(after_paraphrase & np.isin(scored.swap, SWAP_KINDS))
     dropped = rng.permutation(swaps)[: int(round(drop_fraction * len(swaps)))]
     after_swaps = after_paraphrase.copy()
     after_swaps[dropped] = False
-    dates = int((candidates.swap[swaps] == "date").sum())
+    dates = int((scored.swap[swaps] == "date").sum())
     plan.funnel.append(_step(DATE_NAME, int(after_swaps.sum()), (
         f"{dates} date swaps and {len(swaps) - dates} name swaps passed so far; {len(dropped)} of them dropped "
         f"(drop_fraction {drop_fraction:g}, chosen at random with the round's seed)."
     )))
 
     # 6. The subsampling ratio from fresh confusion counts.
-    began_ratio = time.perf_counter()
-    counts, source = _counts_for_ratio(project, plan, training, round_of, encoder)
-    plan.timings["ratio"] = time.perf_counter() - began_ratio
+    counts, source = scored.counts, scored.counts_source
     plan.ratio_source = source
     if counts is not None:
         plan.ratio = subsampling_ratio(*counts, min_counts=config.min_counts)
@@ -396,7 +320,7 @@ def _plan_with_detector(project: Project, plan: RoundPlan, size: int) -> RoundPl
         picked = np.sort(rng.permutation(kept[predicted])[: draws[predicted]])
         probability = round(draws[predicted] / len(groups[predicted]), 6) if len(groups[predicted]) else 0.0
         for index in picked:
-            chosen.append((int(candidates.ids[index]), {
+            chosen.append((int(scored.ids[index]), {
                 "method": "detector",
                 "p_h": round(float(p_h[index]), 4),
                 "predicted": predicted,
@@ -411,5 +335,5 @@ def _plan_with_detector(project: Project, plan: RoundPlan, size: int) -> RoundPl
     if kept_count < size:
         explanation += f" Fewer items were kept than the size asked for ({size}): all of them are drawn."
     plan.funnel.append(_step(SELECTED, total, explanation))
-    plan.timings["funnel"] = time.perf_counter() - began - plan.timings["ratio"]
+    plan.timings["funnel"] = time.perf_counter() - began
     return plan

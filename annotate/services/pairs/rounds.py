@@ -155,6 +155,9 @@ def create_round_from_plan(project: Project, user: AbstractBaseUser | None, plan
     """
     if plan.refusal is not None:
         raise RoundRefused(plan.refusal)
+    if plan.reused_scores:
+        # Its detector was kept from an earlier preview, without the items it was trained on: train for real.
+        raise RoundRefused("This plan reused an earlier preview's detector; plan the round afresh to create it.")
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).exists()
         if next_round_number(project) != plan.number:

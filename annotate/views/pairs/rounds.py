@@ -142,7 +142,8 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
         if request.method == "POST" and stale:
             # The preview cannot train on missing vectors; the job computes them first, then draws or refuses.
             return _to_round_job(request, project, rounds.start_round_job(project, request.user, **form.parameters))
-        plan = rounds.preview_round(project, **form.parameters)
+        # Moving a threshold only filters again: the detector and the pool's P(H) are kept between previews.
+        plan = rounds.preview_round(project, **form.parameters, reuse_scores=True)
         refusal = plan.refusal
         if request.method == "POST" and refusal is None:
             return _to_round_job(request, project, rounds.start_round_job(project, request.user, **form.parameters))
