@@ -19,7 +19,24 @@ from typing import Any
 SCORE_MIN = 1
 SCORE_MAX = 5
 
-_DECODER = json.JSONDecoder()
+
+class _JsonObject(dict):
+    """A decoded JSON object that remembers every value of a key written more than once (JSON allows it)."""
+
+    repeated: dict[str, list[Any]]
+
+
+def _object_from_pairs(pairs: list[tuple[str, Any]]) -> _JsonObject:
+    decoded = _JsonObject()
+    decoded.repeated = {}
+    for key, value in pairs:
+        if key in decoded:
+            decoded.repeated.setdefault(key, [decoded[key]]).append(value)
+        decoded[key] = value
+    return decoded
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object_from_pairs)
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,11 @@ def parse_judge_answer(raw: str | None, *, with_reasoning: bool) -> ParsedAnswer
         reasoning = written.strip() if isinstance(written, str) else ""
     if "score" not in answer:
         return ParsedAnswer(None, reasoning, 'The JSON object has no "score" field.')
+    # Two different scores in one object: the plain decoder would keep the last, a guess at which one the judge meant.
+    scores = getattr(answer, "repeated", {}).get("score", [])
+    if len({json.dumps(value) for value in scores}) > 1:
+        shown = ", ".join(_shown(value) for value in scores)
+        return ParsedAnswer(None, reasoning, f'The JSON object gives "score" more than once ({shown}).')
     problem = score_problem(answer["score"])
     if problem is not None:
         return ParsedAnswer(None, reasoning, problem)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 # The modes a request can ask for, strongest first; an endpoint moves down this list only when it refuses one.
@@ -255,6 +256,18 @@ def _endpoint_error(error: openai.OpenAIError, endpoint: Endpoint, attempts: int
     return EndpointError(_redact(f"The call to the endpoint at {where} failed: {error}", key), attempts=attempts)
 
 
+# What the SDK raises when an HTTP 200 body is not the JSON it expects (an HTML page from a web server at the wrong
+# address, text that is not JSON): not transient, and base_url is the usual culprit.
+_MALFORMED_ANSWER = (ValueError, TypeError, AttributeError)
+
+
+def _not_a_completion(endpoint: Endpoint, attempts: int, key: str) -> EndpointError:
+    message = (f"The endpoint at {endpoint.base_url} answered HTTP 200 with something that is not an "
+               "OpenAI-compatible chat completion (judge setting base_url; OpenAI-compatible servers usually end "
+               "in /v1).")
+    return EndpointError(_redact(message, key), setting="base_url", attempts=attempts)
+
+
 def _refuses_response_format(error: openai.APIStatusError) -> bool:
     # Decision: ANY 400/422 to a request that carried a response_format moves down a mode. Servers word this
     # refusal in many ways ("Extra inputs are not permitted", "unknown field", a bare 400), so matching the
@@ -310,13 +323,19 @@ def chat(
             raise _endpoint_error(error, endpoint, attempts, key) from None
         except openai.OpenAIError as error:
             raise _endpoint_error(error, endpoint, attempts, key) from None
+        except _MALFORMED_ANSWER:
+            raise _not_a_completion(endpoint, attempts, key) from None
+        if not isinstance(completion, ChatCompletion):  # the SDK hands back a non-JSON body (HTML) as a str
+            raise _not_a_completion(endpoint, attempts, key)
         break
     latency = time.perf_counter() - request_started
     if refused:
         # Only now, with an answer in a lower mode: a 400 for another reason must not downgrade the endpoint.
         _remember_refusals(endpoint, refused)
     choices = completion.choices or []
-    text = (choices[0].message.content or "") if choices else ""
+    message = choices[0].message if choices else None
+    # A structured-output refusal comes with no content: its text is the raw answer, kept (and never a score).
+    text = ((message.content or getattr(message, "refusal", None) or "") if message is not None else "")
     usage = completion.usage
     return ChatAnswer(
         text=text,
@@ -364,12 +383,12 @@ def check_endpoint(endpoint: Endpoint) -> None:
         raise _endpoint_error(error, endpoint, attempts, key) from None
     except (openai.AuthenticationError, openai.PermissionDeniedError) as error:
         raise _endpoint_error(error, endpoint, attempts, key) from None
-    except openai.OpenAIError:
+    except (openai.OpenAIError, *_MALFORMED_ANSWER):
         served = []  # no usable /models route: the chat call below decides
     if endpoint.model in served:
         return
     try:
-        retrying(one_token)
+        probe = retrying(one_token)
     except openai.NotFoundError as error:
         if served:
             shown = ", ".join(served[:10]) + (", ..." if len(served) > 10 else "")
@@ -381,3 +400,7 @@ def check_endpoint(endpoint: Endpoint) -> None:
         return  # the model exists; it only disliked the probe (max_tokens=1 on some servers)
     except openai.OpenAIError as error:
         raise _endpoint_error(error, endpoint, attempts, key) from None
+    except _MALFORMED_ANSWER:
+        raise _not_a_completion(endpoint, attempts, key) from None
+    if not isinstance(probe, ChatCompletion):
+        raise _not_a_completion(endpoint, attempts, key)
