@@ -59,6 +59,9 @@ def _frozen(frozen: Exception) -> Response:
     return Response({"detail": str(frozen), "frozen": True}, status=status.HTTP_409_CONFLICT)
 
 
+NOT_FLAGGER = OpenApiResponse(ErrorSerializer, description="Only the batch's annotators of that round flag it.")
+
+
 def _round_value(raw: Any) -> int:
     """A round number from a query or body value; 1 when absent."""
     if raw is None or raw == "":
@@ -286,15 +289,15 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         return Response({"sample": sample.pk, "round": review.round, "done": review.done,
                          "seconds_spent": review.seconds_spent})
 
+    # Each method its own successes: POST raises or changes the flag, GET shows it, DELETE withdraws it.
     @extend_schema(
+        methods=["POST"],
         parameters=[SAMPLE_ID],
         request=FlagRequestSerializer,
-        responses={
-            200: FlagSerializer, 201: FlagSerializer, 204: None,
-            403: OpenApiResponse(ErrorSerializer, description="Only the batch's annotators of that round flag it."),
-        },
+        responses={200: FlagSerializer, 201: FlagSerializer, 403: NOT_FLAGGER},
     )
-    @extend_schema(methods=["GET", "DELETE"], parameters=[ROUND_QUERY])
+    @extend_schema(methods=["GET"], parameters=[SAMPLE_ID, ROUND_QUERY], responses={200: FlagSerializer, 403: NOT_FLAGGER})
+    @extend_schema(methods=["DELETE"], parameters=[SAMPLE_ID, ROUND_QUERY], responses={204: None, 403: NOT_FLAGGER})
     @action(detail=True, methods=["get", "post", "delete"])
     def flag(self, request: Request, pk: str | None = None) -> Response:
         """The caller's flag on the sample (an annotator of its batch in that round): broken or skip, with a comment.

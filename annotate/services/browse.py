@@ -79,7 +79,7 @@ def sample_at(batch: Batch, raw: str) -> int:
 class AnnotatorCell:
     done: bool
     spans: int
-    seconds: int | None  # None unless the viewer is an admin
+    seconds: int | None  # None unless the viewer is an admin, or when no time was recorded (imported work)
 
 
 @dataclass
@@ -175,7 +175,13 @@ def batch_samples(batch: Batch, round: int, filters: SampleFilters, *, with_seco
     for number, (sample_id, external_id, generator) in enumerate(samples, start=1):
         cells = []
         for person in annotators:
-            done, seconds = reviews.get((sample_id, person.user_id), (False, 0))
+            review = reviews.get((sample_id, person.user_id))
+            if review is None and person.submitted:
+                # Imported work: submitted with its spans but without reviews, so every sample is
+                # done (no span = consistent) and no time was recorded.
+                done, seconds = True, None
+            else:
+                done, seconds = review or (False, 0)
             cells.append(AnnotatorCell(done, span_counts.get((sample_id, person.user_id), 0),
                                        seconds if with_seconds else None))
         per = worst_by_annotator.get(sample_id)

@@ -122,15 +122,19 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
     for a in assignments:
         states.setdefault((a.batch_id, a.annotator_id), access.AssignmentStates(a.annotator_id, {})).rounds[a.round] = (
             a.status, a.reopened, a.submitted_at)
+    def done_count(batch: Any, a: Assignment) -> int:
+        count = done.get((batch.pk, a.annotator_id, a.round), 0)
+        # Imported work is submitted without reviews: every sample of the batch counts as done.
+        return batch.sample_count if not count and a.status == Assignment.Status.SUBMITTED else count
+
     rows = []
     for batch in batches:
         people = [
             {
                 "assignment": a,
                 "frozen": states[(batch.pk, a.annotator_id)].frozen(a.round),
-                "done": done.get((batch.pk, a.annotator_id, a.round), 0),
-                "percent": round(100 * done.get((batch.pk, a.annotator_id, a.round), 0) / batch.sample_count)
-                if batch.sample_count else 0,
+                "done": done_count(batch, a),
+                "percent": round(100 * done_count(batch, a) / batch.sample_count) if batch.sample_count else 0,
             }
             for a in assignments
             if a.batch_id == batch.pk

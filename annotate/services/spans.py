@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -83,27 +83,40 @@ def create_span(
     start, end = _check_offsets(sample.summary, start, end, "")
     link = _source_link(sample, source_start, source_end)
     chosen = _labels(sample, labels)
-    # A repeated save (a double press, a retried request) of a span the annotator already has
-    # gives back that span instead of storing the same span twice.
-    twin = SpanAnnotation.objects.filter(
-        sample=sample, annotator=annotator, round=round, start=start, end=end, labels=chosen
-    ).select_related("annotator").first()
-    if twin is not None:
-        twin.duplicate = True  # type: ignore[attr-defined]
-        return twin
-    return SpanAnnotation.objects.create(
-        sample=sample,
-        annotator=annotator,
-        round=round,
-        start=start,
-        end=end,
-        text=sample.summary[start:end],
-        labels=chosen,
-        note=note or "",
-        source_start=link[0],
-        source_end=link[1],
-        source_text=link[2],
-    )
+    with transaction.atomic():
+        if connection.features.has_select_for_update:
+            # The sample's row lock makes the look for a twin and the insert one step: a double press
+            # or a retry racing the first request would otherwise both find no twin. (SQLite has no
+            # row locks and needs none: its write transactions begin IMMEDIATE, one at a time.)
+            list(Sample.objects.select_for_update().filter(pk=sample.pk).values_list("pk", flat=True))
+        # A repeated save of a span the annotator already has gives back that span instead of
+        # storing it twice; labels are a set, so their order does not make another span.
+        twin = next(
+            (
+                candidate
+                for candidate in SpanAnnotation.objects.filter(
+                    sample=sample, annotator=annotator, round=round, start=start, end=end
+                ).select_related("annotator").order_by("pk")
+                if set(candidate.labels) == set(chosen)
+            ),
+            None,
+        )
+        if twin is not None:
+            twin.duplicate = True  # type: ignore[attr-defined]
+            return twin
+        return SpanAnnotation.objects.create(
+            sample=sample,
+            annotator=annotator,
+            round=round,
+            start=start,
+            end=end,
+            text=sample.summary[start:end],
+            labels=chosen,
+            note=note or "",
+            source_start=link[0],
+            source_end=link[1],
+            source_text=link[2],
+        )
 
 
 def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) -> SpanAnnotation:

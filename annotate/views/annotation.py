@@ -87,7 +87,12 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
                 "sentence embedding runs in the background.",
             )
             for conflict in report.conflicts:
-                hint = " If they are different people, import again matching annotators by id." if conflict.merged else ""
+                # The same project refuses these batches a second time, so the advice names a new one.
+                hint = (
+                    " If they are different people, import again matching annotators by id. Import into a new "
+                    "project: this one now holds these batches, and a project takes each batch name once."
+                    if conflict.merged else ""
+                )
                 messages.warning(request, f"{conflict.describe()}{hint}")
     return _back_to_project(request, project.slug)
 

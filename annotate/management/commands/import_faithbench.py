@@ -51,5 +51,10 @@ class Command(BaseCommand):
             f"embedding job {report.job.pk if report.job else '-'} queued"
         )
         for conflict in report.conflicts:
-            hint = " If they are different people, import again with --annotators by-id." if conflict.merged else ""
+            # The same project refuses these batches a second time, so the advice names a new one.
+            hint = (
+                " If they are different people, import again with --annotators by-id. Import into a new project"
+                f" (--project NEW-SLUG): {project.slug!r} now holds these batches, and a project takes each batch"
+                " name once." if conflict.merged else ""
+            )
             self.stdout.write(self.style.WARNING(f"warning: {conflict.describe()}{hint}"))
