@@ -2,7 +2,12 @@
 
 Pure: no Django imports. The rows are plain values that judging/services/people.py
 reads from the database: one ``AuditRating`` per answered audit, (item,
-auditor, the auditor's score 1..5, the judge's 1-5 figure for that item).
+auditor, the auditor's score 1..5, the judge's 1-5 figure for that item, or
+None where the judge has none: it failed on the item or never judged it).
+
+Every figure that sets the judge against people is over the ratings that have
+a judge figure. Alpha among the auditors alone is about the people only: it
+takes every answered audit, whether or not the judge scored the item.
 
 The judge's figure is its rubric score, or 1 + 4p for an NLI judge (our
 scaling; the paper scales but gives no formula). Interval alpha and the
@@ -38,7 +43,7 @@ class AuditRating:
     item: Hashable
     auditor: Hashable
     auditor_score: int  # 1..5
-    judge_score: float  # rubric score 1..5, or 1 + 4p for an NLI judge
+    judge_score: float | None  # rubric score 1..5, or 1 + 4p for an NLI judge; None: the judge has no figure
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,8 @@ def _check(ratings: Sequence[AuditRating]) -> None:
         if rating.auditor_score not in LEVELS or isinstance(rating.auditor_score, bool):
             raise ValueError(f"auditor {rating.auditor} scored item {rating.item} {rating.auditor_score!r}, not 1..5")
         figure = rating.judge_score
+        if figure is None:
+            continue
         if isinstance(figure, bool) or not (isinstance(figure, int | float) and 1.0 <= figure <= 5.0):
             raise ValueError(f"the judge's figure for item {rating.item} is {rating.judge_score!r}, not within 1..5")
 
@@ -108,14 +115,21 @@ def _items(ratings: Sequence[AuditRating]) -> list[Hashable]:
     return list(dict.fromkeys(rating.item for rating in ratings))
 
 
+def _judged(ratings: Iterable[AuditRating]) -> list[AuditRating]:
+    """The ratings of items the judge has a figure for: the only ones that can set it against people."""
+    return [rating for rating in ratings if rating.judge_score is not None]
+
+
 def alpha_with_judge(ratings: Sequence[AuditRating], level: str) -> Alpha:
-    """Alpha over the audited items with the judge as one more rater beside the auditors."""
+    """Alpha over the audited items with the judge as one more rater beside the auditors (items the judge has no
+    figure for are left out)."""
     _check(ratings)
     _check_level(level)
+    ratings = _judged(ratings)
     if not ratings:
         return Alpha(None, "no audited item has a score from this judge", 0, 0)
     rows = _auditor_rows(ratings)
-    figure = {rating.item: rating.judge_score for rating in ratings}
+    figure = {rating.item: float(rating.judge_score) for rating in ratings if rating.judge_score is not None}
     rows[(JUDGE,)] = {  # a tuple key: no auditor id can collide with it
         item: float(judge_level(value)) if level == "ordinal" else float(value) for item, value in figure.items()
     }
@@ -123,7 +137,7 @@ def alpha_with_judge(ratings: Sequence[AuditRating], level: str) -> Alpha:
 
 
 def alpha_among_auditors(ratings: Sequence[AuditRating], level: str) -> Alpha:
-    """Alpha among the auditors alone, over the items that two or more of them scored."""
+    """Alpha among the auditors alone, over the items that two or more of them scored, whatever the judge did."""
     _check(ratings)
     _check_level(level)
     rows = _auditor_rows(ratings)
@@ -136,7 +150,8 @@ def confusion_matrix(ratings: Iterable[AuditRating]) -> list[list[int]]:
     """5 x 5 counts, one per (item, auditor): row = the judge's level 1..5, column = the auditor's score 1..5."""
     counts = [[0] * len(LEVELS) for _ in LEVELS]
     for rating in ratings:
-        counts[judge_level(rating.judge_score) - 1][rating.auditor_score - 1] += 1
+        if rating.judge_score is not None:
+            counts[judge_level(rating.judge_score) - 1][rating.auditor_score - 1] += 1
     return counts
 
 
@@ -145,7 +160,7 @@ def residuals(ratings: Sequence[AuditRating]) -> dict[str, Any]:
 
     Positive: the auditors found the outputs more faithful than the judge did (the judge is harsher).
     """
-    differences = [rating.auditor_score - rating.judge_score for rating in ratings]
+    differences = [rating.auditor_score - rating.judge_score for rating in ratings if rating.judge_score is not None]
     if not differences:
         return {"mean": None, "mean_absolute": None, "pairs": 0}
     return {
@@ -165,7 +180,7 @@ def flags_confirmed(ratings: Sequence[AuditRating], flagged: Collection[Hashable
     confirmed at 3).
     """
     by_item: dict[Hashable, list[int]] = {}
-    for rating in ratings:
+    for rating in _judged(ratings):
         by_item.setdefault(rating.item, []).append(rating.auditor_score)
     audited = [item for item in by_item if item in flagged]
     confirmed = sum(statistics.median(by_item[item]) <= flag_at_most for item in audited)
@@ -177,12 +192,18 @@ def flags_confirmed(ratings: Sequence[AuditRating], flagged: Collection[Hashable
 def people_figures(
     ratings: Sequence[AuditRating], *, flagged: Collection[Hashable], flag_at_most: int
 ) -> dict[str, Any]:
-    """Every judge-vs-people figure over the same ratings (see the functions above for each)."""
+    """Every judge-vs-people figure (see the functions above for each).
+
+    ``ratings`` is every answered audit; those without a judge figure count
+    only in the auditors-alone alpha. ``items``, ``auditors`` and ``pairs``
+    count what the judge is set against: the ratings with a judge figure.
+    """
     _check(ratings)
+    judged = _judged(ratings)
     figures: dict[str, Any] = {
-        "items": len(_items(ratings)),
-        "auditors": len(_auditor_rows(ratings)),
-        "pairs": len(ratings),
+        "items": len(_items(judged)),
+        "auditors": len(_auditor_rows(judged)),
+        "pairs": len(judged),
         "reasons": {},
     }
     for level in ALPHA_LEVELS:

@@ -6,11 +6,13 @@ A row is one judgement of one synthetic item, a mapping with:
     expected            5 for gold, 1 for a hallucinated version
     score               the display score (1..5, or 1 + 4p for NLI), None when the judgement failed
     latency, output_tokens, cost    per call; None where unknown
+    status              (optional) "ok", "parse_error" or "error"; by default "ok" when scored, else "error"
     sample              (optional) the output the item was made from
     cached              (optional) true when the judgement was answered from the call cache, without a call
 
-Failed judgements (score None) are left out of every mean and counted apart,
-never replaced by a number.
+Failed judgements (score None) are left out of every mean of scores and counted
+apart, never replaced by a number. The cost table is about calls, not scores: a
+parse error was answered and paid like any other answer, so it counts there.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from judging.synthetic import DEFAULT_SENTENCES_PER_OUTPUT, GOLD, HALLUCINATION_
 
 Row = Mapping[str, Any]
 RESIDUAL_COLUMNS = (GOLD, *HALLUCINATION_TYPES)
+OK, PARSE_ERROR, ERROR = "ok", "parse_error", "error"  # a judgement's status (judging.models.Judgement.Status)
+ANSWERED = (OK, PARSE_ERROR)  # the endpoint answered: the call was paid, whether or not the answer held a score
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -98,20 +102,39 @@ def sensitivity_table(
     return {"percents": percents, "rows": table}
 
 
+def _status(row: Row) -> str:
+    status = row.get("status")
+    if status is None:
+        return OK if row["score"] is not None else ERROR
+    return str(status)
+
+
 def cost_table(rows: Iterable[Row]) -> dict[str, Any]:
     """Mean latency (seconds), output tokens and price (US dollars) per call, per judge and mode.
 
-    Only calls actually sent count: a judgement answered from the call cache
-    (row "cached" true) cost nothing and took no time, so it is counted apart.
-    Each mean is over the calls that report that figure (an NLI judge reports
-    no tokens and no price; a local server may report no tokens).
+    A call counts when it was actually sent and answered: a score, or an
+    answer that could not be read as one (a parse error was paid by its tokens
+    and took its time like any other answer). Apart from the calls:
+    ``cached``, judgements answered from the call cache (any status), which
+    cost nothing and took no time; ``errors``, judgements that got no answer
+    (an endpoint error after its retries, which reports no tokens and no
+    price; for an NLI judge, a pair no window could hold). ``parse_errors`` is how many of
+    the calls gave no score; ``failed`` every judgement without a score, as in
+    the other tables. Each mean is over the calls that report that figure (an
+    NLI judge reports no tokens and no price; a local server may report no
+    tokens).
     """
     table = []
     for (judge, mode), judge_rows in _by_judge(rows).items():
-        scored = _scored(judge_rows)
-        called = [row for row in scored if not row.get("cached")]
-        entry: dict[str, Any] = {"judge": judge, "mode": mode, "calls": len(called),
-                                 "cached": len(scored) - len(called), "failed": len(judge_rows) - len(scored)}
+        cached = [row for row in judge_rows if row.get("cached")]
+        sent = [row for row in judge_rows if not row.get("cached")]
+        called = [row for row in sent if _status(row) in ANSWERED]
+        entry: dict[str, Any] = {
+            "judge": judge, "mode": mode, "calls": len(called),
+            "parse_errors": sum(1 for row in called if _status(row) == PARSE_ERROR),
+            "cached": len(cached), "errors": len(sent) - len(called),
+            "failed": len(judge_rows) - len(_scored(judge_rows)),
+        }
         for figure in ("latency", "output_tokens", "cost"):
             entry[figure] = _mean(row.get(figure) for row in called)
         table.append(entry)

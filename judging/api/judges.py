@@ -8,12 +8,16 @@ at fault (400 ``{"field": ["message"]}``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
+from django.http import QueryDict
 from django.urls import path, re_path
+from django.utils.datastructures import MultiValueDict
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import MultiPartParser
+from rest_framework.parsers import BaseParser, DataAndFiles, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -141,8 +145,19 @@ class JudgeRunJudgementsView(generics.GenericAPIView):
         return self.get_paginated_response(JudgementSerializer(page, many=True).data)
 
 
+class NoFileParser(BaseParser):
+    """Any body that is not multipart/form-data: it cannot carry a file, so it reads as empty and the import answers
+    400 naming the missing field `file` (not 415, which would not say what to send)."""
+
+    media_type = "*/*"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> DataAndFiles:
+        return DataAndFiles(QueryDict(), MultiValueDict())
+
+
 class JudgementImportView(APIView):
-    parser_classes = [MultiPartParser]
+    # The schema names multipart/form-data only (extend_schema below): the one way to send a file.
+    parser_classes = [MultiPartParser, NoFileParser]
 
     @extend_schema(
         request={"multipart/form-data": JudgementImportRequestSerializer},
@@ -150,14 +165,16 @@ class JudgementImportView(APIView):
             201: JudgementImportReportSerializer,
             400: OpenApiResponse(
                 ImportErrorsSerializer,
-                description="Nothing was imported: `file` lists every problem (or another field names what is wrong).",
+                description="Nothing was imported: `file` lists every problem, or says no file was sent (a body that "
+                "is not multipart/form-data holds none); another field may name what is wrong.",
             ),
             403: FOR_ADMINS,
         },
     )
     def post(self, request: Request, slug: str) -> Response:
         """Import judge outputs made elsewhere (admins): JSONL files, all or nothing. Each judge name becomes an
-        imported judge with one new run; a line naming a sample that does not exist is refused with its line."""
+        imported judge with one new run (one per run its lines name); a line naming a sample that does not exist is
+        refused with its line. A request without a file (any other body) gets 400 naming `file`."""
         project = access.get_project_for_judging_admin(request.user, slug)
         body = JudgementImportRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -162,7 +162,12 @@ class JudgementSerializer(serializers.ModelSerializer):
 
 class JudgementImportRequestSerializer(serializers.Serializer):
     file = serializers.FileField(
-        help_text="JSONL, one judgement a line (README: LLM judges and audit). Repeat the field to send several files."
+        help_text="JSONL, one judgement a line (README: LLM judges and audit). Repeat the field to send several files.",
+        error_messages={
+            "required": "No file was sent: send one or more JSONL files as the field 'file' of a multipart/form-data "
+                        "body.",
+            "invalid": "'file' must be a file part of a multipart/form-data body (a JSONL file), not a text field.",
+        },
     )
     flag = serializers.BooleanField(
         default=False, help_text="Flag each imported run's outputs below the project's thresholds for audit."
@@ -183,7 +188,8 @@ class JudgementImportReportSerializer(serializers.Serializer):
     project = serializers.CharField()
     judgements = serializers.IntegerField()
     flagged = serializers.IntegerField(allow_null=True)
-    runs = ImportedRunSerializer(many=True, help_text="One new run per judge named in the files.")
+    runs = ImportedRunSerializer(
+        many=True, help_text="One new run per judge named in the files (per judge and run, where lines name a run).")
 
 
 class ImportErrorsSerializer(serializers.Serializer):

@@ -4,7 +4,8 @@ Judgements (one run's, or the whole project's): where the judgement came from
 (sample external id and batch, judge, kind, mode, run, rubric version) and
 what it said (status, score, p, display score, reasoning, raw answer, error,
 latency, tokens, cost, cached, per-sentence figures). The JSONL keys are the import's
-(judging.services.ingest), so an export imports again elsewhere.
+(judging.services.ingest), so an export imports again elsewhere; ``run`` keeps
+a judge's runs apart there (a judge run twice has two judgements of a sample).
 
 Audits: one answered audit a row (item, sample, auditor, score, agreed,
 reasoning marked wrong, note, seconds, blind, the judge and the score shown).

@@ -11,12 +11,18 @@ sentence splitter cuts the summary, in the line's own scale: the audit page
 shades the output's sentences with them) and
 ``"status"``: ``ok`` (the default), or ``parse_error`` / ``error`` with the
 judge's ``"raw"`` answer and an ``"error"`` message, and then no number at all
-(a failure never becomes a score). The keys an export adds (kind, mode, run,
-...) are accepted and ignored, so an export imports again.
+(a failure never becomes a score), ``"cached"`` (true when the call cache
+answered it, so it cost nothing) and ``"run"`` (the run it came from where it
+was judged, a number or a name). The other keys an export adds (kind, mode,
+rubric version, display score) are accepted and ignored, so an export imports
+again.
 
 Each judge name becomes a Judge of kind ``imported`` (an imported judge of
-that name is reused; a rubric or NLI judge's name is refused), and each judge
-gets one JudgeRun (scope ``imported``, done) per import. All or nothing: every
+that name is reused; a rubric or NLI judge's name is refused), and gets one
+JudgeRun (scope ``imported``, done) per import, or, when its lines carry
+``"run"``, one per run named: an export of a judge that ran twice holds two
+judgements of each sample, one per run, and they stay two runs. Lines without
+``"run"`` are one run per judge, as files written before it was read. All or nothing: every
 problem found (up to a hundred) is reported at once, naming the file, the line
 and the field, and nothing is written.
 """
@@ -42,10 +48,11 @@ from judging.services.triage import flag_from_run
 
 FIELDS = frozenset({
     "sample", "batch", "source", "output", "judge", "score", "p", "reasoning", "raw", "error", "status",
-    "latency", "input_tokens", "output_tokens", "cost", "sentence_scores",
+    "latency", "input_tokens", "output_tokens", "cost", "sentence_scores", "cached", "run",
 })
-# Keys of judging.services.export's JSONL that say where a judgement came from; an import makes its own.
-EXPORT_ONLY = frozenset({"kind", "mode", "run", "rubric_version", "display_score", "cached"})
+# Keys of judging.services.export's JSONL that say how the judge was set up; an import makes its own judge.
+EXPORT_ONLY = frozenset({"kind", "mode", "rubric_version", "display_score"})
+MAX_RUN_LABEL = 100  # characters of a "run" given as a name
 STATUSES = tuple(Judgement.Status.values)  # ok, parse_error, error
 MAX_TOKENS = 2_147_483_647  # PositiveIntegerField
 BATCH_SIZE = 1000
@@ -85,6 +92,13 @@ class ParsedJudgement:
     output_tokens: int | None
     cost: float | None
     sentence_scores: list[float | None] | None
+    cached: bool
+    source_run: str | None  # the run named by the line (as text), None when the line names none
+
+    @property
+    def run_key(self) -> tuple[str, str | None]:
+        """Lines with the same key become one imported run."""
+        return (self.judge, self.source_run)
 
 
 @dataclass
@@ -249,6 +263,29 @@ def _sentence_scores(row: dict[str, Any], where: str, *, probability: bool) -> l
     return [None if figure is None else float(figure) for figure in value]
 
 
+def _flag(row: dict[str, Any], name: str, where: str) -> bool:
+    value = row.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ImportFailed(f"{where}: field '{name}' must be true or false, got {_shown(value)}")
+    return value
+
+
+def _source_run(row: dict[str, Any], where: str) -> str | None:
+    """The run the line came from where it was judged: a whole number (an export's run id) or a name."""
+    value = row.get("run")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str) or (isinstance(value, int) and value < 0):
+        raise ImportFailed(f"{where}: field 'run' must be a run id (a whole number) or a run name, got {_shown(value)}")
+    label = str(value)
+    if not label.strip() or len(label) > MAX_RUN_LABEL:
+        raise ImportFailed(f"{where}: field 'run' must be a run id or a name of 1 to {MAX_RUN_LABEL} characters, "
+                           f"got {_shown(value)}")
+    return label
+
+
 def _sample_of(line: Line, finder: _SampleFinder) -> int:
     row, where = line.row, line.where
     batch = row.get("batch")
@@ -319,6 +356,8 @@ def _parse_line(line: Line, finder: _SampleFinder) -> ParsedJudgement:
         output_tokens=_count(row, "output_tokens", where),
         cost=_number(row, "cost", where),
         sentence_scores=sentence_scores,
+        cached=_flag(row, "cached", where),
+        source_run=_source_run(row, where),
     )
 
 
@@ -344,7 +383,7 @@ def _check_judges(project: Project, parsed: list[ParsedJudgement], problems: Pro
     existing = {judge.name: judge for judge in Judge.objects.filter(project=project, name__in=names)}
     first_line: dict[str, ParsedJudgement] = {}
     number_kind: dict[str, tuple[str, ParsedJudgement]] = {}
-    seen: dict[tuple[str, int], ParsedJudgement] = {}
+    seen: dict[tuple[str, str | None, int], ParsedJudgement] = {}
     for entry in parsed:
         first_line.setdefault(entry.judge, entry)
         judge = existing.get(entry.judge)
@@ -363,10 +402,12 @@ def _check_judges(project: Project, parsed: list[ParsedJudgement], problems: Pro
                     f"{earlier[1].line.place}; one judge gives one kind of number (score 1..5 or p)",
                     entry.line.at,
                 )
-        twice = seen.setdefault((entry.judge, entry.sample_id), entry)
+        # One judgement per sample and imported run: a judge that ran twice elsewhere has two, one per run.
+        twice = seen.setdefault((*entry.run_key, entry.sample_id), entry)
         if twice is not entry:
+            in_run = "" if entry.source_run is None else f" in run {entry.source_run!r}"
             problems.add(
-                f"{entry.line.where}: judge {entry.judge!r} already has a judgement of this sample on "
+                f"{entry.line.where}: judge {entry.judge!r} already has a judgement of this sample{in_run} on "
                 f"{twice.line.place}",
                 entry.line.at,
             )
@@ -435,14 +476,18 @@ def _write(
 ) -> JudgementImportReport:
     report = JudgementImportReport(project=project)
     now = timezone.now()
-    by_judge: dict[str, list[ParsedJudgement]] = defaultdict(list)
+    # Runs are made in the order the lines first name them: an export lists runs oldest first, so a judge's
+    # latest run there is its latest run here.
+    by_run: dict[tuple[str, str | None], list[ParsedJudgement]] = defaultdict(list)
     for entry in parsed:
-        by_judge[entry.judge].append(entry)
-    for name, entries in by_judge.items():
-        judge = judges[name]
+        by_run[entry.run_key].append(entry)
+    made: dict[str, Judge] = {}
+    for (name, _source_run), entries in by_run.items():
+        judge = judges[name] or made.get(name)
         created = judge is None
         if judge is None:
             judge = Judge.objects.create(project=project, name=name, kind=Judge.Kind.IMPORTED, created_by=by)
+            made[name] = judge
         scored = sum(1 for entry in entries if entry.status == Judgement.Status.OK)
         run = JudgeRun.objects.create(
             project=project,
@@ -473,6 +518,7 @@ def _write(
                     output_tokens=entry.output_tokens,
                     cost=entry.cost,
                     sentence_scores=entry.sentence_scores,
+                    cached=entry.cached,
                 )
                 for entry in entries
             ),

@@ -23,7 +23,9 @@ def judge_vs_people(project: Project, judge: Judge) -> dict[str, Any]:
     ``flags_confirmed`` (share of the judge's flagged audited items whose
     auditors' median score is <= the project's LLM flag threshold), and
     counts that explain them. Items the judge failed on or never judged are
-    left out of everything and counted in ``items_without_judge_score``.
+    left out of every figure that involves the judge and counted in
+    ``items_without_judge_score``; alpha among the auditors alone is the
+    people's own agreement, over every answered audit whatever the judge did.
     """
     settings = judging_settings(project)
     judgements = latest_judgements(project, judge).get(judge.pk, {})
@@ -39,7 +41,6 @@ def judge_vs_people(project: Project, judge: Judge) -> dict[str, Any]:
         figure = judgement.display_score if judgement is not None else None
         if figure is None:
             without_judge.add(sample_id)
-            continue
         ratings.append(AuditRating(item=sample_id, auditor=auditor_id, auditor_score=score, judge_score=figure))
     flagged = {sample_id for sample_id, judgement in judgements.items() if is_flagged(judgement, settings)}
     figures = people_figures(ratings, flagged=flagged, flag_at_most=settings.llm_flag_at_most)

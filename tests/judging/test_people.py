@@ -204,13 +204,15 @@ def test_judge_vs_people_reads_answered_audits_and_the_judges_latest_judgements(
 
     figures = judge_vs_people(project, judge)
     hand = ratings([(s0.pk, admin_user.pk, 2, 2.0), (s0.pk, alice.pk, 1, 2.0), (s1.pk, admin_user.pk, 4, 4.5)])
+    everyone = [*hand, AuditRating(s2.pk, admin_user.pk, 3, None), AuditRating(s2.pk, alice.pk, 3, None)]
     assert figures["items"] == 2 and figures["pairs"] == 3 and figures["items_without_judge_score"] == 1
     for level in ("ordinal", "interval"):
         assert figures[f"alpha_{level}_with_judge"] == pytest.approx(alpha_with_judge(hand, level).value)
-        assert figures[f"alpha_{level}_auditors"] == pytest.approx(alpha_among_auditors(hand, level).value)
-    # Among auditors only s0 pairs (s2's judgement failed, so s2 is out): one unit scored 2 and 1, alpha 0.
-    assert figures["alpha_interval_auditors"] == pytest.approx(0.0)
-    assert figures["alpha_interval_auditors_items"] == 1
+        assert figures[f"alpha_{level}_auditors"] == pytest.approx(alpha_among_auditors(everyone, level).value)
+    # Among auditors alone the judge plays no part: s0 (2, 1) and s2 (3, 3) pair, though the judge failed on s2.
+    # Interval by hand: Do = 2 / 4, De = 22 / 12 (values 1, 2, 3, 3), alpha = 1 - 0.5 * 12 / 22 = 8 / 11.
+    assert figures["alpha_interval_auditors"] == pytest.approx(8 / 11)
+    assert figures["alpha_interval_auditors_items"] == 2
     assert figures["confusion"][1][1] == 1 and figures["confusion"][1][0] == 1 and figures["confusion"][4][3] == 1
     assert figures["mean_residual"] == pytest.approx(((2 - 2) + (1 - 2) + (4 - 4.5)) / 3)
     # Flagged (p < 0.5): s0 only; its auditors' median 1.5 <= 3: confirmed.

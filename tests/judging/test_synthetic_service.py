@@ -321,11 +321,13 @@ def test_paper_tables_from_judgements_match_hand_figures(project, outputs):
     assert sensitivity[("nli", "intrinsic")]["delta"] == pytest.approx(-0.8)
 
     cost = {entry["judge"]: entry for entry in tables["cost"]["rows"]}
-    # Calls actually sent: the five scored, not cached ones.
-    assert cost["llm"]["latency"] == pytest.approx(3.0)           # (1 + 2 + 3 + 4 + 5) / 5
-    assert cost["llm"]["output_tokens"] == pytest.approx(30.0)    # (10 + 20 + 30 + 40 + 50) / 5
-    assert cost["llm"]["cost"] == pytest.approx(0.03)
-    assert (cost["llm"]["calls"], cost["llm"]["cached"], cost["llm"]["failed"]) == (5, 1, 1)
+    # Calls actually sent and answered: the five scored ones and the parse error (paid too), not the cached one.
+    assert cost["llm"]["latency"] == pytest.approx(4.0)           # (1 + 2 + 3 + 4 + 5 + 9) / 6
+    assert cost["llm"]["output_tokens"] == pytest.approx(40.0)    # (10 + 20 + 30 + 40 + 50 + 90) / 6
+    assert cost["llm"]["cost"] == pytest.approx(0.04)             # (0.01 + ... + 0.05 + 0.09) / 6
+    assert (cost["llm"]["calls"], cost["llm"]["parse_errors"], cost["llm"]["cached"], cost["llm"]["errors"]) == (
+        6, 1, 1, 0)
+    assert cost["llm"]["failed"] == 1
     assert cost["nli"]["latency"] == pytest.approx(0.01)
     assert cost["nli"]["output_tokens"] is None and cost["nli"]["cost"] is None
 

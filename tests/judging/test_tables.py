@@ -12,10 +12,13 @@ from judging.tables import cost_table, residual_table, sensitivity_table
 
 def row(judge: str, kind: str, percent: int, score: float | None, *, sample: int = 1, mode: str = "reasoning",
         latency: float | None = None, tokens: int | None = None, cost: float | None = None,
-        cached: bool = False) -> dict[str, Any]:
-    return {"judge": judge, "mode": mode, "type": kind, "percent": percent, "expected": 5 if kind == "gold" else 1,
-            "score": score, "latency": latency, "output_tokens": tokens, "cost": cost, "sample": sample,
-            "cached": cached}
+        cached: bool = False, status: str | None = None) -> dict[str, Any]:
+    entry = {"judge": judge, "mode": mode, "type": kind, "percent": percent, "expected": 5 if kind == "gold" else 1,
+             "score": score, "latency": latency, "output_tokens": tokens, "cost": cost, "sample": sample,
+             "cached": cached}
+    if status is not None:
+        entry["status"] = status
+    return entry
 
 
 # Judge A: two gold outputs, two intrinsic versions, one extrinsic version scored and one that failed.
@@ -95,25 +98,31 @@ def test_sensitivity_without_sample_keys_takes_every_gold_output():
     assert intrinsic["steps"][0]["mean"] == pytest.approx(4.0)  # (5 + 3) / 2
 
 
-def test_cost_means_per_call_leave_out_failures_and_cache_hits():
+def test_cost_means_count_every_answered_call_and_keep_cache_hits_and_endpoint_errors_apart():
     rows = [
         row("A", "gold", 0, 5, latency=2.0, tokens=100, cost=0.01),
         row("A", "intrinsic", 20, 2, latency=4.0, tokens=50, cost=0.03),
         row("A", "intrinsic", 40, 1, latency=3.0, tokens=None, cost=None),  # tokens not reported
-        row("A", "intrinsic", 60, None, latency=100.0, tokens=9, cost=9.0),  # failed
+        # Answered and paid, but no score could be read: a call like the others.
+        row("A", "intrinsic", 60, None, status="parse_error", latency=5.0, tokens=90, cost=0.05),
         row("A", "intrinsic", 80, 1, latency=0.5, tokens=70, cost=0.0, cached=True),  # no call made
+        row("A", "extrinsic", 20, None, status="parse_error", latency=0.7, tokens=60, cost=0.0, cached=True),
+        # No answer (an imported line may still carry the seconds spent waiting): not a call, not in the means.
+        row("A", "intrinsic", 100, None, status="error", latency=100.0),
         row("N", "gold", 0, 4.2, mode="NLI judge", latency=0.01),
         row("N", "intrinsic", 20, 1.4, mode="NLI judge", latency=0.03),
     ]
     table = {entry["judge"]: entry for entry in cost_table(rows)["rows"]}
     llm = table["A"]
-    assert llm["latency"] == pytest.approx(3.0)          # (2 + 4 + 3) / 3
-    assert llm["output_tokens"] == pytest.approx(75.0)   # (100 + 50) / 2
-    assert llm["cost"] == pytest.approx(0.02)            # (0.01 + 0.03) / 2
-    assert (llm["calls"], llm["cached"], llm["failed"]) == (3, 1, 1)
+    assert llm["latency"] == pytest.approx(3.5)          # (2 + 4 + 3 + 5) / 4
+    assert llm["output_tokens"] == pytest.approx(80.0)   # (100 + 50 + 90) / 3
+    assert llm["cost"] == pytest.approx(0.03)            # (0.01 + 0.03 + 0.05) / 3
+    assert (llm["calls"], llm["parse_errors"], llm["cached"], llm["errors"]) == (4, 1, 2, 1)
+    assert llm["failed"] == 3  # no score: the parse error, the cached parse error, the endpoint error
     nli = table["N"]
     assert nli["latency"] == pytest.approx(0.02)
     assert nli["output_tokens"] is None and nli["cost"] is None
+    assert (nli["calls"], nli["errors"]) == (2, 0)
     assert nli["mode"] == "NLI judge"
 
 
@@ -123,5 +132,5 @@ def test_only_failures_give_no_number():
     assert residual["overall"] is None and residual["failed"] == 2
     (sensitivity,) = sensitivity_table(rows)["rows"]
     assert sensitivity["delta"] is None
-    (cost,) = cost_table(rows)["rows"]
-    assert cost["latency"] is None and cost["calls"] == 0 and cost["failed"] == 2
+    (cost,) = cost_table(rows)["rows"]  # no status: unscored rows count as errors, never as paid calls
+    assert cost["latency"] is None and cost["calls"] == 0 and cost["errors"] == 2 and cost["failed"] == 2

@@ -14,7 +14,8 @@ from judging.services.ingest import JudgementImportFailed, import_judgements
 class Command(BaseCommand):
     help = (
         "Import judge outputs (JSONL: sample external id or source and output texts, judge, score 1..5 or p 0..1, "
-        "optional reasoning, latency, tokens, cost, status) into a span project, one imported judge per name."
+        "optional reasoning, latency, tokens, cost, status, cached, run) into a span project, one imported judge per "
+        "name, one run per judge (and per run the lines name)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -54,10 +54,11 @@ class Command(BaseCommand):
             lines.append(f"{row['judge']:<30} {row['type']:<10} "
                          + " ".join(f"{figure(step['mean']):>6}" for step in row["steps"])
                          + f" {figure(row['delta'], 3):>7}")
-        lines += ["", "Per call: mean latency (s), output tokens, price (US$)"]
-        lines.append(f"{'judge':<30} {'mode':<14} {'latency':>8} {'tokens':>8} {'price':>10} {'calls':>6} {'failed':>6}")
+        lines += ["", "Per call sent and answered (parse errors included): mean latency (s), output tokens, price (US$)"]
+        lines.append(f"{'judge':<30} {'mode':<14} {'latency':>8} {'tokens':>8} {'price':>10} {'calls':>6} "
+                     f"{'parse':>6} {'cached':>6} {'errors':>6}")
         for row in tables["cost"]["rows"]:
             lines.append(f"{row['judge']:<30} {row['mode']:<14} {figure(row['latency'], 3):>8} "
                          f"{figure(row['output_tokens'], 1):>8} {figure(row['cost'], 5):>10} {row['calls']:>6} "
-                         f"{row['failed']:>6}")
+                         f"{row['parse_errors']:>6} {row['cached']:>6} {row['errors']:>6}")
         return "\n".join(lines)
