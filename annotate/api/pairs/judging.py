@@ -136,7 +136,11 @@ class UndoPairView(APIView):
             200: PairToJudgeSerializer,
             403: REFUSED,
             404: NO_PROJECT,
-            409: OpenApiResponse(PairConflictSerializer, description="You have no answer to undo in this project."),
+            409: OpenApiResponse(
+                PairConflictSerializer,
+                description="You have no answer to undo in this project, or your last answer is in a closed "
+                "round, whose answers are final.",
+            ),
         },
     )
     def post(self, request: Request) -> Response:

@@ -70,7 +70,8 @@ class PairConflictSerializer(serializers.Serializer):
     code = serializers.ChoiceField(
         choices=["already_judged", "not_served", "serve_expired", "nothing_to_undo"],
         help_text="already_judged: you judged this item before; not_served: it was not served to you; "
-        "serve_expired: your serve expired and its slot went to another judge; nothing_to_undo: no answer to undo.",
+        "serve_expired: your serve expired and its slot went to another judge; nothing_to_undo: no answer to "
+        "undo, or your last answer is in a closed round and final.",
     )
 
 

@@ -55,6 +55,7 @@ class Command(BaseCommand):
             # of the encoder's output, not workflow state, and no round, item state or detector changes.
             computed = self._compute_vectors(project, quiet=options["json"])
         plan = rounds.preview_round(project, **params)
+        unfinished = rounds.unfinished_open_round(project)
         created = None
         if plan.refusal is None and not options["preview"]:
             params["seed"] = plan.seed
@@ -67,6 +68,8 @@ class Command(BaseCommand):
                                           "created": created is not None, "vectors_computed": computed}))
         else:
             self.stdout.write(_describe(project, plan, options["preview"], created is not None))
+            if unfinished is not None and plan.refusal is None:
+                self.stdout.write(_unfinished_note(unfinished, created is not None))
         if plan.refusal is not None:
             raise CommandError(plan.refusal)
 
@@ -119,3 +122,11 @@ def _describe(project: Project, plan: rounds.RoundPlan, preview: bool, created: 
     else:
         lines.append(f"Would draw {len(plan.selected)} items.")
     return "\n".join(lines)
+
+
+def _unfinished_note(unfinished: dict[str, Any], created: bool) -> str:
+    """What closing the open round does to its items still being judged (before, or once it is done)."""
+    if not created:
+        return f"Note: {unfinished['message']}"
+    return (f"Closed round {unfinished['round']}: its {unfinished['items']} items still being judged "
+            f"({unfinished['answers_missing']} answers missing) are no longer served and stay without a decision.")

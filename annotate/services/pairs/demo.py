@@ -1,12 +1,14 @@
 """The demo pairs project: made-up texts with hand-made perturbations, a first round partly judged.
 
-fixtures/demo_pairs.jsonl holds 36 items (12 short texts, three replaced spans
-each) in FaithLab's pair format. Round 1 draws 30 of them at random (seeded).
+fixtures/demo_pairs.jsonl holds 72 items (12 short texts, each with two perturbed
+versions replacing three spans) in FaithLab's pair format, and
+fixtures/demo_pairs_guidelines.txt the project's guidelines, written for these
+texts. Round 1 draws 30 of the items at random (seeded).
 carol, dave and erin have judged the first 26 drawn items honestly (dave and
-erin make the odd mistake, which splits a few items and sends them to two more
-judges) and frank has judged them like a spammer: always H, in a few seconds.
-So agreement, the spammer flags and the round-2 wizard show figures on first
-run, and alice and bob still have items to label, the split ones first.
+erin make the odd mistake, which splits one item, demo-36, and sends it to two
+more judges) and frank has judged them like a spammer: always H, in a few
+seconds. So agreement, the spammer flags and the round-2 wizard show figures on
+first run, and alice and bob still have items to label, the split one first.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from annotate.services.projects import add_member
 
 DEMO_PAIRS_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo_pairs.jsonl"
 DEMO_PAIR_JUDGEMENTS_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo_pair_judgements.jsonl"
+DEMO_PAIR_GUIDELINES_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo_pairs_guidelines.txt"
 DEMO_PAIRS_SLUG = "demo-pairs"
 DEMO_PAIRS_NAME = "Demo: perturbed pairs"
 DEMO_PAIR_LABELERS = ("alice", "bob")  # left with work to do
@@ -45,7 +48,8 @@ def load_pair_demo(admin: Any, people: dict[str, Any]) -> Project:
     )
     project = report.project
     project.name = DEMO_PAIRS_NAME
-    project.save(update_fields=["name"])
+    project.guidelines = DEMO_PAIR_GUIDELINES_FILE.read_text(encoding="utf-8")
+    project.save(update_fields=["name", "guidelines"])
     for name in (*DEMO_PAIR_LABELERS, *DEMO_PAIR_JUDGES):
         add_member(project, name, Membership.Role.ANNOTATOR)
     first = rounds.create_round(project, admin, size=DEMO_ROUND_SIZE, low=0.0, high=1.0, seed=DEMO_SEED)

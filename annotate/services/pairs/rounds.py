@@ -19,7 +19,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, F, Q, Value
+from django.db.models import Count, F, Q, Sum, Value
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -68,6 +68,7 @@ __all__ = [
     "round_report",
     "run_round_job",
     "start_round_job",
+    "unfinished_open_round",
 ]
 
 log = logging.getLogger(__name__)
@@ -237,6 +238,33 @@ def run_round_job(job_id: int) -> Job:
 
 
 # --- report --------------------------------------------------------------------------------------------------
+
+
+def unfinished_open_round(project: Project) -> dict[str, Any] | None:
+    """The open round's items still being judged, which creating the next round leaves unfinished; None if none.
+
+    ``create_round`` closes the open round, and the queue serves only items of
+    an open round, so these items keep the answers they have and never reach a
+    decision (no consensus label, left out of the agreement figures). The
+    wizard and the command say so before an admin creates the round.
+    ``{"round", "items", "answers_missing", "message"}``.
+    """
+    open_round = PairRound.objects.filter(project=project, status=PairRound.Status.OPEN).order_by("-number").first()
+    if open_round is None:
+        return None
+    waiting = PairItem.objects.filter(round=open_round, state=PairItem.State.OPEN).aggregate(
+        items=Count("id"), needed=Sum("judges_needed"), answered=Sum(F("votes_h") + F("votes_n") + F("votes_unsure")),
+    )
+    if not waiting["items"]:
+        return None
+    items, missing = waiting["items"], max(0, (waiting["needed"] or 0) - (waiting["answered"] or 0))
+    message = (
+        f"Round {open_round.number} is still open: {items} of its items {'is' if items == 1 else 'are'} being "
+        f"judged ({missing} answer{'' if missing == 1 else 's'} missing). Creating round {open_round.number + 1} "
+        f"closes round {open_round.number}: those items are no longer served and stay without a decision "
+        "(no consensus label, left out of the agreement figures)."
+    )
+    return {"round": open_round.number, "items": items, "answers_missing": missing, "message": message}
 
 
 def round_report(pair_round: PairRound) -> dict[str, Any]:

@@ -156,6 +156,7 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
         "stale_vectors": stale,
         "vector_jobs": list(Job.objects.filter(project=project, kind=Job.Kind.PAIR_VECTORS)[:1]),
         "round_one": number == 1,
+        "unfinished": rounds.unfinished_open_round(project),
         "ratio": ratio_context(plan.ratio_dict() if plan and plan.number > 1 else None),
         "ratio_source": plan.ratio_source if plan else None,
         "funnel": funnel_rows(plan.funnel if plan else None),

@@ -9,10 +9,17 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
 
-from annotate.models import PairConfig, PairItem, PairJudgement, Project
+from annotate.models import PairConfig, PairItem, PairJudgement, PairRound, Project
 from annotate.services.pairs.config import loaded_config
 from annotate.services.pairs.queue import locks
-from annotate.services.pairs.queue.errors import AlreadyJudged, BadLabel, NoSuchItem, NotServed, ServeExpired
+from annotate.services.pairs.queue.errors import (
+    AlreadyJudged,
+    BadLabel,
+    NoSuchItem,
+    NothingToUndo,
+    NotServed,
+    ServeExpired,
+)
 from annotate.services.pairs.queue.locks import (
     _ANSWER_SQL,
     _CANDIDATES_SQL,
@@ -161,7 +168,10 @@ def undo_last_judgement(project: Project, user: AbstractBaseUser) -> PairJudgeme
     """Turn the judge's last answer in the project back into an unanswered serve; None when there is none.
 
     The item is decided again without the answer; the serve the judge was shown
-    next goes back to the queue, so their next item is the one undone.
+    next goes back to the queue, so their next item is the one undone. An answer
+    on an item whose round is closed is final: undoing it would reopen an item
+    the queue no longer serves, and the next request would drop the answer, so
+    ``NothingToUndo`` is raised and nothing changes.
     """
     config = loaded_config(project)
     with transaction.atomic():
@@ -174,6 +184,12 @@ def undo_last_judgement(project: Project, user: AbstractBaseUser) -> PairJudgeme
         )
         if last is None:
             return None
+        closed = PairRound.objects.filter(pk=last.item.round_id).exclude(status=PairRound.Status.OPEN).first()
+        if closed is not None:
+            raise NothingToUndo(
+                f"your last answer ({last.label} on item {last.item_id}) cannot be taken back: round "
+                f"{closed.number} is closed, so its answers are final"
+            )
         if judge.held_id is not None and judge.held_id != last.pk:
             held = PairJudgement.objects.filter(pk=judge.held_id).first()
             if held is not None:
