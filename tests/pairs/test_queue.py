@@ -367,3 +367,20 @@ def test_answering_and_getting_the_next_item_takes_a_handful_of_queries(
     with django_assert_max_num_queries(13 + 2):
         result = queue.record_and_serve_next(project, alice, served.item_id, "N")
     assert result.next is not None and result.progress["answered"] == 5
+
+
+def test_closest_to_completion_means_fewest_answers_still_needed(pairs_project: Project, clock: Clock) -> None:
+    # An item split 2-2 and escalated to 6 judges needs 2 more; an item with 3 of its 4 answers needs 1 more.
+    escalated, nearly_done = make_pair_items(pairs_project, 2)
+    judges = make_judges(pairs_project, 7)
+    for judge, label in zip(judges[:4], "HHNN", strict=True):
+        PairJudgement.objects.create(item=escalated, judge=judge, label=label, served_at=clock.moment,
+                                     answered_at=clock.moment, seconds=12)
+    for judge in judges[4:7]:
+        PairJudgement.objects.create(item=nearly_done, judge=judge, label="H", served_at=clock.moment,
+                                     answered_at=clock.moment, seconds=12)
+    PairItem.objects.filter(pk=escalated.pk).update(votes_h=2, votes_n=2, taken=4, judges_needed=6)
+    PairItem.objects.filter(pk=nearly_done.pk).update(votes_h=3, taken=3)
+    asker = make_user("asker")
+    Membership.objects.create(project=pairs_project, user=asker, role=Membership.Role.ANNOTATOR)
+    assert queue.serve_next_item(pairs_project, asker).item_id == nearly_done.pk

@@ -100,8 +100,12 @@ _OUTCOME_SQL = """
 _CLAIM_SQL = """
     UPDATE {item} SET taken = taken + 1 WHERE id = %s AND state = %s AND taken < judges_needed
 """.format(**_TABLES)  # noqa: S608
-# Closest to completion first (most answers), then round number, then id.
-_CANDIDATE_ORDER = " ORDER BY (i.votes_h + i.votes_n + i.votes_unsure) DESC, r.number, i.id"
+# Closest to completion first: fewest answers still needed (an item split at 4 of 6 needs 2, one at 3 of 4
+# needs 1), then most answers, then round number, then id.
+_CANDIDATE_ORDER = (
+    " ORDER BY (i.judges_needed - i.votes_h - i.votes_n - i.votes_unsure),"
+    " (i.votes_h + i.votes_n + i.votes_unsure) DESC, r.number, i.id"
+)
 
 
 def _sql_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
