@@ -57,6 +57,14 @@ SPAN_CONFLICT = OpenApiResponse(
         "or the round is frozen because it was submitted (`frozen` is true)."
     ),
 )
+SPAN_EXISTS_OR_FROZEN = OpenApiResponse(
+    SpanConflictSerializer,
+    description=(
+        "Nothing was saved: you already have a span with these offsets and labels on the sample but with another "
+        "note or source link (`existing` is its id and `current` the span: edit it with PATCH instead), or the "
+        "round is frozen because it was submitted (`frozen` is true)."
+    ),
+)
 ROUND_FROZEN = OpenApiResponse(
     SpanConflictSerializer,
     description="Nothing was changed: the round is frozen because it was submitted (`frozen` is true).",

@@ -156,9 +156,15 @@ class SpanConflictSerializer(serializers.Serializer):
     detail = serializers.CharField()
     current = SpanSerializer(
         allow_null=True, required=False,
-        help_text="Stale version: the span as it is now (null when it was deleted). Absent for a frozen round.",
+        help_text="Stale version: the span as it is now (null when it was deleted). A new span that exists "
+        "already: the existing span. Absent for a frozen round.",
     )
     frozen = serializers.BooleanField(required=False, help_text="True when the round is frozen (submitted).")
+    existing = serializers.IntegerField(
+        required=False,
+        help_text="A new span whose offsets and labels you already have on the sample with another note or "
+        "source link: that span's id. Edit it (PATCH) instead; nothing was saved.",
+    )
 
 
 class SimilarityLoadingSerializer(serializers.Serializer):

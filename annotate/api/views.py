@@ -18,7 +18,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotate import access
-from annotate.api.schema import ROUND_FROZEN, ROUND_QUERY, SAMPLE_ID, SPAN_CONFLICT, SPAN_ID, VERSION_QUERY
+from annotate.api.schema import (
+    ROUND_FROZEN,
+    ROUND_QUERY,
+    SAMPLE_ID,
+    SPAN_CONFLICT,
+    SPAN_EXISTS_OR_FROZEN,
+    SPAN_ID,
+    VERSION_QUERY,
+)
 from annotate.api.serializers import (
     MAX_ID,
     MAX_ROUND,
@@ -361,8 +369,11 @@ class SpanViewSet(
         request=SpanWriteSerializer,
         responses={
             201: SpanSerializer,
-            200: OpenApiResponse(SpanSerializer, description="The same span was already saved: the stored one."),
-            409: ROUND_FROZEN,
+            200: OpenApiResponse(
+                SpanSerializer,
+                description="The same span (offsets, labels, note and source link) was already saved: the stored one.",
+            ),
+            409: SPAN_EXISTS_OR_FROZEN,
         },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -379,6 +390,11 @@ class SpanViewSet(
             raise ValidationError({error.field: error.message}) from None
         except freeze.RoundFrozen as frozen:
             return _frozen(frozen)
+        except spans.SpanExists as exists:
+            return Response(
+                {"detail": str(exists), "existing": exists.existing.pk, "current": SpanSerializer(exists.existing).data},
+                status=status.HTTP_409_CONFLICT,
+            )
         # The same span saved twice is stored once: the repeat answers 200 with the stored span.
         code = status.HTTP_200_OK if getattr(span, "duplicate", False) else status.HTTP_201_CREATED
         return Response(SpanSerializer(span).data, status=code)

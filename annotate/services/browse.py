@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count
 
 from annotate.models import Assignment, Batch, Sample, SampleFlag, SampleReview, SpanAnnotation
-from annotate.services import rounds
+from annotate.services import progress, rounds
 from annotate.taxonomy import CATEGORY_NAMES, SEVERITY, worst_category
 
 DONE_FILTERS = {"all": "done by all", "open": "not done by someone"}
@@ -176,12 +176,9 @@ def batch_samples(batch: Batch, round: int, filters: SampleFilters, *, with_seco
         cells = []
         for person in annotators:
             review = reviews.get((sample_id, person.user_id))
-            if review is None and person.submitted:
-                # Imported work: submitted with its spans but without reviews, so every sample is
-                # done (no span = consistent) and no time was recorded.
-                done, seconds = True, None
-            else:
-                done, seconds = review or (False, 0)
+            done = progress.counts_as_done(review[0] if review else None, submitted=person.submitted)
+            # Imported work: submitted with its spans but without reviews, so no time was recorded.
+            seconds = review[1] if review else (None if done else 0)
             cells.append(AnnotatorCell(done, span_counts.get((sample_id, person.user_id), 0),
                                        seconds if with_seconds else None))
         per = worst_by_annotator.get(sample_id)

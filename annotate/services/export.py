@@ -24,7 +24,7 @@ from django.db.models import Q
 from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanAnnotation
 from annotate.services.ingest import ABSENT_KEYS, IMPORTED_AS
 from annotate.services.pseudonyms import pseudonyms_for
-from annotate.services.stats import batch_submitters
+from annotate.services.stats import batch_submitters, project_rounds, sample_worst_labels
 from annotate.taxonomy import CATEGORY_NAMES, CONSISTENT, category_of, label_categories, worst_category
 
 Format = Literal["faithbench", "jsonl", "csv"]
@@ -191,17 +191,25 @@ def _gold(sample: Sample) -> dict[str, Any] | None:
 def jsonl_lines(project: Project, options: ExportOptions, progress: Any = None) -> Iterator[str]:
     """A sample a line: texts, metadata, every annotation of the round, and worst-pooled labels.
 
-    ``worst_label_by_annotator`` holds everyone who submitted the sample's batch
-    in the round (Consistent where they left no span) and anyone else with a
-    span on it; ``worst_label`` is the worst of those, null when there is nobody.
+    Both labels count the annotators who submitted the sample's batch in the round, as the results
+    page does: ``worst_label_by_annotator`` holds each of them (Consistent where they left no span),
+    and ``worst_label`` is the results page's own verdict (stats.sample_worst_labels), the worst of
+    those, null while nobody has submitted the batch. Work in progress is in ``annotations`` only.
     """
     options.check(project)
     names = _Names(project, options.pseudonyms)
     categories = label_categories(project.taxonomy)
     submitters = batch_submitters(project, options.round)
+    verdicts = (
+        {verdict.sample_id: verdict.category for verdict in sample_worst_labels(project, options.round)}
+        if options.round in project_rounds(project) else {}  # no assignment in the round: nobody's verdict
+    )
     for sample, spans in _project_samples(project, options.round, progress):
-        per_annotator: dict[str, str] = {names(user_id): CONSISTENT for user_id in submitters.get(sample.batch_id, [])}
+        counted = submitters.get(sample.batch_id, [])
+        per_annotator: dict[str, str] = {names(user_id): CONSISTENT for user_id in counted}
         for span in spans:
+            if span["annotator_id"] not in counted:
+                continue
             name = names(span["annotator_id"])
             per_annotator[name] = worst_category((per_annotator.get(name), category_of(span["labels"], categories)))
         record = {
@@ -215,7 +223,7 @@ def jsonl_lines(project: Project, options: ExportOptions, progress: Any = None) 
             "metadata": sample.metadata,
             "annotations": [faithbench_annotation(span, names) for span in spans],
             "worst_label_by_annotator": {name: CATEGORY_NAMES[c] for name, c in sorted(per_annotator.items())},
-            "worst_label": CATEGORY_NAMES[worst_category(per_annotator.values())] if per_annotator else None,
+            "worst_label": CATEGORY_NAMES[verdicts[sample.pk]] if sample.pk in verdicts else None,
             "adjudicated": _gold(sample),
         }
         yield json.dumps(record, ensure_ascii=False) + "\n"

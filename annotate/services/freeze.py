@@ -63,6 +63,15 @@ def reopen_round(assignment: Assignment, admin: AbstractBaseUser, reason: str) -
     if len(reason) > 2000:
         raise ReopenError(f"reason: at most 2000 characters, got {len(reason)}")
     assignment = Assignment.objects.select_for_update().select_related("batch", "annotator").get(pk=assignment.pk)
+    later = later_round_open(assignment.batch_id, assignment.round)
+    if later is not None:
+        # The later round was seeded with copies of this round's spans and shows them to the others:
+        # changing them now would let the two drift apart.
+        raise ReopenError(
+            f"round {later} of {assignment.batch.name} is open, so round {assignment.round} is frozen for "
+            f"everyone and cannot be re-opened (round {later} began from copies of its spans); nothing was "
+            f"changed: {assignment.annotator.username}'s changes belong in round {later}"
+        )
     if not AssignmentStates.load(assignment.batch_id, assignment.annotator).frozen(assignment.round):
         raise ReopenError(
             f"{assignment.annotator.username}'s round {assignment.round} of {assignment.batch.name} is not frozen"
@@ -71,6 +80,11 @@ def reopen_round(assignment: Assignment, admin: AbstractBaseUser, reason: str) -
     assignment.status, assignment.submitted_at = Assignment.Status.ASSIGNED, None
     assignment.save(update_fields=["reopened", "status", "submitted_at"])
     return RoundReopening.objects.create(assignment=assignment, reopened_by=admin, reason=reason)
+
+
+def later_round_open(batch_id: int, round: int) -> int | None:
+    """The latest round of the batch after ``round`` that is open (anyone assigned to it), or None."""
+    return Assignment.objects.filter(batch_id=batch_id, round__gt=round).aggregate(latest=Max("round"))["latest"]
 
 
 def close_reopening(assignment: Assignment) -> None:

@@ -399,6 +399,8 @@ def batch_staffing(batch: Batch) -> dict[str, Any]:
                 "number": number,
                 "rows": rows,
                 "others": [user for user in annotators if (user.pk, number) not in taken],
+                # A later round is open: this one is frozen for everyone and cannot be re-opened.
+                "superseded_by": max(rounds) if number < max(rounds) else None,
             }
             for number, rows in sorted(rounds.items())
         ],

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.urls import reverse
 
 from annotate import access, embedder
 from annotate.models import Assignment, Job, Membership, Project, Sample, SampleFlag, SampleReview
-from annotate.services import freeze, rounds
+from annotate.services import freeze, progress, rounds
 from annotate.taxonomy import hotkey_labels
 
 
@@ -46,10 +46,13 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
     can_edit = assigned and frozen is None
     order = list(Sample.objects.filter(batch_id=sample.batch_id).order_by("position", "id").values_list("id", flat=True))
     index = order.index(sample.pk)
-    done_ids = set(
-        SampleReview.objects.filter(sample__batch_id=sample.batch_id, annotator=user, round=round, done=True)
-        .values_list("sample_id", flat=True)
+    reviews = dict(
+        SampleReview.objects.filter(sample__batch_id=sample.batch_id, annotator=user, round=round)
+        .values_list("sample_id", "done")
     )
+    state = access.AssignmentStates.of(sample, user).rounds.get(round) if assigned else None
+    submitted = state is not None and state[0] == Assignment.Status.SUBMITTED
+    done_ids = set(progress.done_samples(order, reviews, submitted=submitted))
     slug = sample.project.slug
 
     def url(pk: int | None) -> str | None:
@@ -110,11 +113,11 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
     if role == Membership.Role.ANNOTATOR:
         assignments = assignments.filter(annotator=user)
         batches = [b for b in batches if any(a.batch_id == b.pk for a in assignments)]
-    done = {
-        (row["sample__batch_id"], row["annotator_id"], row["round"]): row["n"]
-        for row in SampleReview.objects.filter(sample__project=project, done=True)
+    reviewed = {
+        (row["sample__batch_id"], row["annotator_id"], row["round"]): (row["n"], row["done"])
+        for row in SampleReview.objects.filter(sample__project=project)
         .values("sample__batch_id", "annotator_id", "round")
-        .annotate(n=Count("id"))
+        .annotate(n=Count("id"), done=Count("id", filter=Q(done=True)))
         .order_by()
     }
     # Each annotator's rounds of each batch, for the same frozen check the span writes make.
@@ -123,16 +126,24 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
         states.setdefault((a.batch_id, a.annotator_id), access.AssignmentStates(a.annotator_id, {})).rounds[a.round] = (
             a.status, a.reopened, a.submitted_at)
     def done_count(batch: Any, a: Assignment) -> int:
-        count = done.get((batch.pk, a.annotator_id, a.round), 0)
-        # Imported work is submitted without reviews: every sample of the batch counts as done.
-        return batch.sample_count if not count and a.status == Assignment.Status.SUBMITTED else count
+        n, done = reviewed.get((batch.pk, a.annotator_id, a.round), (0, 0))
+        # Imported work is submitted without reviews: the same rule as the home page and the sample browser.
+        return progress.done_count(
+            batch.sample_count, reviewed=n, reviewed_done=done, submitted=a.status == Assignment.Status.SUBMITTED
+        )
 
+    latest_round: dict[int, int] = {}
+    for a in assignments:
+        latest_round[a.batch_id] = max(latest_round.get(a.batch_id, a.round), a.round)
     rows = []
     for batch in batches:
         people = [
             {
                 "assignment": a,
                 "frozen": states[(batch.pk, a.annotator_id)].frozen(a.round),
+                # A round with a later round open is frozen for everyone (freeze.reopen_round refuses it).
+                "reopenable": states[(batch.pk, a.annotator_id)].frozen(a.round)
+                and a.round == latest_round[batch.pk],
                 "done": done_count(batch, a),
                 "percent": round(100 * done_count(batch, a) / batch.sample_count) if batch.sample_count else 0,
             }

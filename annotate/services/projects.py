@@ -12,6 +12,7 @@ from django.db.models import Count, Q
 from django.utils.text import slugify
 
 from annotate.models import Assignment, Batch, Membership, Project, Sample, SampleReview
+from annotate.services import progress
 
 
 class ProjectError(ValueError):
@@ -131,10 +132,14 @@ def batch_progress(annotator: AbstractBaseUser, project: Project | None = None) 
     rows = []
     for assignment in assignments.order_by("batch__project__name", "batch__position", "round"):
         samples = list(Sample.objects.filter(batch=assignment.batch).order_by("position", "id").values_list("id", flat=True))
-        done = set(
+        reviews = dict(
             SampleReview.objects.filter(
-                sample__batch=assignment.batch, annotator=annotator, round=assignment.round, done=True
-            ).values_list("sample_id", flat=True)
+                sample__batch=assignment.batch, annotator=annotator, round=assignment.round
+            ).values_list("sample_id", "done")
+        )
+        # The project page's and sample browser's rule: imported work is submitted without reviews.
+        done = set(
+            progress.done_samples(samples, reviews, submitted=assignment.status == Assignment.Status.SUBMITTED)
         )
         next_id = next((pk for pk in samples if pk not in done), None)
         first_id = samples[0] if samples else None  # a submitted batch still opens, read-only

@@ -32,6 +32,21 @@ class StaleVersion(Exception):
         self.current = current
 
 
+class SpanExists(Exception):
+    """The annotator already has a span with these offsets and labels, but another note or source link.
+
+    Answering with the stored span would drop the new note or link without a word; the client edits
+    ``existing`` instead.
+    """
+
+    def __init__(self, existing: SpanAnnotation) -> None:
+        super().__init__(
+            f"span {existing.pk} already has these offsets and labels with a different note or source link; "
+            f"nothing was saved: edit span {existing.pk} (PATCH it with its version) to change them"
+        )
+        self.existing = existing
+
+
 def _check_offsets(text: str, start: Any, end: Any, field: str) -> tuple[int, int]:
     for name, value in ((f"{field}start", start), (f"{field}end", end)):
         if isinstance(value, bool) or not isinstance(value, int):
@@ -90,7 +105,8 @@ def create_span(
             # row locks and needs none: its write transactions begin IMMEDIATE, one at a time.)
             list(Sample.objects.select_for_update().filter(pk=sample.pk).values_list("pk", flat=True))
         # A repeated save of a span the annotator already has gives back that span instead of
-        # storing it twice; labels are a set, so their order does not make another span.
+        # storing it twice; labels are a set, so their order does not make another span. The same
+        # span with another note or link is not a repeat: that is refused, never silently dropped.
         twin = next(
             (
                 candidate
@@ -102,6 +118,8 @@ def create_span(
             None,
         )
         if twin is not None:
+            if (twin.note, twin.source_start, twin.source_end) != (note or "", link[0], link[1]):
+                raise SpanExists(twin)
             twin.duplicate = True  # type: ignore[attr-defined]
             return twin
         return SpanAnnotation.objects.create(

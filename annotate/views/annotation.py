@@ -94,6 +94,8 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
                     if conflict.merged else ""
                 )
                 messages.warning(request, f"{conflict.describe()}{hint}")
+            for line in report.describe_renamed():
+                messages.warning(request, line)
     return _back_to_project(request, project.slug)
 
 

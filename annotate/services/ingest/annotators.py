@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
+from annotate.models import Membership, Project
 from annotate.services.ingest.checks import ImportFailed, _shown, username_limit
 from annotate.services.ingest.parsed import ParsedBatch
 
@@ -39,18 +41,72 @@ class AnnotatorIdConflict:
         return len(self.usernames) == 1
 
 
-def _annotator(username: str, cache: dict[str, AbstractBaseUser]) -> AbstractBaseUser:
-    """Imported annotators are people matched by username; new ones cannot log in."""
-    if username in cache:
-        return cache[username]
-    User = get_user_model()
-    user = User.objects.filter(username=username).first()
-    if user is None:
-        user = User(username=username)
+def _taken_name(username: str, number: int) -> str:
+    """The number-th username tried for an imported name that an account outside the project holds:
+    "bob (imported)", "bob (imported 2)", ..., the name shortened where the suffix would not fit."""
+    suffix = " (imported)" if number == 1 else f" (imported {number})"
+    return username[: username_limit() - len(suffix)] + suffix
+
+
+class ImportedAccounts:
+    """The account each username planned by an import stands for in one project.
+
+    A planned username names an existing account only when that account is
+    already a member of the project (a re-import, or someone the admin added on
+    purpose): an import must never give an existing login access to a project.
+    Otherwise the import makes a new account that cannot log in, under the
+    planned username when it is free, or else under "<name> (imported)" (the
+    first such name that is free or that a member of this project already
+    holds, so a re-import finds the same person). ``renamed`` maps each planned
+    username that got a new account under another name to that name.
+    """
+
+    def __init__(self, project: Project, planned: Iterable[str]) -> None:
+        self.planned = set(planned)
+        self.members = set(Membership.objects.filter(project=project).values_list("user_id", flat=True))
+        self.accounts: dict[str, AbstractBaseUser] = {}
+        self.renamed: dict[str, str] = {}
+
+    def __getitem__(self, planned: str) -> AbstractBaseUser:
+        if planned not in self.accounts:
+            self.accounts[planned] = self._account(planned)
+        return self.accounts[planned]
+
+    def _account(self, planned: str) -> AbstractBaseUser:
+        User = get_user_model()
+        holder = User.objects.filter(username=planned).first()
+        if holder is None:
+            return self._new_account(planned)
+        if holder.pk in self.members:
+            return holder
+        for number in itertools.count(1):
+            username = _taken_name(planned, number)
+            holder = User.objects.filter(username=username).first()
+            if holder is not None and holder.pk in self.members:
+                return holder
+            if holder is None and username not in self.planned:
+                self.renamed[planned] = username
+                return self._new_account(username)
+        raise AssertionError("unreachable: itertools.count never ends")
+
+    @staticmethod
+    def _new_account(username: str) -> AbstractBaseUser:
+        user = get_user_model()(username=username)
         user.set_unusable_password()
         user.save()
-    cache[username] = user
-    return user
+        return user
+
+    def username(self, planned: str) -> str | None:
+        """The username the planned one ended as, None while no span or roster has asked for it."""
+        account = self.accounts.get(planned)
+        return account.get_username() if account is not None else None
+
+
+def describe_taken_name(planned: str, username: str) -> str:
+    return (
+        f"annotator {planned!r}: that username belongs to an account outside this project, and an import "
+        f"gives no existing account access to a project, so the spans went to a new account, {username!r}."
+    )
 
 
 def _short_ids(ids: Sequence[str]) -> dict[str, str]:

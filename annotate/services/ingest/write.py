@@ -16,10 +16,11 @@ from annotate.services.ingest.annotators import (
     BY_NAME,
     IMPORTED_AS,
     AnnotatorIdConflict,
-    _annotator,
+    ImportedAccounts,
     _check_usernames,
     annotator_id_conflicts,
     annotator_usernames,
+    describe_taken_name,
 )
 from annotate.services.ingest.checks import ImportFailed, _fits, _shown, username_limit
 from annotate.services.ingest.faithbench import parse_faithbench
@@ -37,6 +38,11 @@ class ImportReport:
     job: Job | None
     matching: str = BY_NAME
     conflicts: list[AnnotatorIdConflict] = field(default_factory=list)
+    # Planned username -> the new account's username, where an account outside the project held the name.
+    renamed: dict[str, str] = field(default_factory=dict)
+
+    def describe_renamed(self) -> list[str]:
+        return [describe_taken_name(planned, username) for planned, username in sorted(self.renamed.items())]
 
 
 @transaction.atomic
@@ -52,7 +58,9 @@ def import_batches(
     """Write parsed batches into a project, then queue sentence splitting and embedding.
 
     ``annotators`` says who is who: ``by-name`` (one user per annotator_name)
-    or ``by-id`` (one user per annotator_name and annotator_id).
+    or ``by-id`` (one user per annotator_name and annotator_id). A name only
+    ever stands for an existing account that is already a member of the
+    project; see ImportedAccounts.
     """
     from annotate.services.embedding import queue_embedding
 
@@ -71,7 +79,8 @@ def import_batches(
     usernames = annotator_usernames(batches, annotators)
     _check_usernames(batches, usernames)
     passages = {p.external_id: p for p in Passage.objects.filter(project=project)}
-    users: dict[str, AbstractBaseUser] = {}
+    rosters = [name for parsed in batches for name in parsed.roster or []]
+    accounts = ImportedAccounts(project, [*usernames.values(), *(global_roster or []), *rosters])
     members = set(Membership.objects.filter(project=project).values_list("user_id", flat=True))
     position = Batch.objects.filter(project=project).count()
     created: list[Batch] = []
@@ -116,12 +125,13 @@ def import_batches(
         for sample, parsed_sample in zip(saved, parsed.samples, strict=True):
             for parsed_span in parsed_sample.spans:
                 username = usernames[(parsed_span.annotator_name, parsed_span.annotator_id)]
-                user = _annotator(username, users)
+                user = accounts[username]
                 batch_annotators[username] = user
                 names_in_batch.setdefault(parsed_span.annotator_name, set()).add(username)
                 imported_fields = parsed_span.imported_fields
-                if username != parsed_span.annotator_name:
-                    imported_fields = {**imported_fields, IMPORTED_AS: username}
+                if user.get_username() != parsed_span.annotator_name:
+                    # The export writes the file's own name back for spans matched to another username.
+                    imported_fields = {**imported_fields, IMPORTED_AS: user.get_username()}
                 spans.append(
                     SpanAnnotation(
                         sample=sample,
@@ -144,7 +154,7 @@ def import_batches(
         if roster_names is not None:
             # A roster names people: by id, a name stands for each of its users with spans in this batch.
             batch_annotators = {
-                username: _annotator(username, users)
+                username: accounts[username]
                 for name in roster_names
                 for username in sorted(names_in_batch.get(name, {name}))
             }
@@ -160,7 +170,7 @@ def import_batches(
             [Membership(project=project, user=u, role=Membership.Role.ANNOTATOR) for u in new_members]
         )
         members.update(u.pk for u in new_members)
-        annotator_names.update(batch_annotators)
+        annotator_names.update(user.get_username() for user in batch_annotators.values())
         sample_count += len(saved)
         span_count += len(spans)
     job = queue_embedding(project, created_by=created_by)
@@ -172,7 +182,10 @@ def import_batches(
         annotators=sorted(annotator_names),
         job=job,
         matching=annotators,
-        conflicts=annotator_id_conflicts(batches, usernames),
+        conflicts=annotator_id_conflicts(
+            batches, {key: accounts.username(planned) or planned for key, planned in usernames.items()}
+        ),
+        renamed=dict(accounts.renamed),
     )
 
 
