@@ -1,9 +1,10 @@
 """Agreement figures of perturbed-pair judging (HaDes section 3): consensus, >= 80%, unanimous, Krippendorff's alpha.
 
-Input: one list of answers ("H", "N" or "?") per item, the answers of the
-item's counted judges. Only items whose judging is finished belong here:
-items that reached consensus or ended with no consensus at the maximum
-number of judges. Items still being judged would pull every share down
+Input: one list of answers ("H", "N" or "?") per item, the answers that
+decided the item (``consensus.deciding_answers``: its first counted answers,
+as many as it needed; later ones decide nothing). Only items whose judging
+is finished belong here: items that reached consensus or ended with no
+consensus at the maximum number of judges. Items still being judged would pull every share down
 while their judges work, and items labelled on import have no votes. The
 caller (the service) picks those items; this module counts them all.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,6 +28,19 @@ def majority_label(labels: list[str]) -> str:
     return ""
 
 
+def deciding_answers(labels: Sequence[str], judges_needed: int) -> list[str]:
+    """The answers an item is decided on: its first ``judges_needed`` answers, in the order they arrived.
+
+    The one rule for what counts. An item may hold more counted answers than
+    it needs: a blocked judge's answers count again when they are unblocked,
+    after other judges took their places. ``outcome`` decides on these answers
+    and the agreement figures read the same ones, so an item at consensus
+    never counts as one without; the later answers are kept and shown (the
+    item's vote counters, the export) but decide nothing.
+    """
+    return list(labels[:judges_needed])
+
+
 def outcome(labels: list[str], judges_per_item: int = 4, max_judges: int = 6, step: int = 2) -> Outcome:
     """Decide an item from its answers so far ("H", "N" or "?", in the order they arrived).
 
@@ -41,7 +55,7 @@ def outcome(labels: list[str], judges_per_item: int = 4, max_judges: int = 6, st
     while True:
         if len(labels) < needed:
             return Outcome("pending", "", needed)
-        label = majority_label(labels[:needed])
+        label = majority_label(deciding_answers(labels, needed))
         if label:
             return Outcome("consensus", label, needed)
         if needed >= max_judges:

@@ -24,8 +24,9 @@ from annotate.taxonomy import LabelSetError, check_label_set, parent_of
 MAX_GUIDELINES = 50_000
 MAX_NOTE = LabelSetVersion._meta.get_field("note").max_length or 300
 SEED_NOTE = "the label set before its first edit here"
+GUIDELINES_SEED_NOTE = "the guidelines before their first edit here"
 
-__all__ = ["LabelSetError", "labels_in_use", "label_set_history", "save_label_set"]
+__all__ = ["LabelSetError", "labels_in_use", "label_set_history", "save_guidelines", "save_label_set"]
 
 
 def _with_parents(labels: list[Any]) -> set[str]:
@@ -100,13 +101,39 @@ def save_label_set(
     guidelines = _clean_text(guidelines, "guidelines", MAX_GUIDELINES)
     note = _clean_text(note, "note", MAX_NOTE)
     taxonomy = check_label_set(labels, previous=project.taxonomy or {}, in_use=labels_in_use(project))
+    return _add_version(project, taxonomy, guidelines, note, author,
+                        subject="label set", edited="a label or the guidelines")
+
+
+@transaction.atomic
+def save_guidelines(
+    project: Project, *, guidelines: Any, note: Any = "", author: AbstractBaseUser | None = None
+) -> LabelSetVersion:
+    """Save new guidelines as the next version, the label set kept as it is; LabelSetError (nothing saved) when invalid.
+
+    For pairs projects, whose answers are fixed (H, N, ?) and whose label set
+    is not used: their guidelines are versioned like a span project's.
+    """
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    guidelines = _clean_text(guidelines, "guidelines", MAX_GUIDELINES)
+    note = _clean_text(note, "note", MAX_NOTE)
+    return _add_version(project, project.taxonomy, guidelines, note, author,
+                        subject="guidelines", edited="the guidelines")
+
+
+def _add_version(
+    project: Project, taxonomy: Any, guidelines: str, note: str, author: AbstractBaseUser | None, *,
+    subject: str, edited: str,
+) -> LabelSetVersion:
+    """The next version of the locked project, refused when nothing changed; version 1 seeded when missing."""
     latest = project.label_set_versions.order_by("-number").first()
     if taxonomy == project.taxonomy and guidelines == project.guidelines:
-        current = f"version {latest.number}" if latest else "the current label set"
-        raise LabelSetError([f"nothing changed since {current}; edit a label or the guidelines first"])
+        current = f"version {latest.number}" if latest else f"the current {subject}"
+        raise LabelSetError([f"nothing changed since {current}; edit {edited} first"])
     if latest is None:
         latest = LabelSetVersion.objects.create(
-            project=project, number=1, taxonomy=project.taxonomy, guidelines=project.guidelines, note=SEED_NOTE
+            project=project, number=1, taxonomy=project.taxonomy, guidelines=project.guidelines,
+            note=GUIDELINES_SEED_NOTE if subject == "guidelines" else SEED_NOTE,
         )
     version = LabelSetVersion.objects.create(
         project=project, number=latest.number + 1, taxonomy=taxonomy, guidelines=guidelines, note=note,

@@ -1,4 +1,7 @@
-"""The label set and guidelines editor of a project (admins), with its version history."""
+"""The label set and guidelines editor of a project (admins), with its version history.
+
+A pairs project's answers are fixed (H, N, ?), so for one the page edits the guidelines only.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotate import access
 from annotate.models import LabelSetVersion, Project
 from annotate.services import labelsets
+from annotate.services.pairs.guidelines import DEFAULT_PAIR_GUIDELINES
 from annotate.taxonomy import CATEGORY_NAMES, LABEL_CATEGORIES, is_hex_color
 
 TEXT_FIELDS = ("name", "category", "hotkey", "color", "description", "example")
@@ -54,36 +58,43 @@ def _is_blank(row: dict[str, Any]) -> bool:
 def label_set(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = access.get_project_for_user(request.user, slug, admin=True)
     shown = _version(project, request.GET["version"]) if "version" in request.GET else None
+    guidelines_only = project.kind == Project.Kind.PAIRS
     errors: list[str] = []
     if request.method == "POST":
-        rows = _submitted_rows(request.POST)
-        labels = [
-            {key: row[key] for key in TEXT_FIELDS} | {"retired": row["retired"], "row": number}
-            for number, row in enumerate(rows, start=1)
-            if not row["deleted"] and not _is_blank(row)
-        ]
+        guidelines, note = request.POST.get("guidelines", ""), request.POST.get("note", "")
+        rows = [] if guidelines_only else _submitted_rows(request.POST)
         try:
-            version = labelsets.save_label_set(
-                project, labels, guidelines=request.POST.get("guidelines", ""), note=request.POST.get("note", ""),
-                author=request.user,
-            )
+            if guidelines_only:
+                version = labelsets.save_guidelines(project, guidelines=guidelines, note=note, author=request.user)
+            else:
+                labels = [
+                    {key: row[key] for key in TEXT_FIELDS} | {"retired": row["retired"], "row": number}
+                    for number, row in enumerate(rows, start=1)
+                    if not row["deleted"] and not _is_blank(row)
+                ]
+                version = labelsets.save_label_set(
+                    project, labels, guidelines=guidelines, note=note, author=request.user
+                )
         except labelsets.LabelSetError as error:
             errors = error.problems
         else:
-            messages.success(request, f"Saved the label set and guidelines as version {version.number}.")
+            saved = "the guidelines" if guidelines_only else "the label set and guidelines"
+            messages.success(request, f"Saved {saved} as version {version.number}.")
             url = reverse("label-set", args=[project.slug])
             return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
-        guidelines, note = request.POST.get("guidelines", ""), request.POST.get("note", "")
     else:
         start = _version(project, request.GET["edit_from"]) if "edit_from" in request.GET else None
         taxonomy = start.taxonomy if start else project.taxonomy
-        rows = _editor_rows(list((taxonomy or {}).get("labels", [])))
+        rows = [] if guidelines_only else _editor_rows(list((taxonomy or {}).get("labels", [])))
         guidelines, note = (start.guidelines if start else project.guidelines), ""
         if start:
             note = f"from version {start.number}"
-    in_use = labelsets.labels_in_use(project)
+    in_use = labelsets.labels_in_use(project) if rows else {}
     context = {
         "project": project,
+        "guidelines_only": guidelines_only,
+        # What judges read while a pairs project's own guidelines are blank.
+        "default_guidelines": DEFAULT_PAIR_GUIDELINES if guidelines_only else "",
         "rows": [
             row | {"index": index, "in_use": in_use.get(row["name"].strip(), 0),
                    "swatch": row["color"].strip() if is_hex_color(row["color"].strip()) else ""}

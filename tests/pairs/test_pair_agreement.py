@@ -92,7 +92,10 @@ def judge_names(count: int) -> list[Any]:
 
 
 def record(item: PairItem, answers: dict[Any, str], *, state: str, label: str = "", counted: bool = True) -> None:
-    """Answered judgements in the order given (a minute apart), and the item's finished state."""
+    """Answered judgements in the order given (a minute apart), and the item's state.
+
+    A finished item needed all its answers (judges_needed), as the queue leaves an item it decided.
+    """
     start = timezone.now() - dt.timedelta(hours=1)
     for order, (judge, answer) in enumerate(answers.items()):
         served = start + dt.timedelta(minutes=order)
@@ -100,7 +103,8 @@ def record(item: PairItem, answers: dict[Any, str], *, state: str, label: str = 
             item=item, judge=judge, round=item.round, label=answer, served_at=served,
             answered_at=served + dt.timedelta(seconds=20), seconds=20.0, counted=counted,
         )
-    PairItem.objects.filter(pk=item.pk).update(state=state, label=label)
+    finished = {"judges_needed": len(answers)} if state != "open" else {}
+    PairItem.objects.filter(pk=item.pk).update(state=state, label=label, **finished)
 
 
 @pytest.fixture
@@ -182,7 +186,8 @@ def test_a_blocked_judges_judgements_stop_counting(
     before = pair_agreement(pairs_project)
     # j2 is blocked: none of their judgements counts any more. As the flag service and the queue would leave it:
     # items 0, 1 and 2 went back to the queue and j6 answered in j2's place; item 3 (j2 said "?") still has a
-    # consensus from its first four counted answers (H N ? N); item 5 went back to open (j6's serve is unanswered).
+    # consensus from its first four counted answers (H N ? N), which needs 4 judges now, so its fifth answer
+    # (j5's N) is kept but decides nothing and is not counted; item 5 went back to open (j6's serve is unanswered).
     j = judges
     PairJudgement.objects.filter(judge=j[2]).update(counted=False)
     items = list(PairItem.objects.filter(project=pairs_project, round__number=1).order_by("id"))
@@ -190,6 +195,8 @@ def test_a_blocked_judges_judgements_stop_counting(
     after_tables = []
     for index, table in enumerate(round_one[:4]):
         answers = {judge: label for judge, label in table.items() if judge != j[2]}
+        if index == 3:
+            answers.pop(j[5])
         if index in replacement:
             answers[j[6]] = replacement[index]
             PairJudgement.objects.create(
@@ -199,9 +206,10 @@ def test_a_blocked_judges_judgements_stop_counting(
         after_tables.append(answers)
     # Item 2 is now j0 H, j1 N, j3 N, j4 H, j5 N, j6 N: N has 4 of 6, a consensus.
     PairItem.objects.filter(pk=items[2].pk).update(state="consensus", label="N")
+    PairItem.objects.filter(pk=items[3].pk).update(judges_needed=4)
     PairItem.objects.filter(pk=items[5].pk).update(state="open", label="")
     after = pair_agreement(pairs_project)
-    # item 0: H H H H (unanimous); item 1: N N N H (75%); item 2: 4 of 6 N; item 3: H N ? N N, 3 of 4 N.
+    # item 0: H H H H (unanimous); item 1: N N N H (75%); item 2: 4 of 6 N; item 3: H N ? N, 2 of 3 N.
     assert after["items"] == 4
     assert after["consensus"] == 100.0 and after["no_consensus"] == 0.0
     assert after["unanimous"] == 25.0 and after["agree80"] == 25.0

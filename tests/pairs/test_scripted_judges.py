@@ -137,7 +137,11 @@ def rule(labels: str) -> tuple[str, str, int]:
 
 def expected_agreement(project: Project) -> dict[str, Any]:
     finished = set(PairItem.objects.filter(project=project, state__in=["consensus", "none"]).values_list("id", flat=True))
-    table = {item: answers for item, answers in answers_table(project).items() if item in finished}
+    # Of each item, the answers the rule decided it on: an item left decided when a judge was blocked may hold more.
+    table = {
+        item: answers[: rule("".join(label for _, label in answers))[2]]
+        for item, answers in answers_table(project).items() if item in finished
+    }
     judges = sorted({judge for answers in table.values() for judge, _ in answers})
     matrix = np.full((len(judges), len(table)), np.nan)
     consensus = agree80 = unanimous = 0

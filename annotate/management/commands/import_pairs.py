@@ -1,4 +1,4 @@
-"""manage.py import_pairs FILE... --project SLUG [--format pairs|hades|raw]: all or nothing."""
+"""manage.py import_pairs FILE... --project SLUG [--format pairs|hades|raw] [--skip-existing]: all or nothing."""
 
 from __future__ import annotations
 
@@ -20,6 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--project", required=True, help="project slug; a pairs project is created if missing")
         parser.add_argument("--format", choices=FORMATS, default="pairs", help="pairs (default), hades or raw")
+        parser.add_argument(
+            "--skip-existing", action="store_true",
+            help="hades only: leave out rows already in the project (same perturbed text and replaced span) "
+                 "and list them, instead of refusing the files",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         files = []
@@ -28,7 +33,10 @@ class Command(BaseCommand):
                 raise CommandError(f"{path}: no such file")
             files.append((str(path), path.read_bytes()))
         try:
-            report = import_pairs(options["project"], files, options["format"])
+            report = import_pairs(options["project"], files, options["format"], skip_existing=options["skip_existing"])
         except PairImportFailed as error:
-            raise CommandError(f"nothing was imported: {error}") from None
+            hint = ""
+            if error.already_imported:
+                hint = "\n--skip-existing imports the other rows and leaves out those already imported"
+            raise CommandError(f"nothing was imported: {error}{hint}") from None
         self.stdout.write(report.describe())

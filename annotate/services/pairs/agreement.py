@@ -7,6 +7,7 @@ from typing import Any
 
 from annotate.models import PairItem, PairJudgement, PairRound, Project
 from annotate.pairmath.agreement import agreement_figures
+from annotate.pairmath.consensus import deciding_answers
 
 # Judging is finished for these items; open items would pull the shares down while judges work,
 # and items labelled on import have no votes.
@@ -21,8 +22,12 @@ def pair_agreement(project: Project, round_number: int | None = None) -> dict[st
     """``{alpha, items, consensus, agree80, unanimous, no_consensus, reason, round}`` over the finished items.
 
     Counts only judgements that are counted (the judge is not blocked) and
-    answered; an item enters when its state is consensus or no consensus and
-    it has such judgements (items labelled on import have none). Overall
+    answered, and of an item only those that decided it: its first
+    ``judges_needed`` in answer order (``consensus.deciding_answers``, the rule
+    the item's state comes from). Answers past those, which an item gets when
+    a judge is unblocked after others took their places, are left out. An
+    item enters when its state is consensus or no consensus and it has such
+    judgements (items labelled on import have none). Overall
     (``round_number`` None) the report adds ``rounds``: the same figures for
     every round of the project, in round order. A round number the project
     does not have raises ``UnknownRound``. Two queries whatever the number
@@ -41,10 +46,15 @@ def pair_agreement(project: Project, round_number: int | None = None) -> dict[st
         judgements = judgements.filter(item__round__number=round_number)
     answers: dict[int, list[str]] = {}
     round_of_item: dict[int, int | None] = {}
-    rows = judgements.order_by("item_id", "answered_at", "id").values_list("item_id", "item__round__number", "label")
-    for item_id, number, label in rows:
+    judges_needed: dict[int, int] = {}
+    rows = judgements.order_by("item_id", "answered_at", "id").values_list(
+        "item_id", "item__round__number", "item__judges_needed", "label"
+    )
+    for item_id, number, needed, label in rows:
         answers.setdefault(item_id, []).append(label)
         round_of_item[item_id] = number
+        judges_needed[item_id] = needed
+    answers = {item_id: deciding_answers(labels, judges_needed[item_id]) for item_id, labels in answers.items()}
     report = agreement_figures(list(answers.values())).as_dict()
     report["round"] = round_number
     if round_number is None:

@@ -70,18 +70,22 @@ def update_pair_settings(project: Project, values: Mapping[str, str]) -> PairCon
     config = get_config(project)
     problems: list[str] = []
     changes: dict[str, Any] = {}
+    invalid: set[str] = set()
     for setting in SETTINGS:
         if setting.field not in values:
             continue
         value, problem = _read(setting, values[setting.field])
         if problem:
             problems.append(problem)
+            invalid.add(setting.field)
         else:
             changes[setting.field] = value
-    judges = changes.get("judges_per_item", config.judges_per_item)
-    max_judges = changes.get("max_judges_per_item", config.max_judges_per_item)
-    if not problems and max_judges < judges:
-        problems.append(f"max_judges_per_item: {max_judges} is below judges_per_item ({judges}).")
+    # Compared whenever both values are readable, so this error shows beside the other fields' errors at once.
+    if not invalid & {"judges_per_item", "max_judges_per_item"}:
+        judges = changes.get("judges_per_item", config.judges_per_item)
+        max_judges = changes.get("max_judges_per_item", config.max_judges_per_item)
+        if max_judges < judges:
+            problems.append(f"max_judges_per_item: {max_judges} is below judges_per_item ({judges}).")
     if problems:
         raise PairSettingsInvalid(problems)
     for field, value in changes.items():

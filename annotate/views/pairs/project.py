@@ -53,7 +53,8 @@ def pairs_import(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, "Nothing was imported. Choose at least one .jsonl file.")
     else:
         try:
-            report = ingest.import_pairs(project, files, fmt, user=request.user)
+            report = ingest.import_pairs(project, files, fmt, user=request.user,
+                                         skip_existing=request.POST.get("skip_existing") == "on")
         except ingest.PairImportFailed as failure:
             if failure.total == 1:
                 messages.error(request, f"Nothing was imported. {failure.messages[0]}")
@@ -63,6 +64,8 @@ def pairs_import(request: HttpRequest, slug: str) -> HttpResponse:
                     messages.error(request, problem)
                 if failure.total > len(failure.messages):
                     messages.error(request, f"... and {failure.total - len(failure.messages)} more.")
+            if failure.already_imported:
+                messages.error(request, "To import the other rows, tick 'Leave out rows already imported'.")
         else:
             described = report.describe()
             messages.success(request, f"{described[:1].upper()}{described[1:]}.")

@@ -20,9 +20,11 @@ LABELS = ("H", "N", "?")
 class PairImportFailed(ImportFailed):
     """Bad input in a pair import: every message names the file, line and field; nothing was written."""
 
-    def __init__(self, messages: list[str], total: int | None = None) -> None:
+    def __init__(self, messages: list[str], total: int | None = None, *, already_imported: int = 0) -> None:
         self.messages = list(messages[:MAX_MESSAGES])
         self.total = max(total if total is not None else len(messages), len(self.messages))
+        # How many of the problems are rows already imported, which the skip-existing option leaves out instead.
+        self.already_imported = already_imported
         super().__init__(self.summary())
 
     def summary(self) -> str:
@@ -39,6 +41,7 @@ class Problems:
     """The errors found so far, reported in file and line order whatever order the checks found them in."""
 
     found: list[tuple[tuple[int, int], int, str]] = field(default_factory=list)
+    already_imported: int = 0  # of them, rows already in the project
 
     def add(self, message: str, at: tuple[int, int] = (-1, 0)) -> None:
         """``at`` is (file index, line number); the default puts the message first (project, format)."""
@@ -46,7 +49,8 @@ class Problems:
 
     def raise_if_any(self) -> None:
         if self.found:
-            raise PairImportFailed([message for _, _, message in sorted(self.found)], len(self.found))
+            raise PairImportFailed([message for _, _, message in sorted(self.found)], len(self.found),
+                                   already_imported=self.already_imported)
 
 
 @dataclass

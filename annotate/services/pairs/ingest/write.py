@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -18,6 +18,7 @@ from annotate.services.pairs.ingest.lines import Line, PairImportFailed, Problem
 from annotate.services.pairs.ingest.pairs import parse_pairs
 from annotate.services.pairs.ingest.parsed import ParsedImport
 from annotate.services.pairs.ingest.raw import parse_raw
+from annotate.services.pairs.ingest.repeats import find_repeats, line_ranges, without_items
 
 FORMATS: tuple[str, ...] = ("pairs", "hades", "raw")
 PARSERS = {"pairs": parse_pairs, "hades": parse_hades, "raw": parse_raw}
@@ -35,15 +36,22 @@ class ImportReport:
     items: int
     labelled: int
     pool: int
+    # Rows left out under skip_existing (already in the project), in file order.
+    skipped: list[Line] = field(default_factory=list)
 
     def describe(self) -> str:
         made = " (new project)" if self.created_project else ""
         if self.format == "raw":
             return f"imported {self.originals} texts to perturb into {self.project.slug!r}{made}"
-        return (
+        text = (
             f"imported {self.items} items ({self.labelled} labelled, {self.pool} in the pool) in "
             f"{self.perturbed_texts} perturbed texts, {self.originals} originals, into {self.project.slug!r}{made}"
         )
+        if self.skipped:
+            count = len(self.skipped)
+            text += (f"; left out {count} row{'' if count == 1 else 's'} already imported "
+                     f"({line_ranges(self.skipped)})")
+        return text
 
 
 def _project(project_or_slug: Project | str, problems: Problems) -> Project | None:
@@ -167,6 +175,8 @@ def import_pairs(
     files: Sequence[tuple[str, bytes | str]],
     fmt: str = "pairs",
     user: AbstractBaseUser | None = None,
+    *,
+    skip_existing: bool = False,
 ) -> ImportReport:
     """Import pair files into a pairs project, creating it (with ``user`` as admin) when the slug is new.
 
@@ -174,6 +184,10 @@ def import_pairs(
     ``hades`` (the HaDes release format). All or nothing: every file is read and
     checked before anything is written, the writes run in one transaction, and
     any problem raises PairImportFailed with every message (file, line, field).
+    A HaDes row already in the project (same original, perturbed text and
+    replaced span, see ``repeats``) is such a problem; with ``skip_existing`` those rows are left out instead and the
+    report lists them. Rows of the other formats carry ids, and an id already
+    in the project is refused whatever ``skip_existing`` says.
     """
     problems = Problems()
     if fmt not in PARSERS:
@@ -185,11 +199,27 @@ def import_pairs(
     for file_index, (name, content) in enumerate(files):
         lines.extend(read_lines(name, content, problems, file_index))
     parsed = PARSERS[fmt](lines, problems)
-    if project is not None and project.kind == Project.Kind.PAIRS:
+    pairs_project = project is not None and project.kind == Project.Kind.PAIRS
+    skipped: list[Line] = []
+    if fmt == "hades" and (pairs_project or project is None):
+        repeats = find_repeats(project, parsed)
+        if skip_existing:
+            skipped = [repeat.line for repeat in repeats.rows]
+        else:
+            for repeat in repeats.rows:
+                problems.add(repeat.message, repeat.line.at)
+            problems.already_imported = len(repeats.rows)
+        parsed = without_items(parsed, repeats.item_indexes)
+    elif skip_existing:
+        problems.add(f"skip_existing: only for HaDes files, whose rows have no ids; {fmt} rows already in the "
+                     "project are refused by their ids")
+    if project is not None and pairs_project:
         _check_against_project(project, parsed, problems)
     problems.raise_if_any()
     slug = project_or_slug if isinstance(project_or_slug, str) else project_or_slug.slug
     try:
-        return _write(project, slug, parsed, fmt, user)
+        report = _write(project, slug, parsed, fmt, user)
     except projects.ProjectError as error:  # e.g. the project was created by someone else meanwhile
         raise PairImportFailed([f"project: {error}"]) from None
+    report.skipped = skipped
+    return report
