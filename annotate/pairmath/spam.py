@@ -9,6 +9,10 @@ each tripped on its own and reported with the figures it measured:
   from the label the OTHER judges of the same item hold a strict majority
   for. Items where the others have no strict majority are left out, and so
   are the judge's "?" answers: an abstention neither agrees nor disagrees.
+  Every answer of the judge is judged; the others' votes are their answers
+  among those that decided the item (``consensus.deciding_answers``), as in
+  every other figure: an answer past those (an unblocked judge's, after
+  others took their places) decides nothing and sways no one's share.
 
 The figures are plain numbers (JSON-ready) so they can be stored with a flag
 and compared later ("did they get worse since an admin dismissed the flag?").
@@ -34,7 +38,7 @@ class JudgeAnswer:
 
     label: str  # "H", "N" or "?"
     seconds: float | None = None
-    others_h: int = 0  # counted H answers of the other judges of the same item
+    others_h: int = 0  # H answers of the other judges among those that decided the same item
     others_n: int = 0
 
 

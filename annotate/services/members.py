@@ -26,12 +26,13 @@ from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotate.models import Assignment, Batch, Membership, Project, SampleReview, SpanAnnotation
+from annotate.models import Assignment, Batch, Membership, Project, Sample, SampleReview, SpanAnnotation
+from annotate.services import progress
 from annotate.services.rounds import RECONCILIATION_ROUND
 
 Role = Membership.Role
@@ -185,7 +186,13 @@ def _refuse_losing_last_admin(membership: Membership, what: str) -> None:
 def add_member(project: Project, username: str, role: str) -> Membership:
     """Give an existing user a role in the project (or change the role of one who is a member already)."""
     role = _role(role)
-    user = get_user_model().objects.filter(username=username.strip()).first()
+    user_model = get_user_model()
+    field = user_model.USERNAME_FIELD
+    # In any case, as clean_username refuses a new "Bob" beside "bob"; the exact spelling first, where an
+    # older import left both.
+    user = user_model.objects.filter(**{field: username.strip()}).first() or user_model.objects.filter(
+        **{f"{field}__iexact": username.strip()}
+    ).order_by("pk").first()
     if user is None:
         raise MemberError(f"username: no user called {username.strip()!r}; create them below")
     membership = Membership.objects.filter(project=project, user=user).select_related("user", "project").first()
@@ -267,12 +274,23 @@ def member_rows(project: Project) -> list[dict[str, Any]]:
 
 
 def assignment_work(assignment: Assignment) -> Work:
+    """The work an unassign or reassign would take out of the figures, by the pages' done rule.
+
+    Only open assignments get here (a submitted one must be re-opened first), and in an open one
+    the rule counts exactly the samples marked done: a re-opened imported round holds its spans
+    and no done marks, which is what stays stored and is named in the confirmation.
+    """
     spans = SpanAnnotation.objects.filter(
         sample__batch_id=assignment.batch_id, annotator_id=assignment.annotator_id, round=assignment.round
     ).count()
-    done = SampleReview.objects.filter(
-        sample__batch_id=assignment.batch_id, annotator_id=assignment.annotator_id, round=assignment.round, done=True
-    ).count()
+    reviews = SampleReview.objects.filter(
+        sample__batch_id=assignment.batch_id, annotator_id=assignment.annotator_id, round=assignment.round
+    ).aggregate(n=Count("id"), done=Count("id", filter=Q(done=True)))
+    done = progress.done_count(
+        Sample.objects.filter(batch_id=assignment.batch_id).count(),
+        reviewed=reviews["n"], reviewed_done=reviews["done"],
+        submitted=assignment.status == Assignment.Status.SUBMITTED,
+    )
     return Work(spans=spans, done=done)
 
 
@@ -375,10 +393,10 @@ def batch_staffing(batch: Batch) -> dict[str, Any]:
         for row in SpanAnnotation.objects.filter(sample__batch=batch)
         .values("annotator_id", "round").annotate(n=Count("id")).order_by()
     }
-    done = {
-        (row["annotator_id"], row["round"]): row["n"]
-        for row in SampleReview.objects.filter(sample__batch=batch, done=True)
-        .values("annotator_id", "round").annotate(n=Count("id")).order_by()
+    reviewed = {
+        (row["annotator_id"], row["round"]): (row["n"], row["done"])
+        for row in SampleReview.objects.filter(sample__batch=batch)
+        .values("annotator_id", "round").annotate(n=Count("id"), done=Count("id", filter=Q(done=True))).order_by()
     }
     annotators = [
         membership.user
@@ -388,8 +406,13 @@ def batch_staffing(batch: Batch) -> dict[str, Any]:
     rounds: dict[int, list[dict[str, Any]]] = {}
     for assignment in batch.assignments.select_related("annotator").order_by("round", "annotator__username"):
         key = (assignment.annotator_id, assignment.round)
+        n, marked = reviewed.get(key, (0, 0))
+        # The done rule of every other page: imported work is submitted without reviews.
+        done = progress.done_count(
+            total, reviewed=n, reviewed_done=marked, submitted=assignment.status == Assignment.Status.SUBMITTED
+        )
         rounds.setdefault(assignment.round, []).append(
-            {"assignment": assignment, "work": Work(spans=spans.get(key, 0), done=done.get(key, 0))}
+            {"assignment": assignment, "work": Work(spans=spans.get(key, 0), done=done)}
         )
     taken = {(row["assignment"].annotator_id, number) for number, rows in rounds.items() for row in rows}
     return {

@@ -227,8 +227,10 @@ export function discardSpan(span) {
 
 export function copyOther(other) {
   const labels = (other.labels || []).slice();
+  // Labels are a set (the server's rule too): the same ones in another order are the same span.
+  const sorted = (list) => list.slice().sort();
   const duplicate = visibleSpans().some(
-    (span) => span.mine && span.start === other.start && span.end === other.end && sameValue(span.labels, labels),
+    (span) => span.mine && span.start === other.start && span.end === other.end && sameValue(sorted(span.labels), sorted(labels)),
   );
   if (duplicate) {
     notice("You already have this span with the same labels.", "info");

@@ -83,6 +83,11 @@ for (const button of root.querySelectorAll("[data-label]")) {
 }
 $('[data-role="undo"]').addEventListener("click", () => undoDelete());
 
+// Retry and Discard keep the focus where it is: the note's blur redraws the list, and a button redrawn
+// between the press and the release gets no click.
+spanList.addEventListener("mousedown", (event) => {
+  if (event.target.closest("button[data-role]")) event.preventDefault();
+});
 spanList.addEventListener("click", (event) => {
   const item = event.target.closest("[data-span-key]");
   if (!item) return;

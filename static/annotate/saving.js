@@ -1,6 +1,6 @@
 /* Saving spans: one queue per span, versions on every write, conflicts with other tabs. */
 
-import { $, forgetSpan, make, page, root, sameValue } from "./state.js";
+import { $, forgetSpan, leafLabels, make, page, root, sameValue, state } from "./state.js";
 import { notice, setStatus, status } from "./feedback.js";
 import { ClientError, errorMessage, send } from "./http.js";
 import { renderAll, renderEditor, renderList } from "./spans.js";
@@ -115,7 +115,80 @@ function adoptConflict(span, data) {
   renderAll({ syncNote: true });
 }
 
+const shorten = (text, max) => (text.length > max ? text.slice(0, max - 1) + "…" : text);
+
+/* Another span of the page that is the stored span ``id`` (not being deleted), or null. */
+const shownAs = (copy, id) => state.spans.find((other) => other !== copy && other.id === id && !other.deleted) || null;
+
+/* The server holds this span already (same offsets and labels): the page keeps one span, never a copy.
+ * ``current`` is the stored span, answered 200 for a true repeat or 409 {existing, current} when its
+ * note or source link differ. A note typed or a link made on the copy is what the annotator meant for
+ * the span, so it goes onto the stored one; an empty note or no link (a span saved afresh from a
+ * selection) leaves the stored ones as they are. */
+async function settleTwin(copy, current) {
+  const changes = {};
+  if (copy.note && copy.note !== (current.note || "")) changes.note = copy.note;
+  if (copy.source_start !== null && (copy.source_start !== current.source_start || copy.source_end !== current.source_end)) {
+    changes.source_start = copy.source_start;
+    changes.source_end = copy.source_end;
+  }
+  const given = [changes.note !== undefined && "note", changes.source_start !== undefined && "source link"].filter(Boolean);
+  const held = shownAs(copy, current.id);
+  notice(
+    `“${shorten(current.text, 40)}” as ${leafLabels(current.labels || []).join(", ")} is already saved — ` +
+      `${held ? "selected" : "showing"} it instead of saving a copy` +
+      (given.length ? `, with the new ${given.join(" and ")}.` : "."),
+    "info",
+  );
+  if (held) {
+    // The page shows the stored span already: drop the copy (and its queued writes) and edit that one.
+    copy.epoch++;
+    clearTimeout(copy.noteTimer);
+    copy.noteTimer = null;
+    copy.deleted = true;
+    forgetSpan(copy);
+    if (changes.note !== undefined) held.note = changes.note;
+    if (changes.source_start !== undefined) {
+      Object.assign(held, { source_start: copy.source_start, source_end: copy.source_end, source_text: copy.source_text });
+    }
+    state.activeKey = held.key;
+    renderAll({ syncNote: true });
+    if (given.length) enqueue(held, () => patchOnServer(held, changes));
+    return;
+  }
+  // The copy becomes the stored span, keeping what the annotator gave it.
+  Object.assign(copy, {
+    id: current.id,
+    version: current.version,
+    start: current.start,
+    end: current.end,
+    text: current.text,
+    labels: current.labels || [],
+    annotator: current.annotator,
+    serverNote: current.note || "",
+    state: "saved",
+    error: null,
+  });
+  if (changes.note === undefined) copy.note = current.note || "";
+  if (changes.source_start === undefined) {
+    Object.assign(copy, {
+      source_start: current.source_start ?? null,
+      source_end: current.source_end ?? null,
+      source_text: current.source_text ?? null,
+    });
+  }
+  renderAll({ syncNote: true });
+  if (given.length) await patchOnServer(copy, changes);
+}
+
 export async function createOnServer(span) {
+  // A span deleted a moment ago at the same place: let that delete reach the server first, or this
+  // save would be answered with the span being deleted.
+  await Promise.all(
+    state.spans
+      .filter((other) => other !== span && other.deleted && other.start === span.start && other.end === span.end)
+      .map((other) => other.queue),
+  );
   const sent = {
     sample: page.sample_id,
     round: page.round,
@@ -128,17 +201,24 @@ export async function createOnServer(span) {
   };
   span.state = "saving";
   const result = await send("POST", page.api.spans, sent);
-  if (!result.ok) {
+  const twin = result.status === 409 && result.data && result.data.existing && result.data.current ? result.data.current : null;
+  if (!result.ok && !twin) {
     span.state = "failed";
     if (isFrozenAnswer(result)) throw refuseFrozen(result);
     throw new ClientError(errorMessage(result.data, result.status));
   }
+  const stored = twin || result.data;
   if (span.deleted) {
-    // Deleted while the create was on its way: the queued delete removes it on the server.
-    span.id = result.data.id;
-    span.version = result.data.version;
+    // Deleted while the create was on its way: the queued delete removes what this save stored, never
+    // a span that was there before (one the page shows, or a twin with another note).
+    if (!twin && !shownAs(span, stored.id)) {
+      span.id = stored.id;
+      span.version = stored.version;
+    }
     return;
   }
+  // 200, not 201: a repeat of a stored span; the page may show that one already.
+  if (twin || (result.status === 200 && shownAs(span, stored.id))) return settleTwin(span, stored);
   applyServer(span, result.data, sent);
   renderAll();
 }

@@ -48,6 +48,11 @@ def _taken_name(username: str, number: int) -> str:
     return username[: username_limit() - len(suffix)] + suffix
 
 
+def _folded(username: str) -> str:
+    """A username as the members page compares it: case-insensitively ("Bob" and "bob" are one name)."""
+    return username.lower()
+
+
 class ImportedAccounts:
     """The account each username planned by an import stands for in one project.
 
@@ -59,33 +64,53 @@ class ImportedAccounts:
     first such name that is free or that a member of this project already
     holds, so a re-import finds the same person). ``renamed`` maps each planned
     username that got a new account under another name to that name.
+
+    Names are compared case-insensitively, as the members page compares them:
+    "Bob" is taken when "bob" exists, stands for the member "bob", and two
+    spellings of one name in an import are one account.
     """
 
     def __init__(self, project: Project, planned: Iterable[str]) -> None:
-        self.planned = set(planned)
+        self.planned = {_folded(name) for name in planned}
         self.members = set(Membership.objects.filter(project=project).values_list("user_id", flat=True))
-        self.accounts: dict[str, AbstractBaseUser] = {}
+        self.accounts: dict[str, AbstractBaseUser] = {}  # by folded planned name
         self.renamed: dict[str, str] = {}
+        self._renamed_keys: set[str] = set()
 
     def __getitem__(self, planned: str) -> AbstractBaseUser:
-        if planned not in self.accounts:
-            self.accounts[planned] = self._account(planned)
-        return self.accounts[planned]
+        key = _folded(planned)
+        if key not in self.accounts:
+            self.accounts[key] = self._account(planned)
+        elif key in self._renamed_keys:
+            # Another spelling of a name that got a new account: this one went there too.
+            self.renamed.setdefault(planned, self.accounts[key].get_username())
+        return self.accounts[key]
+
+    def _member(self, username: str) -> tuple[AbstractBaseUser | None, bool]:
+        """The project's member holding ``username`` in any case (the exact spelling first), and whether anyone
+        holds it."""
+        User = get_user_model()
+        holders = list(User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username}).order_by("pk"))
+        members = sorted(
+            (holder for holder in holders if holder.pk in self.members),
+            key=lambda holder: holder.get_username() != username,
+        )
+        return (members[0] if members else None), bool(holders)
 
     def _account(self, planned: str) -> AbstractBaseUser:
-        User = get_user_model()
-        holder = User.objects.filter(username=planned).first()
-        if holder is None:
+        member, taken = self._member(planned)
+        if member is not None:
+            return member
+        if not taken:
             return self._new_account(planned)
-        if holder.pk in self.members:
-            return holder
         for number in itertools.count(1):
             username = _taken_name(planned, number)
-            holder = User.objects.filter(username=username).first()
-            if holder is not None and holder.pk in self.members:
-                return holder
-            if holder is None and username not in self.planned:
+            member, taken = self._member(username)
+            if member is not None:
+                return member
+            if not taken and _folded(username) not in self.planned:
                 self.renamed[planned] = username
+                self._renamed_keys.add(_folded(planned))
                 return self._new_account(username)
         raise AssertionError("unreachable: itertools.count never ends")
 
@@ -98,7 +123,7 @@ class ImportedAccounts:
 
     def username(self, planned: str) -> str | None:
         """The username the planned one ended as, None while no span or roster has asked for it."""
-        account = self.accounts.get(planned)
+        account = self.accounts.get(_folded(planned))
         return account.get_username() if account is not None else None
 
 

@@ -159,18 +159,20 @@ def import_batches(
                 for username in sorted(names_in_batch.get(name, {name}))
             }
         now = timezone.now()
+        # Two spellings of one name ("Bob", "bob") are one account: one assignment and membership each.
+        people = list({user.pk: user for user in batch_annotators.values()}.values())
         Assignment.objects.bulk_create(
             [
                 Assignment(batch=batch, annotator=user, round=round, status=Assignment.Status.SUBMITTED, submitted_at=now)
-                for user in batch_annotators.values()
+                for user in people
             ]
         )
-        new_members = [u for u in batch_annotators.values() if u.pk not in members]
+        new_members = [u for u in people if u.pk not in members]
         Membership.objects.bulk_create(
             [Membership(project=project, user=u, role=Membership.Role.ANNOTATOR) for u in new_members]
         )
         members.update(u.pk for u in new_members)
-        annotator_names.update(user.get_username() for user in batch_annotators.values())
+        annotator_names.update(user.get_username() for user in people)
         sample_count += len(saved)
         span_count += len(spans)
     job = queue_embedding(project, created_by=created_by)

@@ -54,38 +54,67 @@ def limits_of(project: Project) -> spam.SpamLimits:
 
 
 _TABLES = {"judgement": PairJudgement._meta.db_table, "item": PairItem._meta.db_table}
-# The rules' figures for judges of a project, one row per judge, computed by the database: the item's
-# counters hold every counted answer, the judge's own included, so the others' votes are the counters
-# less the judge's own vote. Constant SQL: one cheap statement per answer, whatever the judge's count.
+# The rules' figures for judges of a project, one row per judge, computed by the database. Every counted
+# answer of the judge is theirs to be judged; the majority it is compared against is the OTHER judges'
+# share of the answers that decided the item (its first judges_needed counted answers in answer order,
+# consensus.deciding_answers): an answer past those, which an item gets when a judge is unblocked after
+# others took their places, decides nothing and so sways no one's figure. On an item with no answer past
+# them (nearly all) the others' votes are the item's counters less the judge's own vote; only the crowded
+# items have their answers ranked. One statement, about as cheap as the counters alone.
 _SUMMARY_SQL = """
-    SELECT j.judge_id,
+    WITH mine AS (
+        SELECT j.id, j.judge_id, j.item_id, j.label, j.seconds, i.votes_h, i.votes_n, i.judges_needed,
+               CASE WHEN i.votes_h + i.votes_n + i.votes_unsure > i.judges_needed THEN 1 ELSE 0 END AS crowded
+          FROM {judgement} j JOIN {item} i ON i.id = j.item_id
+         WHERE i.project_id = %s AND j.counted AND j.answered_at IS NOT NULL {of_judge}
+    ), ranked AS (
+        SELECT d.id, d.item_id, d.label,
+               ROW_NUMBER() OVER (PARTITION BY d.item_id ORDER BY d.answered_at, d.id) AS position
+          FROM {judgement} d
+         WHERE d.counted AND d.answered_at IS NOT NULL
+           AND d.item_id IN (SELECT item_id FROM mine WHERE crowded = 1)
+    ), crowded_votes AS (
+        SELECT m.id,
+               SUM(CASE WHEN r.label = 'H' AND r.id <> m.id THEN 1 ELSE 0 END) AS others_h,
+               SUM(CASE WHEN r.label = 'N' AND r.id <> m.id THEN 1 ELSE 0 END) AS others_n
+          FROM mine m JOIN ranked r ON r.item_id = m.item_id AND r.position <= m.judges_needed
+         WHERE m.crowded = 1
+         GROUP BY m.id
+    ), votes AS (
+        SELECT m.judge_id, m.label, m.seconds,
+               CASE WHEN m.crowded = 1 THEN COALESCE(c.others_h, 0)
+                    ELSE m.votes_h - CASE WHEN m.label = 'H' THEN 1 ELSE 0 END END AS others_h,
+               CASE WHEN m.crowded = 1 THEN COALESCE(c.others_n, 0)
+                    ELSE m.votes_n - CASE WHEN m.label = 'N' THEN 1 ELSE 0 END END AS others_n
+          FROM mine m LEFT JOIN crowded_votes c ON c.id = m.id
+    )
+    SELECT judge_id,
            COUNT(*),
-           COALESCE(SUM(CASE WHEN j.label = 'H' THEN 1 ELSE 0 END), 0),
-           COALESCE(SUM(CASE WHEN j.label = 'N' THEN 1 ELSE 0 END), 0),
-           COALESCE(SUM(CASE WHEN j.label = '?' THEN 1 ELSE 0 END), 0),
-           COUNT(j.seconds),
-           COALESCE(SUM(j.seconds), 0),
+           COALESCE(SUM(CASE WHEN label = 'H' THEN 1 ELSE 0 END), 0),
+           COALESCE(SUM(CASE WHEN label = 'N' THEN 1 ELSE 0 END), 0),
+           COALESCE(SUM(CASE WHEN label = '?' THEN 1 ELSE 0 END), 0),
+           COUNT(seconds),
+           COALESCE(SUM(seconds), 0),
+           COALESCE(SUM(CASE WHEN label IN ('H', 'N') AND others_h <> others_n THEN 1 ELSE 0 END), 0),
            COALESCE(SUM(CASE
-               WHEN j.label = 'H' AND i.votes_h - 1 <> i.votes_n THEN 1
-               WHEN j.label = 'N' AND i.votes_h <> i.votes_n - 1 THEN 1
-               ELSE 0 END), 0),
-           COALESCE(SUM(CASE
-               WHEN j.label = 'H' AND i.votes_n > i.votes_h - 1 THEN 1
-               WHEN j.label = 'N' AND i.votes_h > i.votes_n - 1 THEN 1
+               WHEN label = 'H' AND others_n > others_h THEN 1
+               WHEN label = 'N' AND others_h > others_n THEN 1
                ELSE 0 END), 0)
-      FROM {judgement} j JOIN {item} i ON i.id = j.item_id
-     WHERE i.project_id = %s AND j.counted AND j.answered_at IS NOT NULL
-""".format(**_TABLES)  # noqa: S608
+      FROM votes
+     GROUP BY judge_id
+"""
+_EVERY_JUDGE_SQL = _SUMMARY_SQL.format(**_TABLES, of_judge="")  # noqa: S608
+_ONE_JUDGE_SQL = _SUMMARY_SQL.format(**_TABLES, of_judge="AND j.judge_id = %s")  # noqa: S608
 
 
 def judge_summaries(project: Project, judge: Any = None) -> dict[int, spam.JudgeSummary]:
     """The rules' figures of every judge of the project (or of one), by judge id; one query."""
-    sql, params = _SUMMARY_SQL, [project.pk]
-    if judge is not None:
-        sql += " AND j.judge_id = %s"
-        params.append(judge.pk)
+    if judge is None:
+        sql, params = _EVERY_JUDGE_SQL, [project.pk]
+    else:
+        sql, params = _ONE_JUDGE_SQL, [project.pk, judge.pk]
     with connection.cursor() as cursor:
-        cursor.execute(sql + " GROUP BY j.judge_id", params)
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     return {
         judge_id: spam.JudgeSummary(
