@@ -77,10 +77,14 @@ def get_pairs_project_for_user(
     return project, role
 
 
+# Exports hold everyone's work: admins and auditors only (annotators are blind in round 1).
+EXPORTER_ROLES = (Role.ADMIN, Role.AUDITOR)
+
+
 def get_project_for_exporter(user: AnyUser, slug: str) -> tuple[Project, str]:
-    """Exports hold everyone's work: admins and auditors only (annotators are blind in round 1)."""
+    """A project of any kind whose data the user may export (EXPORTER_ROLES); 404 outside it, else 403."""
     project, role = get_project_for_user(user, slug)
-    if role not in (Role.ADMIN, Role.AUDITOR):
+    if role not in EXPORTER_ROLES:
         raise Forbidden("Only the project's admins and auditors may export its data")
     return project, role
 

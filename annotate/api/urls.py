@@ -6,7 +6,10 @@ from rest_framework.routers import DefaultRouter
 from annotate.api import pairs, results
 from annotate.api.views import ProjectViewSet, SampleViewSet, SpanViewSet
 
+# No ".json" suffix routes: the API speaks JSON only, the schema leaves them out, and the viewsets' actions
+# take no format argument (every suffixed action answered 500).
 router = DefaultRouter()
+router.include_format_suffixes = False
 router.register("projects", ProjectViewSet, basename="project")
 router.register("samples", SampleViewSet, basename="sample")
 router.register("spans", SpanViewSet, basename="span")

@@ -358,8 +358,9 @@ class SpanViewSet(
         mine = SpanAnnotation.objects.filter(annotator=user)
         if user.is_superuser:
             return SpanAnnotation.objects.select_related("annotator").order_by("id")
+        # Curators too: they adjudicate from these spans and read them all on /api/samples/<id>/spans/.
         admin_projects = Membership.objects.filter(
-            user=user, role__in=[Membership.Role.ADMIN, Membership.Role.AUDITOR]
+            user=user, role__in=[Membership.Role.ADMIN, Membership.Role.AUDITOR, Membership.Role.CURATOR]
         ).values("project_id")
         return (mine | SpanAnnotation.objects.filter(sample__project_id__in=admin_projects)).select_related(
             "annotator"

@@ -101,7 +101,8 @@ def pairs_settings(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @login_required
 def pairs_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    project, _ = access.get_project_for_exporter(request.user, slug)
+    # A span project is 404 here as on every pairs page (its stream used to fail after the 200 was sent).
+    project, _ = access.get_pairs_project_for_user(request.user, slug, roles=access.EXPORTER_ROLES)
     if fmt not in export.FORMATS:
         return HttpResponse(f"format: {fmt!r} is not one of {', '.join(export.FORMATS)}", status=404,
                             content_type="text/plain")
