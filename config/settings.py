@@ -133,6 +133,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Annotate, audit and measure hallucinations in LLM-written text.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Like every page and endpoint, the schema and its docs are for signed-in users (DESIGN.md, rules).
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -144,8 +144,8 @@ EXPECTED: dict[str, Rule] = {
     "password_change_done": page(LOGGED_IN, kinds=None),
     "logout": post(ROLES, kinds=None),  # POST only (Django 5); requested last, it ends the session
     # --- the API's own description: public documentation, no project data -----------------------------------
-    "api-schema": Rule(ROLES, kinds=None),
-    "api-docs": Rule(ROLES, kinds=None),
+    "api-schema": api(LOGGED_IN, kinds=None),  # like every endpoint, for signed-in callers
+    "api-docs": page(LOGGED_IN, kinds=None),
     "api-root": api(LOGGED_IN, kinds=None),
     # --- home, project creation, API tokens: no project in the URL ------------------------------------------
     "home": page(LOGGED_IN, kinds=None),

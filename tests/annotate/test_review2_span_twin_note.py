@@ -79,7 +79,8 @@ def test_the_service_raises_span_exists_with_the_stored_span(sample: Sample, ali
     assert SpanAnnotation.objects.filter(sample=sample).count() == 1
 
 
-def test_the_schema_describes_the_409(client: Any) -> None:
+def test_the_schema_describes_the_409(client: Any, alice: Any) -> None:
+    client.force_login(alice)
     schema = json.loads(client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").content)
     create = schema["paths"]["/api/spans/"]["post"]["responses"]
     assert "existing" in create["409"]["description"] and "PATCH" in create["409"]["description"]

@@ -74,8 +74,20 @@ def wsgi_app() -> Iterator[WSGIHandler]:
 
 
 @pytest.fixture
-def api_schema(wsgi_app: WSGIHandler) -> Any:
-    return schemathesis.openapi.from_wsgi("/api/schema/", wsgi_app, config=CONFIG)
+def api_schema(wsgi_app: WSGIHandler, admin_user: Any) -> Any:
+    # The schema, like every endpoint, is for signed-in callers.
+    key = tokens.create_api_token(admin_user, "schema reader")[1]
+    return schemathesis.openapi.from_wsgi("/api/schema/", wsgi_app, config=CONFIG,
+                                          headers={"Authorization": f"Token {key}"})
+
+
+def test_the_schema_and_its_docs_are_for_signed_in_callers(client: Any, admin_user: Any) -> None:
+    assert client.get("/api/schema/").status_code == 401
+    docs = client.get("/api/docs/")
+    assert docs.status_code == 302 and docs["Location"].startswith("/accounts/login/")
+    client.force_login(admin_user)
+    assert client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()["paths"]
+    assert client.get("/api/docs/").status_code == 200
 
 
 @pytest.fixture
