@@ -1,0 +1,285 @@
+"""Who may ask what: the callers, and the statuses each URL family answers each of them.
+
+A URL pattern added without a row in EXPECTED (or a reason in NOT_REQUESTED)
+fails test_every_url_pattern_has_an_expectation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+# --------------------------------------------------------------------------- who asks
+
+ANONYMOUS, OUTSIDER, ANNOTATOR, UNASSIGNED, AUDITOR, CURATOR, ADMIN, SUPERUSER = (
+    "anonymous", "outsider", "annotator", "annotator-elsewhere", "auditor", "curator", "admin", "superuser",
+)
+# ANNOTATOR is carol (round 1 of the sample's batch submitted, beside dave); UNASSIGNED is alice, an
+# annotator of the same projects with the other batch (and no pair judged yet).
+ROLES = (ANONYMOUS, OUTSIDER, ANNOTATOR, UNASSIGNED, AUDITOR, CURATOR, ADMIN, SUPERUSER)
+MEMBERS = (ANNOTATOR, UNASSIGNED, AUDITOR, CURATOR, ADMIN, SUPERUSER)
+LOGGED_IN = (OUTSIDER, *MEMBERS)
+ADMINS = (ADMIN, SUPERUSER)  # a project admin who is not site staff, and the demo's superuser
+# Exports, figures and the audit queue: access.get_project_for_exporter, views.figures.get_project_for_results,
+# judging.access.get_project_for_auditor.
+AUDITORS = (AUDITOR, *ADMINS)
+CURATORS = (CURATOR, *ADMINS)  # access.get_project_for_curator
+REVIEWERS = (AUDITOR, CURATOR, *ADMINS)  # see every annotator's work: batch browser, pair rounds, metadata
+JUDGES = (ANNOTATOR, UNASSIGNED, *ADMINS)  # label pairs (annotate.services.pairs.queue.JUDGE_ROLES)
+
+SPANS, PAIRS = "spans", "pairs"
+
+# What an allowed role gets: a page or a read (200), or a write with an empty body that got past the
+# access check (a redirect back, a form re-rendered with its errors, a 400 naming the missing field, a
+# 409 about the object's state). 401, 403, 404 and 405 are refusals, never "allowed".
+READ = frozenset({200})
+WRITE = frozenset({200, 201, 204, 302, 400, 409})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The statuses of one URL family, role by role, from the access rules (annotate/access.py, judging/access.py).
+
+    ``allowed`` roles get ``ok``; an outsider (admin of another project) gets 404 (the project's existence is
+    hidden); a member with
+    another role gets ``refused`` (403, or 404 where the object itself is hidden from that role); the
+    anonymous get a redirect to the login page (pages) or 401 (API). ``kinds``: the project kinds whose
+    slug fills <slug> (None: the URL names no project). ``batch_bound``: the URL names the sample, which an
+    annotator of another batch may not know of (404).
+    """
+
+    allowed: tuple[str, ...]
+    method: str = "GET"
+    ok: frozenset[int] = READ
+    refused: int = 403
+    api: bool = False
+    kinds: tuple[str, ...] | None = (SPANS,)
+    query: str = ""
+    body: dict[str, Any] | None = None
+    anonymous: int | None = None  # overrides the default (302 for pages, 401 for the API)
+    overrides: dict[str, frozenset[int]] = field(default_factory=dict)
+    batch_bound: bool = False
+
+    def expected(self, role: str) -> frozenset[int]:
+        if role in self.overrides:
+            return self.overrides[role]
+        if role == UNASSIGNED and self.batch_bound:
+            return frozenset({404})
+        if role in self.allowed:
+            return self.ok
+        if role == ANONYMOUS:
+            return frozenset({self.anonymous or (401 if self.api else 302)})
+        if role == OUTSIDER:
+            return frozenset({404})
+        return frozenset({self.refused})
+
+
+def page(allowed: tuple[str, ...], **extra: Any) -> Rule:
+    return Rule(allowed, **extra)
+
+
+def post(allowed: tuple[str, ...], **extra: Any) -> Rule:
+    return Rule(allowed, method="POST", ok=WRITE, **extra)
+
+
+def api(allowed: tuple[str, ...], **extra: Any) -> Rule:
+    return Rule(allowed, api=True, **extra)
+
+
+def api_post(allowed: tuple[str, ...], **extra: Any) -> Rule:
+    return Rule(allowed, method="POST", ok=WRITE, api=True, **extra)
+
+
+BOTH = (SPANS, PAIRS)
+
+# One row per URL name.
+EXPECTED: dict[str, Rule] = {
+    # --- Django's auth pages: public by nature (logging in, resetting a password) ---------------------------
+    "login": page(ROLES, kinds=None),
+    "password_reset": page(ROLES, kinds=None),
+    "password_reset_done": page(ROLES, kinds=None),
+    "password_reset_confirm": page(ROLES, kinds=None),  # an invalid link: the page says so
+    "password_reset_complete": page(ROLES, kinds=None),
+    "password_change": page(LOGGED_IN, kinds=None),
+    "password_change_done": page(LOGGED_IN, kinds=None),
+    "logout": post(ROLES, kinds=None),  # POST only (Django 5); requested last, it ends the session
+    # --- the API's own description: public documentation, no project data -----------------------------------
+    "api-schema": api(LOGGED_IN, kinds=None),  # like every endpoint, for signed-in callers
+    "api-docs": page(LOGGED_IN, kinds=None),
+    "api-root": api(LOGGED_IN, kinds=None),
+    # --- home, project creation, API tokens: no project in the URL ------------------------------------------
+    "home": page(LOGGED_IN, kinds=None),
+    "project-create": page((), kinds=None, overrides={OUTSIDER: frozenset({403}), SUPERUSER: READ}),
+    "api-tokens": page(LOGGED_IN, kinds=None),
+    # Someone else's token is hidden (404); the token in the URL is the project admin's own.
+    "api-token-revoke": post((ADMIN,), kinds=None, refused=404),
+    # --- annotate pages of any project kind ------------------------------------------------------------------
+    "project": page(MEMBERS, kinds=BOTH),
+    "guidelines": page(MEMBERS, kinds=BOTH),
+    "job": page(MEMBERS, kinds=BOTH),
+    "project-members": page(ADMINS, kinds=BOTH),
+    "member-create": post(ADMINS, kinds=BOTH),
+    "member-role": post(ADMINS, kinds=BOTH),
+    "member-remove": post(ADMINS, kinds=BOTH),
+    "member-invitation": post(ADMINS, kinds=BOTH),
+    "label-set": page(ADMINS, kinds=BOTH),
+    "project-settings": post(ADMINS, kinds=BOTH),
+    # --- span projects -----------------------------------------------------------------------------------------
+    "project-import": post(ADMINS),
+    "project-assign": post(ADMINS),
+    "batch-annotators": page(ADMINS),
+    "unassign": post(ADMINS),
+    "reassign": post(ADMINS),
+    "reopen-round": post(ADMINS),
+    "open-round-two": post(ADMINS),
+    "batch-samples": page(REVIEWERS),
+    "flags": page(ADMINS),
+    "flag-resolve": post(ADMINS),
+    "sample": page(MEMBERS, batch_bound=True),
+    "project-export (page)": post(AUDITORS),
+    "export-download": page(AUDITORS),
+    "curation": page(CURATORS),
+    "accept-agreed": post(CURATORS),
+    "adjudicate": page(CURATORS),
+    "agreement": page(AUDITORS),
+    "agreement-exclusion": post(ADMINS),
+    "disputes": page(AUDITORS, query="batch={batch}"),
+    "results": page(AUDITORS),
+    "results-selection": post(ADMINS),
+    # --- pairs projects ------------------------------------------------------------------------------------------
+    "pairs-label": page(JUDGES, kinds=(PAIRS,)),
+    "pairs-import": post(ADMINS, kinds=(PAIRS,)),
+    "pairs-perturb": post(ADMINS, kinds=(PAIRS,)),
+    "pairs-settings": post(ADMINS, kinds=(PAIRS,)),
+    "pairs-export": page(AUDITORS, kinds=(PAIRS,)),
+    "pairs-vectors": post(ADMINS, kinds=(PAIRS,)),
+    "pairs-round-new": page(ADMINS, kinds=(PAIRS,)),
+    "pairs-round-job": page(ADMINS, kinds=(PAIRS,)),
+    "pairs-round": page(REVIEWERS, kinds=(PAIRS,)),
+    "pairs-flags": page(ADMINS, kinds=(PAIRS,)),
+    "pairs-flag-block": post(ADMINS, kinds=(PAIRS,)),
+    "pairs-flag-dismiss": post(ADMINS, kinds=(PAIRS,)),
+    "pairs-judge-unblock": post(ADMINS, kinds=(PAIRS,)),
+    # --- judging pages (span projects): judges are the admins', the audit queue the auditors' ----------------
+    "judging-judges": page(ADMINS),
+    "judging-judge-create": post(ADMINS),
+    "judging-judge-update": post(ADMINS),
+    "judging-settings": post(ADMINS),
+    "judging-run-start": post(ADMINS),
+    "judging-triage-start": post(ADMINS),
+    "judging-prompt": page(ADMINS),
+    "judging-run": page(ADMINS),
+    "judging-people": page(ADMINS),
+    "judging-audit": page(AUDITORS),
+    "judging-audit-blind": post(AUDITORS),
+    "judging-audit-submit": post(AUDITORS),
+    "judging-audit-reveal": post(AUDITORS),
+    "judging-synthetic": page(ADMINS),
+    "judging-synthetic-create": post(ADMINS),
+    "judging-synthetic-import": post(ADMINS),
+    "judging-synthetic-set": page(ADMINS),
+    "judging-synthetic-run": post(ADMINS),
+    "judging-synthetic-resume": post(ADMINS),
+    # --- annotate API ----------------------------------------------------------------------------------------------
+    "project-list": api(LOGGED_IN, kinds=None),  # an outsider gets an empty list
+    "project-detail": api(MEMBERS, kinds=BOTH),
+    "project-batches": api(MEMBERS, kinds=BOTH),
+    "project-export (api)": api(AUDITORS, query="format=jsonl"),
+    "sample-list": api(LOGGED_IN, kinds=None),
+    "sample-detail": api(MEMBERS, kinds=None, batch_bound=True),
+    "sample-spans": api(MEMBERS, kinds=None, batch_bound=True),
+    "sample-similarity": api_post(MEMBERS, kinds=None, batch_bound=True),
+    # The caller's own flag: only the batch's annotators flag (others 403).
+    "sample-flag": api((ANNOTATOR,), kinds=None, batch_bound=True),
+    "sample-gold": api(REVIEWERS, kinds=None, batch_bound=True),
+    # Round 2 is not open: nobody sees the others' round-1 work (the annotator 403, as every other role).
+    "sample-others": api((), kinds=None, batch_bound=True),
+    "sample-review": api_post((ANNOTATOR,), kinds=None, batch_bound=True),
+    "span-list": api(LOGGED_IN, kinds=None),  # each caller gets the spans they may see
+    # Another annotator's span: hidden (404) from the annotator; reviewers read every span.
+    "span-detail": api(REVIEWERS, kinds=None, refused=404),
+    "api-agreement": api(AUDITORS, query="scheme=C%7CU"),
+    "api-halu-rates": api(AUDITORS),
+    "api-detector-eval": api(AUDITORS),
+    # --- pairs API ---------------------------------------------------------------------------------------------------
+    "api-pairs": api(MEMBERS, kinds=None, query="project={pairs}"),
+    "api-pairs-next": api(JUDGES, kinds=None, query="project={pairs}", ok=frozenset({200, 204})),
+    "api-pairs-undo": api_post(JUDGES, kinds=None, query="project={pairs}"),
+    "api-pair-judgements": api_post(JUDGES, kinds=None, body={"label": "H"}),
+    "api-pair-rounds": api(MEMBERS, kinds=(PAIRS,)),
+    "api-judge-flags": api(ADMINS, kinds=(PAIRS,)),
+    "api-judge-flag-block": api_post(ADMINS, kinds=(PAIRS,)),
+    "api-judge-flag-unblock": api_post(ADMINS, kinds=(PAIRS,)),
+    "api-judge-flag-dismiss": api_post(ADMINS, kinds=(PAIRS,)),
+    # --- judging API ---------------------------------------------------------------------------------------------------
+    "judging-api-judges": api(ADMINS),
+    "judging-api-runs": api(ADMINS),
+    "judging-api-import": api_post(ADMINS),
+    "judging-api-run": api(ADMINS, kinds=None),
+    "judging-api-run-judgements": api(ADMINS, kinds=None),
+    "api-audit-next": api(AUDITORS, ok=frozenset({200, 204})),
+    "api-audit-verdict": api_post(AUDITORS, kinds=None),
+}
+
+# URL names given to a page and an API endpoint alike: their rows say which.
+SHARED_NAMES = {"project-export"}
+
+
+def row_key(route: str, name: str) -> str:
+    if name in SHARED_NAMES:
+        return f"{name} ({'api' if route.startswith('api/') else 'page'})"
+    return name
+
+
+# Patterns this test does not request, each with the reason. Anything else without a row fails the test.
+NOT_REQUESTED = {
+    # Django's admin site: its own staff check guards every view (admin_view); the index is asked
+    # by test_roles_matrix.test_django_admin_is_for_site_staff_only, its ~120 model pages are not.
+    "admin/": "Django admin",
+}
+
+
+OTHER_KIND = {SPANS: PAIRS, PAIRS: SPANS}
+
+
+# A URL of one project kind under the slug of a project of the other kind (every role below is a member of
+# both demo projects). The pairs and judging lookups ask for the kind first: 404 for everyone. The span
+# pages below read the project in the URL whatever its kind: their role rule holds, and an allowed role
+# gets the status listed (404 where the URL names an object of the other project). None shows anything of
+# another project: their queries are the project's own.
+KIND_AGNOSTIC: dict[str, frozenset[int]] = {
+    "sample": frozenset({302}),  # the sample page moves to the sample's own project's URL
+    "batch-annotators": frozenset({404}),
+    "batch-samples": frozenset({404}),
+    "unassign": frozenset({404}),
+    "reassign": frozenset({404}),
+    "reopen-round": frozenset({404}),
+    "open-round-two": frozenset({404}),
+    "flag-resolve": frozenset({404}),
+    "adjudicate": frozenset({404}),
+    "export-download": frozenset({404}),
+    "judging-run": frozenset({404}),  # the run's own project decides the role (get_run_for_admin)
+    "flags": READ,
+    "curation": READ,
+    "agreement": READ,
+    "results": READ,
+    "project-export (api)": READ,  # an empty JSONL file
+    # 400 "the project has no round 1": a pairs project has no span rounds
+    "disputes": frozenset({400}),
+    "api-agreement": frozenset({400}),
+    "api-halu-rates": frozenset({400}),
+    "api-detector-eval": frozenset({400}),
+    # writes that report the empty outcome on the project page (or 400 for a missing field)
+    "project-import": WRITE,
+    "project-assign": WRITE,
+    "project-export (page)": WRITE,
+    "accept-agreed": WRITE,
+    "agreement-exclusion": WRITE,
+    "results-selection": WRITE,
+}
+
+
+def wrong_kind(rule: Rule, key: str) -> Rule:
+    if key not in KIND_AGNOSTIC:
+        return replace(rule, allowed=(), refused=404, overrides={})
+    return replace(rule, ok=KIND_AGNOSTIC[key])

@@ -1,0 +1,156 @@
+"""The project's URL patterns, their parameters filled from the demo, and asking them with every write rolled back."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.db import transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from tests.roles.expectations import EXPECTED, NOT_REQUESTED, OTHER_KIND, Rule, row_key, wrong_kind
+from tests.roles.world import World
+
+
+def _walk(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            yield from _walk(entry.url_patterns, prefix + str(entry.pattern))
+        else:
+            yield prefix + str(entry.pattern), entry
+
+
+def project_patterns() -> list[tuple[str, URLPattern]]:
+    return list(_walk(get_resolver().url_patterns))
+
+
+# Which demo object fills each path parameter, by URL name (the parameter's name alone is ambiguous: pk
+# is a membership, a batch, a judge ...).
+PARAMETERS: dict[str, dict[str, str]] = {
+    "member-role": {"pk": "membership"},
+    "member-remove": {"pk": "membership"},
+    "member-invitation": {"pk": "membership"},
+    "batch-annotators": {"pk": "batch"},
+    "unassign": {"pk": "assignment"},
+    "reassign": {"pk": "assignment"},
+    "reopen-round": {"pk": "assignment"},
+    "open-round-two": {"pk": "batch"},
+    "batch-samples": {"pk": "batch"},
+    "flag-resolve": {"pk": "flag"},
+    "sample": {"pk": "sample"},
+    "job": {"pk": "job"},
+    "export-download": {"pk": "export"},
+    "adjudicate": {"pk": "sample"},
+    "api-token-revoke": {"pk": "token_pk"},
+    "pairs-round-job": {"pk": "round_job"},
+    "pairs-round": {"number": "round"},
+    "pairs-flag-block": {"pk": "judge_flag"},
+    "pairs-flag-dismiss": {"pk": "judge_flag"},
+    "pairs-judge-unblock": {"pk": "blocked_judge"},
+    "judging-judge-create": {"kind": "judge_kind"},
+    "judging-judge-update": {"pk": "judge"},
+    "judging-prompt": {"kind": "prompt_kind"},
+    "judging-run": {"pk": "run"},
+    "judging-people": {"pk": "judge"},
+    "judging-audit-submit": {"item_id": "audit_item"},
+    "judging-audit-reveal": {"item_id": "audit_item"},
+    "judging-synthetic-set": {"pk": "synthetic"},
+    "judging-synthetic-run": {"pk": "synthetic"},
+    "judging-synthetic-resume": {"pk": "synthetic"},
+    "span-detail": {"pk": "span"},
+    "judging-api-run": {"id": "run"},
+    "judging-api-run-judgements": {"id": "run"},
+    "api-audit-verdict": {"id": "audit_item"},
+    "api-judge-flag-block": {"id": "judge_flag"},
+    "api-judge-flag-unblock": {"id": "judge_flag"},
+    "api-judge-flag-dismiss": {"id": "judge_flag"},
+}
+
+
+@dataclass(frozen=True)
+class Request:
+    name: str
+    kind: str | None  # the kind of the project whose slug is in the URL
+    url: str
+    rule: Rule
+
+    def describe(self) -> str:
+        return f"{self.rule.method} {self.url} ({self.name}{', ' + self.kind if self.kind else ''})"
+
+
+def _fill(route: str, values: dict[str, Any], name: str) -> str:
+    """The path of ``route`` with its parameters filled, built from the pattern's own regex groups."""
+    chosen = PARAMETERS.get(name, {})
+    # Routes from path() keep <converter:name>; re_path() routes are regexes: fill both the same way.
+    groups = re.findall(r"<(?:\w+:)?(\w+)>|\(\?P<(\w+)>", route)
+    groups = [path_name or regex_name for path_name, regex_name in groups]
+    path = route
+    for group in groups:
+        value = values[chosen.get(group, group)]
+        path = re.sub(rf"<(?:\w+:)?{group}>|\(\?P<{group}>[^)]*\)", str(value), path)
+    path = path.replace("^", "").replace("$", "").replace("\\.", ".").replace("/?", "/")
+    return "/" + path
+
+
+def _url(route: str, rule: Rule, values: dict[str, Any], name: str) -> str:
+    query = rule.query.format(**values)
+    return _fill(route, values, name) + (f"?{query}" if query else "")
+
+
+def planned_requests(world: World) -> list[Request]:
+    planned = []
+    for route, pattern in project_patterns():
+        if any(route.startswith(prefix) for prefix in NOT_REQUESTED):
+            continue
+        key = row_key(route, pattern.name)
+        rule = EXPECTED[key]
+        for kind in rule.kinds or (None,):
+            values = world.values[kind]
+            planned.append(Request(pattern.name, kind, _url(route, rule, values, pattern.name), rule))
+        if rule.kinds is not None and len(rule.kinds) == 1:
+            # The URL's own objects, under the slug of a project of the other kind.
+            own, other = rule.kinds[0], OTHER_KIND[rule.kinds[0]]
+            values = {**world.values[own], "slug": world.values[other]["slug"]}
+            planned.append(Request(pattern.name, other, _url(route, rule, values, pattern.name),
+                                   wrong_kind(rule, key)))
+    # Logging out last: it ends the client's session, which rolling the request back does not give back.
+    planned.sort(key=lambda request: request.name == "logout")
+    return planned
+
+
+@dataclass
+class Answer:
+    status: int
+    body: str
+    location: str
+
+
+def ask(client: Client, request: Request, headers: dict[str, str] | None = None) -> Answer:
+    """One request, its writes rolled back: every request meets the same demo data, whatever came before.
+
+    A streamed body is read here: a stream that fails after its 200 went out counts as a 500.
+    """
+    with transaction.atomic():
+        if request.rule.method == "GET":
+            response = client.get(request.url, headers=headers)
+        elif request.rule.body is not None:
+            response = client.post(request.url, data=json.dumps(request.rule.body), content_type="application/json",
+                                   headers=headers)
+        else:
+            response = client.post(request.url, headers=headers)
+        status = response.status_code
+        try:
+            raw = b"".join(response.streaming_content) if response.streaming else response.content
+        except Exception:  # noqa: BLE001 - whatever broke the stream, the client got a broken download
+            raw, status = b"", 500
+        transaction.set_rollback(True)
+    return Answer(status, raw.decode("utf-8", errors="replace"), response.get("Location", ""))
+
+
+def redirects_to_login(answer: Answer) -> bool:
+    return answer.status == 302 and answer.location.startswith(django_settings.LOGIN_URL)
