@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from annotate.checkpoints import CAUSAL_LM_HEADS, MASKED_LM_HEADS, CheckpointProblem, require_head
 from annotate.perturbation.units import RULES, SpacyPipelineError, load_pipeline
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 MASKED_HINT = "Set PAIRS_MASKED_LM (environment) or the project's masked LM path to a local BERT-style model directory."
 CAUSAL_HINT = "Set PAIRS_CAUSAL_LM (environment) or the project's causal LM path to a local GPT-2-style model directory."
+MASKED_WANTED = "a masked LM (BERT-style, e.g. BertForMaskedLM)"
+CAUSAL_WANTED = "a causal LM (GPT-2-style, e.g. GPT2LMHeadModel)"
 
 
 class PerturbationModelError(RuntimeError):
@@ -80,22 +83,26 @@ def _offline() -> None:
     transformers_logging.disable_progress_bar()  # a bar per load would fill the worker's log
 
 
-def _directory(path: str, what: str, hint: str) -> Path:
+def _directory(path: str, what: str, hint: str, heads: tuple[str, ...], wanted: str) -> Path:
     if not path:
         raise PerturbationModelError(hint)
-    directory = Path(path).expanduser()
-    if not directory.is_dir():
-        raise PerturbationModelError(f"The {what} path {path!r} is not a directory on this server. {hint}")
-    if not (directory / "config.json").is_file():
-        raise PerturbationModelError(f"The {what} path {path!r} has no config.json: it is not a model directory. {hint}")
-    return directory
+    try:
+        require_head(path, heads, wanted)
+    except CheckpointProblem as problem:
+        raise PerturbationModelError(f"The {what} path {path!r} {problem}. {hint}") from None
+    return Path(path).expanduser()
+
+
+def _first_line(error: Exception) -> str:
+    # transformers' load errors go on with a list of every model class it knows: the first line says it.
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 def load_masked_lm(path: str, hint: str = MASKED_HINT) -> MaskedLM:
     key = ("masked", path)
     with _lock:
         if key not in _cache:
-            directory = _directory(path, "masked LM", hint)
+            directory = _directory(path, "masked LM", hint, MASKED_LM_HEADS, MASKED_WANTED)
             _offline()
             from transformers import AutoModelForMaskedLM, AutoTokenizer
 
@@ -105,7 +112,9 @@ def load_masked_lm(path: str, hint: str = MASKED_HINT) -> MaskedLM:
                 tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
                 model = AutoModelForMaskedLM.from_pretrained(directory, local_files_only=True).eval()
             except Exception as error:
-                raise PerturbationModelError(f"The masked LM at {path!r} does not load ({error}). {hint}") from error
+                raise PerturbationModelError(
+                    f"The masked LM at {path!r} does not load ({_first_line(error)}). {hint}"
+                ) from error
             if not getattr(tokenizer, "is_fast", False):
                 raise PerturbationModelError(
                     f"The masked LM at {path!r} has no fast tokenizer (tokenizer.json), which the word offsets "
@@ -123,7 +132,7 @@ def load_causal_lm(path: str, hint: str = CAUSAL_HINT) -> CausalLM:
     key = ("causal", path)
     with _lock:
         if key not in _cache:
-            directory = _directory(path, "causal LM", hint)
+            directory = _directory(path, "causal LM", hint, CAUSAL_LM_HEADS, CAUSAL_WANTED)
             _offline()
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -131,7 +140,9 @@ def load_causal_lm(path: str, hint: str = CAUSAL_HINT) -> CausalLM:
                 tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
                 model = AutoModelForCausalLM.from_pretrained(directory, local_files_only=True).eval()
             except Exception as error:
-                raise PerturbationModelError(f"The causal LM at {path!r} does not load ({error}). {hint}") from error
+                raise PerturbationModelError(
+                    f"The causal LM at {path!r} does not load ({_first_line(error)}). {hint}"
+                ) from error
             _cache[key] = CausalLM(path, model, tokenizer)
     return _cache[key]
 

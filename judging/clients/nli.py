@@ -6,8 +6,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from annotate.checkpoints import SEQUENCE_CLASSIFIER_HEADS, CheckpointProblem, require_head
 from judging.windows import PairTemplate, template_from_probe
 
 # Label names that mean "the hypothesis follows from the reference", lower-cased.
@@ -74,18 +76,33 @@ def load_nli_model(path: str, *, consistent_label: str = "") -> NliModel:
         return _nli_cache[key]
 
 
-def _load_nli_model(path: str, consistent_label: str) -> NliModel:
+def check_nli_checkpoint(path: str, consistent_label: str = "", *, needs_config: bool = True) -> None:
+    """Refuse, from config.json alone (nothing loaded), a directory that cannot be an NLI judge's model.
+
+    A checkpoint saved with another head (a masked LM, GPT-2) would load with a
+    random classification head and give meaningless p; a classifier whose
+    consistent class cannot be told (three unnamed classes) gives no
+    P(consistent). Raises ModelSettingError naming the field to change.
+    ``needs_config`` False lets a directory without config.json pass (judges
+    may be set up before their model is copied in; the run then fails naming it).
+    """
     if not path:
         raise ModelSettingError("nli_model_path is empty: set it to a local model directory.", setting="nli_model_path")
     directory = Path(path).expanduser()
-    if not directory.is_dir():
-        raise ModelSettingError(
-            f"nli_model_path {path!r} is not a directory on this server.", setting="nli_model_path"
-        )
-    if not (directory / "config.json").is_file():
-        raise ModelSettingError(
-            f"nli_model_path {path!r} has no config.json: it is not a model directory.", setting="nli_model_path"
-        )
+    if not needs_config and directory.is_dir() and not (directory / "config.json").is_file():
+        return
+    try:
+        checkpoint = require_head(path, SEQUENCE_CLASSIFIER_HEADS, "a sequence-classification model (NLI, HHEM-style)")
+    except CheckpointProblem as problem:
+        raise ModelSettingError(f"nli_model_path {path!r} {problem}.", setting="nli_model_path") from None
+    if checkpoint.labels:
+        labels = SimpleNamespace(num_labels=len(checkpoint.labels), id2label=checkpoint.labels)
+        _consistent_index(labels, consistent_label, path)
+
+
+def _load_nli_model(path: str, consistent_label: str) -> NliModel:
+    check_nli_checkpoint(path, consistent_label)
+    directory = Path(path).expanduser()
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as transformers_logging

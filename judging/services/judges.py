@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 
 from annotate.models import Project
 from judging import prompts
+from judging.clients.nli import ModelSettingError, check_nli_checkpoint
 from judging.models import Judge, JudgingSettings, PromptVersion
 
 RUBRIC_SETTINGS = (
@@ -176,6 +177,10 @@ def _check_complete(kind: str, values: dict[str, Any]) -> None:
     elif kind == Judge.Kind.NLI:
         if not values.get("nli_model_path"):
             raise JudgeSettingsError("nli_model_path", "nli_model_path is required for an NLI judge.")
+        try:  # config.json alone: no model is loaded in a web request
+            check_nli_checkpoint(values["nli_model_path"], values.get("nli_consistent_label", ""), needs_config=False)
+        except ModelSettingError as error:
+            raise JudgeSettingsError(error.setting, str(error)) from None
         if values.get("nli_overlap", 32) >= values.get("nli_max_length", 512):
             raise JudgeSettingsError("nli_overlap", "nli_overlap must be smaller than nli_max_length.")
 

@@ -15,8 +15,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 
+from annotate.checkpoints import CAUSAL_LM_HEADS, MASKED_LM_HEADS, CheckpointProblem, require_head
 from annotate.models import PairConfig, Project
-from annotate.perturbation.models import CAUSAL_HINT, MASKED_HINT
+from annotate.perturbation.models import CAUSAL_HINT, CAUSAL_WANTED, MASKED_HINT, MASKED_WANTED
 
 
 def get_config(project: Project) -> PairConfig:
@@ -65,14 +66,13 @@ def model_paths(config: PairConfig) -> ModelPaths:
     )
 
 
-def _model_problem(model: ModelPath, what: str, hint: str) -> str | None:
+def _model_problem(model: ModelPath, what: str, hint: str, heads: tuple[str, ...], wanted: str) -> str | None:
     if not model.path:
         return hint
-    directory = Path(model.path).expanduser()
-    if not directory.is_dir():
-        return f"The {what} path {model.path!r} ({model.origin}) is not a directory on this server. {hint}"
-    if not (directory / "config.json").is_file():
-        return f"The {what} path {model.path!r} ({model.origin}) has no config.json, so it is no model directory. {hint}"
+    try:
+        require_head(model.path, heads, wanted)
+    except CheckpointProblem as problem:
+        return f"The {what} path {model.path!r} ({model.origin}) {problem}. {hint}"
     return None
 
 
@@ -94,8 +94,8 @@ def missing_model_settings(project: Project) -> list[str]:
     """One sentence per setting still to fill in before perturbation can run; empty when all is set."""
     paths = model_paths(get_config(project))
     problems = [
-        _model_problem(paths.masked_lm, "masked LM", MASKED_HINT),
-        _model_problem(paths.causal_lm, "causal LM", CAUSAL_HINT),
+        _model_problem(paths.masked_lm, "masked LM", MASKED_HINT, MASKED_LM_HEADS, MASKED_WANTED),
+        _model_problem(paths.causal_lm, "causal LM", CAUSAL_HINT, CAUSAL_LM_HEADS, CAUSAL_WANTED),
         _spacy_problem(paths.spacy_pipeline),
     ]
     return [problem for problem in problems if problem]

@@ -206,6 +206,7 @@ def run_perturbation_job(
         "skipped": skipped_ids,
         "skipped_count": skipped.count(),
         "models": models.describe(),
+        "parameters": params.as_dict(),  # shown with the finished job on the project page
     }
     Job.objects.filter(pk=job.pk).update(
         status=Job.Status.DONE, done=F("total"), options=summary, finished_at=timezone.now()

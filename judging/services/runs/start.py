@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from pathlib import Path
 from typing import Any
 
 from django.db import transaction
@@ -14,6 +13,7 @@ from django.db import transaction
 from annotate.models import Batch, Project
 from judging import prompts
 from judging.clients import Endpoint
+from judging.clients.nli import ModelSettingError, check_nli_checkpoint
 from judging.judges.rubric import build_request
 from judging.models import Judge, JudgeRun, PromptVersion, SyntheticSet
 from judging.services.judges import JudgeSettingsError, current_prompt
@@ -38,7 +38,8 @@ def start_run(
     Refuses with JudgeSettingsError naming the field: a judge of another project
     or one that does not run (imported), a scope without its batch or set, a
     rubric judge whose API-key variable is not set here, an NLI model path that
-    is not a directory. Records the rubric version the run will use.
+    is not a directory or holds another kind of model (config.json says). Records the
+    rubric version the run will use.
     """
     if judge.project_id != project.pk:
         raise JudgeSettingsError("judge", f"judge {judge.name!r} belongs to another project.")
@@ -64,10 +65,11 @@ def start_run(
         problem = missing_key_variable(judge)
         if problem:
             raise JudgeSettingsError("api_key_env", problem)
-    elif not Path(judge.nli_model_path).expanduser().is_dir():
-        raise JudgeSettingsError(
-            "nli_model_path", f"nli_model_path {judge.nli_model_path!r} of judge {judge.name!r} is not a directory."
-        )
+    else:
+        try:  # config.json alone (the model loads on the worker): a wrong directory starts no run
+            check_nli_checkpoint(judge.nli_model_path, judge.nli_consistent_label, needs_config=False)
+        except ModelSettingError as error:
+            raise JudgeSettingsError(error.setting, f"judge {judge.name!r}: {error}") from None
     with transaction.atomic():
         run = JudgeRun(
             project=project, judge=judge, scope=scope, purpose=purpose, batch=batch, synthetic_set=synthetic_set,
