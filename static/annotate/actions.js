@@ -15,7 +15,7 @@ import {
   visibleSpans,
 } from "./state.js";
 import { notice, setStatus } from "./feedback.js";
-import { readSelection } from "./selection.js";
+import { pointAt, readSelection } from "./selection.js";
 import { requestSimilarity, resetSimilarity } from "./shading.js";
 import { createOnServer, deleteOnServer, enqueue, patchOnServer } from "./saving.js";
 import { renderAll, renderList, spanList } from "./spans.js";
@@ -34,6 +34,10 @@ function createSpan(selection, labelName) {
   state.spans.push(span);
   window.getSelection().removeAllRanges();
   setActive(span, { keepShading: true });
+  // A caret at the span's end (after the redraw): Shift+arrows go on to the next words from there, rather than
+  // from the start of the summary, so a keyboard annotator needs no click between spans.
+  const caret = pointAt(sides.summary.el, index.toU16(span.end));
+  window.getSelection().collapse(caret.node, caret.offset);
   enqueue(span, () => createOnServer(span));
 }
 
@@ -286,7 +290,9 @@ const hotkeyRange = () => {
 export function updateSelectionHint(selection) {
   if (!hintEl) return;
   if (selection && selection.side === "summary" && page.can_edit) {
-    hintEl.textContent = `“${shorten(selection.text, 60)}” selected — press ${hotkeyRange()} or click a label to save it.`;
+    // The instruction first: the hint keeps one line (a longer quote is cut with "…"), so the span list
+    // below never jumps by a line as the selection grows and shrinks.
+    hintEl.textContent = `Press ${hotkeyRange()} or click a label to save “${shorten(selection.text, 60)}”.`;
   } else if (selection && selection.side === "source" && activeSpan() && editable(activeSpan())) {
     hintEl.textContent = "Source text selected — press L to link it to the selected span.";
   } else {

@@ -2,7 +2,7 @@
  * This module wires the page's events and keyboard shortcuts to the other modules. */
 
 import { $, activeSpan, editable, labelByHotkey, others, page, root, sides, spanByKey, state } from "./state.js";
-import { setStatus, notesWaiting, status, unsavedSpans } from "./feedback.js";
+import { notice, setStatus, notesWaiting, status, unsavedSpans } from "./feedback.js";
 import { extendSelection, readSelection, selectionIsCollapsed, snapToWords } from "./selection.js";
 import { requestSimilarity, showSimilarityNote } from "./shading.js";
 import { editor, editorParts, othersList, renderAll, renderList, renderOthersSummary, spanList } from "./spans.js";
@@ -265,6 +265,9 @@ document.addEventListener("keydown", (event) => {
         event.preventDefault();
         note.focus();
         note.setSelectionRange(note.value.length, note.value.length);
+      } else if (page.can_edit) {
+        // Like L: a key that cannot act says why, rather than seeming broken.
+        notice("Choose a span first (click it in the list or the summary), then press E to write its note.", "info");
       }
       break;
     }
@@ -277,12 +280,14 @@ document.addEventListener("keydown", (event) => {
     case "[":
     case "p":
       event.preventDefault();
-      go(page.prev_url);
+      if (page.prev_url) go(page.prev_url);
+      else notice(`This is the first sample of ${page.batch}.`, "info");
       break;
     case "]":
     case "n":
       event.preventDefault();
-      go(page.next_url);
+      if (page.next_url) go(page.next_url);
+      else notice(`This is the last sample of ${page.batch}.`, "info");
       break;
     default:
       break;

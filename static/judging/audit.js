@@ -114,6 +114,8 @@ function toggleBlind() {
 function toggleHelp(show) {
   const help = document.getElementById("audit-help");
   help.open = show === undefined ? !help.open : show;
+  // The list sits under the verdict form, below the fold on a laptop screen: bring it into view, or ? seems to do nothing.
+  if (help.open) help.scrollIntoView({ block: "nearest" });
 }
 
 /* ---------- quotes: a reasoning quote and its marks in the texts light up together ---------- */

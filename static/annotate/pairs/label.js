@@ -123,6 +123,9 @@ function renderItem(item) {
     make("span", "new-words", item.perturbed_words || ""),
   );
   for (const button of root.querySelectorAll("[data-label]")) button.setAttribute("aria-pressed", "false");
+  // A clicked answer button keeps the focus, and Enter or Space (held or not) would "click" it again:
+  // the same answer on this new item, unread. Only the answer keys answer, each press once.
+  if (document.activeElement && document.activeElement.matches("#pair-labeler [data-label]")) document.activeElement.blur();
   els.item.classList.remove("answering");
   els.item.hidden = false;
   setProgress(item.progress, true);

@@ -1,0 +1,54 @@
+"""Keys of the annotation page that cannot act say why instead of doing nothing: E with no span chosen (as L does),
+and [ / ] at the ends of the batch. Where they can act they work as before."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from annotate.models import Batch, Sample
+from tests.e2e.annotation_helpers import open_sample, select_words
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+NOTICE = '[data-role="notice"]'
+
+
+def test_e_without_a_chosen_span_says_to_choose_one(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+
+    page.keyboard.press("e")
+
+    expect(page.locator(NOTICE)).to_have_text(
+        "Choose a span first (click it in the list or the summary), then press E to write its note."
+    )
+    assert page.evaluate("document.activeElement === document.body")
+
+    # With a span chosen, E goes into its note as before.
+    select_words(page, "summary", sample.summary, "nine weeks")
+    page.keyboard.press("1")
+    expect(page.locator('[data-role="span-list"] li')).to_have_count(1)
+    page.keyboard.press("e")
+    expect(page.locator('textarea[data-role="note"]')).to_be_focused()
+
+
+def test_brackets_at_the_ends_of_the_batch_say_so(
+    page: Page, live_server: Any, log_in: Any, alice: Any, batch: Batch
+) -> None:
+    first, _, last = batch.samples.order_by("position")
+    log_in(page, alice)
+    open_sample(page, live_server, first)
+
+    page.keyboard.press("[")
+    expect(page.locator(NOTICE)).to_have_text("This is the first sample of batch-1.")
+
+    open_sample(page, live_server, last)
+    page.keyboard.press("]")
+    expect(page.locator(NOTICE)).to_have_text("This is the last sample of batch-1.")
+    page.keyboard.press("[")  # a neighbour exists: the page moves there as before
+    page.wait_for_url(f"**/samples/{batch.samples.order_by('position')[1].pk}/**")
