@@ -7,7 +7,7 @@ from __future__ import annotations
 import fcntl
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from django.conf import settings
@@ -18,21 +18,26 @@ from judging.services.runs.start import _queue_now
 logger = logging.getLogger(__name__)
 
 
-def _lock_path(run_id: int) -> Path:
+def lock_file(name: str) -> Path:
+    """The path of a lock file in the data folder's ``locks`` (made when missing)."""
     folder = Path(settings.DATA_DIR) / "locks"
     folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"judge-run-{run_id}.lock"
+    return folder / name
+
+
+def _lock_path(run_id: int) -> Path:
+    return lock_file(f"judge-run-{run_id}.lock")
 
 
 @contextmanager
-def execution_lock(run_id: int) -> Iterator[bool]:
-    """Hold the run's lock file while executing it; yields False when another process holds it.
+def exclusive(path: Path) -> Iterator[bool]:
+    """Hold an exclusive flock on ``path`` for the block; yields False at once when another process holds it.
 
     flock locks belong to the open file, so the kernel releases them when the
-    holder exits in any way, SIGKILL included: a free lock on a running run
-    means nobody is executing it any more.
+    holder exits in any way, SIGKILL included: a free lock on work marked as
+    running means nobody is doing it any more.
     """
-    with open(_lock_path(run_id), "a+b") as handle:
+    with open(path, "a+b") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -42,6 +47,11 @@ def execution_lock(run_id: int) -> Iterator[bool]:
             yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def execution_lock(run_id: int) -> AbstractContextManager[bool]:
+    """Hold the run's lock file while executing it; yields False when another process holds it (see ``exclusive``)."""
+    return exclusive(_lock_path(run_id))
 
 
 def is_run_executing(run_id: int) -> bool:

@@ -6,15 +6,12 @@ output and type are not built. Stored rewrites are never asked for again.
 
 from __future__ import annotations
 
-import fcntl
 import logging
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from judging import prompts
@@ -23,6 +20,7 @@ from judging.clients import Endpoint, EndpointError, chat, endpoint_for
 from judging.models import Judge, PromptVersion, SyntheticRewrite, SyntheticSet
 from judging.parsing import first_json_object
 from judging.services.runs import missing_key_variable
+from judging.services.runs.locks import exclusive, lock_file
 from judging.services.synthetic.sets import SyntheticSetError, _gold_items, _queue, build_items, output_sentences
 
 # Said in every request whatever the project's edited prompt says: JSON mode refuses a request without "JSON".
@@ -64,29 +62,16 @@ def resume_synthetic_set(synthetic_set: SyntheticSet, *, retry_failed: bool = Fa
 
 
 def _lock_path(set_id: int) -> Path:
-    folder = Path(settings.DATA_DIR) / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"synthetic-set-{set_id}.lock"
+    return lock_file(f"synthetic-set-{set_id}.lock")
 
 
-@contextmanager
-def execution_lock(set_id: int) -> Iterator[bool]:
+def execution_lock(set_id: int) -> AbstractContextManager[bool]:
     """Hold the set's lock file while writing it; yields False when another process holds it.
 
-    An flock belongs to the open file, so the kernel frees it however the
-    holder ends (SIGKILL included): a free lock on a running set means nobody
-    is writing it any more, and it may be queued again.
+    A free lock on a running set means nobody is writing it any more, and it
+    may be queued again (see ``exclusive``).
     """
-    with open(_lock_path(set_id), "a+b") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return exclusive(_lock_path(set_id))
 
 
 def is_set_executing(set_id: int) -> bool:
