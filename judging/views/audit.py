@@ -219,7 +219,9 @@ def audit_submit(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpRespo
 
 def _saved_text(audit: Audit) -> str:
     agreed = " (agreed with the judge)" if audit.agreed else ""
-    return f"Saved: score {audit.score}{agreed}, {audit.seconds:.1f} s on the item (server time)."
+    # Audit.blind: the final score is the one given before the judges' answers were shown.
+    blind = ", given blind" if audit.blind else ""
+    return f"Saved: score {audit.score}{agreed}{blind}, {audit.seconds:.1f} s on the item (server time)."
 
 
 @never_cache

@@ -25,6 +25,7 @@ import {
 import { go, markDoneAndMoveOn, markNotDone, renderDone } from "./review.js";
 import { closeFlagForm, flagFormOpen, initFlag } from "./flag.js";
 import { isTyping } from "./dom.js";
+import { modalDialog } from "./dialog.js";
 
 const SELECTION_DEBOUNCE_MS = 120;
 
@@ -170,9 +171,9 @@ window.addEventListener("beforeunload", (event) => {
 /* ---------- shortcuts ---------- */
 
 const overlay = $('[data-role="shortcuts"]');
-const toggleOverlay = (show) => {
-  overlay.hidden = show === undefined ? !overlay.hidden : !show;
-};
+// A modal dialog: the focus moves to its Close button and stays inside until Esc or Close gives it back.
+const shortcutsDialog = modalDialog(overlay, { initialFocus: $('[data-role="close-shortcuts"]') });
+const toggleOverlay = (show) => shortcutsDialog.toggle(show);
 $('[data-role="help"]').addEventListener("click", () => toggleOverlay());
 $('[data-role="close-shortcuts"]').addEventListener("click", () => toggleOverlay(false));
 overlay.addEventListener("click", (event) => {

@@ -128,6 +128,7 @@ function renderItem(item) {
   if (document.activeElement && document.activeElement.matches("#pair-labeler [data-label]")) document.activeElement.blur();
   els.item.classList.remove("answering");
   els.item.hidden = false;
+  els.item.removeAttribute("aria-busy");
   setProgress(item.progress, true);
   for (const side of [els.original, els.perturbed]) {
     const target = side.querySelector('[data-role="target-span"]');
@@ -141,6 +142,7 @@ function renderEnd(reason) {
   root.dataset.state = "done";
   els.loading.hidden = true;
   els.item.hidden = true;
+  els.item.removeAttribute("aria-busy");
   els.endReason.textContent = reason || defaultEndReason;
   els.end.hidden = false;
   if (!reason) els.left.textContent = "0";
