@@ -8,12 +8,20 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
 
 from annotate.models import Assignment, Batch, Membership, Passage, Project, Sample
 from annotate.services import embedding
 
 PASSWORD = "pw-for-tests"
+
+# Tests of what row locks do when requests race: SQLite runs one write transaction at a time, so they show nothing
+# there. `make test` runs the suite on PostgreSQL (scripts/with-postgres.sh), where they run.
+needs_postgres = pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="needs PostgreSQL: SQLite serializes write transactions (run under scripts/with-postgres.sh)",
+)
 
 SOURCE = (
     "The Harbour Bridge in Lintown reopened on Tuesday after eight weeks of repairs. "

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 from django.core.cache import cache
-from django.db import connection, connections
+from django.db import connections
 
 from annotate.models import Assignment, Batch, Membership, Passage, Sample, SpanAnnotation
 from annotate.services import agreement_admin
 from annotate.views.agreement import few_spans, mark_few_spans
 from annotate.views.results import chart_labels
-from tests.conftest import login, make_user
+from tests.conftest import login, make_user, needs_postgres
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 SELECTION = {"k": "2", "threshold": "0.5", "name_prefix": "hard", "passages_per_batch": "1"}
@@ -84,7 +84,7 @@ def test_the_same_prefix_for_another_selection_is_still_refused(submitted: Batch
     assert [batch.name for batch in again.value.batches] == ["hard-1"]
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="two connections at once need a database server")
+@needs_postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_submits_at_the_same_moment_make_the_batches_once(batch: Batch) -> None:
     project, passage_id = batch.project, batch.samples.first().passage_id

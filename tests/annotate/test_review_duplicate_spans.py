@@ -17,7 +17,7 @@ from django.db import connection
 
 from annotate.models import Sample, SpanAnnotation
 from annotate.services import spans
-from tests.conftest import login
+from tests.conftest import login, needs_postgres
 
 
 def post_json(client: Any, url: str, body: dict[str, Any]) -> Any:
@@ -40,10 +40,7 @@ def test_the_same_labels_in_another_order_are_the_same_span(sample: Sample, alic
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="needs PostgreSQL: SQLite serializes write transactions (run under scripts/with-postgres.sh)",
-)
+@needs_postgres
 def test_simultaneous_saves_of_one_span_store_it_once(sample: Sample, alice: Any) -> None:
     """A double press or a retry racing the first request: the check for a twin and the insert are one step."""
     workers = 6

@@ -47,6 +47,25 @@ def _default_script(body: dict[str, Any], attempt: int) -> Reply:
     return Reply()
 
 
+class InFlight:
+    """A script that holds every answer ``seconds`` and counts the most calls the server had in flight at once."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.most = 0
+        self._now = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any], attempt: int) -> Reply:
+        with self._lock:
+            self._now += 1
+            self.most = max(self.most, self._now)
+        time.sleep(self.seconds)
+        with self._lock:
+            self._now -= 1
+        return Reply()
+
+
 class LoopbackLLM:
     """A threaded HTTP server on 127.0.0.1 with a scripted OpenAI-compatible chat endpoint."""
 

@@ -15,20 +15,17 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection, connections
+from django.db import connections
 
 from annotate.models import Batch, Passage, Project, Sample
 from judging.models import Audit, JudgingSettings
 from judging.services.audits import serve_next_audit, submit_audit
+from tests.conftest import needs_postgres
 from tests.judging.audit_helpers import flag, judge_sample, make_auditor, make_judge, make_run
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql",
-        reason="needs PostgreSQL: SQLite serializes write transactions, so concurrent serving shows nothing there "
-        "(run under scripts/with-postgres.sh)",
-    ),
+    needs_postgres,
 ]
 
 AUDITORS = 8

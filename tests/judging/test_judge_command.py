@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-import time
 from typing import Any
 
 import pytest
@@ -14,7 +12,7 @@ from django.core.management import CommandError, call_command
 
 from annotate.models import Project
 from judging.models import CallCache, Judge, Judgement, JudgeRun, PromptVersion
-from tests.judging.llm_server import LoopbackLLM, Reply, user_text
+from tests.judging.llm_server import InFlight, LoopbackLLM, Reply, user_text
 from tests.judging.run_factories import add_samples, closed_port_url, tag_of
 
 pytestmark = pytest.mark.django_db
@@ -108,22 +106,11 @@ def test_score_only_asks_for_the_score_alone(project: Project) -> None:
 
 def test_concurrency_option_sets_the_calls_in_flight(project: Project) -> None:
     add_samples(project, 12)
-    lock = threading.Lock()
-    flying = {"now": 0, "max": 0}
-
-    def script(body: dict, attempt: int) -> Reply:
-        with lock:
-            flying["now"] += 1
-            flying["max"] = max(flying["max"], flying["now"])
-        time.sleep(0.1)
-        with lock:
-            flying["now"] -= 1
-        return Reply()
-
+    script = InFlight(0.1)
     with LoopbackLLM(script) as server:
         result = judge_json("--project", project.slug, "--base-url", server.base_url, "--model", "test-model",
                             "--concurrency", "6")
-    assert result["scored"] == 12 and flying["max"] == 6
+    assert result["scored"] == 12 and script.most == 6
     assert Judge.objects.get().concurrency == 6
 
 

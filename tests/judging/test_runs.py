@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-import threading
-import time
 from typing import Any
 
 import pytest
@@ -20,7 +18,7 @@ from judging.judges.nli import score_pairs
 from judging.models import CallCache, Judge, Judgement, JudgeRun
 from judging.services import runs
 from judging.services.judges import create_judge, current_prompt
-from tests.judging.llm_server import LoopbackLLM, Reply, user_text
+from tests.judging.llm_server import InFlight, LoopbackLLM, Reply, user_text
 from tests.judging.run_factories import add_samples, closed_port_url, tag_of
 from tests.judging.tiny_nli import reference_text, tiny_nli_fixture  # noqa: F401  (the tiny_nli_path fixture)
 
@@ -72,22 +70,11 @@ def test_a_run_records_every_call(project: Project) -> None:
 
 def test_calls_run_concurrently_up_to_the_judges_limit(project: Project) -> None:
     add_samples(project, 16)
-    lock = threading.Lock()
-    flying = {"now": 0, "max": 0}
-
-    def script(body: dict, attempt: int) -> Reply:
-        with lock:
-            flying["now"] += 1
-            flying["max"] = max(flying["max"], flying["now"])
-        time.sleep(0.15)
-        with lock:
-            flying["now"] -= 1
-        return Reply()
-
+    script = InFlight(0.15)
     with LoopbackLLM(script) as server:
         run = run_once(project, rubric_judge(project, server, concurrency=4))
     assert run.scored == 16 and server.chat_calls == 16
-    assert flying["max"] == 4  # never more than the judge's concurrency, and more than one at once
+    assert script.most == 4  # never more than the judge's concurrency, and more than one at once
 
 
 def test_a_second_run_makes_no_call_and_answers_everything_from_the_cache(project: Project) -> None:

@@ -24,20 +24,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from annotate.models import Membership, PairConfig, PairItem, PairJudgement, Project
 from annotate.services.pairs import queue
-from tests.conftest import make_user
+from tests.conftest import make_user, needs_postgres
 from tests.pairs.conftest import make_pair_items
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql",
-        reason="needs PostgreSQL: SQLite serializes write transactions, so concurrent serving shows nothing there "
-        "(run under scripts/with-postgres.sh)",
-    ),
+    needs_postgres,
 ]
 
 JUDGES = 16

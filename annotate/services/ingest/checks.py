@@ -17,6 +17,26 @@ class ImportFailed(ValueError):
     """Bad input: the message names the file, the sample and the field."""
 
 
+MAX_MESSAGES = 100  # an import that reports all its problems at once lists at most this many
+
+
+class ImportProblems(ImportFailed):
+    """Every problem an import found at once (at most MAX_MESSAGES listed, ``total`` counted); nothing was written."""
+
+    def __init__(self, messages: list[str], total: int | None = None) -> None:
+        self.messages = list(messages[:MAX_MESSAGES])
+        self.total = max(total if total is not None else len(messages), len(self.messages))
+        super().__init__(self.summary())
+
+    def summary(self) -> str:
+        if self.total == 1:
+            return self.messages[0]
+        text = f"{self.total} errors:\n" + "\n".join(self.messages)
+        if self.total > len(self.messages):
+            text += f"\n... and {self.total - len(self.messages)} more"
+        return text
+
+
 def max_length(model: type[models.Model], name: str) -> int:
     limit = model._meta.get_field(name).max_length
     assert limit is not None, f"{model.__name__}.{name} has no max_length"

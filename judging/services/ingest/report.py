@@ -6,26 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotate.models import Project
-from annotate.services.ingest.checks import ImportFailed
-from annotate.services.pairs.ingest.lines import MAX_MESSAGES
+from annotate.services.ingest.checks import ImportProblems
 from judging.models import JudgeRun
 
 
-class JudgementImportFailed(ImportFailed):
+class JudgementImportFailed(ImportProblems):
     """Bad judge outputs: every message names the file, the line and the field; nothing was written."""
-
-    def __init__(self, messages: list[str], total: int | None = None) -> None:
-        self.messages = list(messages[:MAX_MESSAGES])
-        self.total = max(total if total is not None else len(messages), len(self.messages))
-        super().__init__(self.summary())
-
-    def summary(self) -> str:
-        if self.total == 1:
-            return self.messages[0]
-        text = f"{self.total} errors:\n" + "\n".join(self.messages)
-        if self.total > len(self.messages):
-            text += f"\n... and {self.total - len(self.messages)} more"
-        return text
 
 
 @dataclass

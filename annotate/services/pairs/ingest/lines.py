@@ -1,6 +1,6 @@
 """Reading JSONL pair files line by line, and collecting every error of an import before giving up.
 
-A pair import reports all its problems at once (up to MAX_MESSAGES), each
+A pair import reports all its problems at once (up to checks.MAX_MESSAGES), each
 naming the file, the line and the field, so a researcher fixes a file in one
 pass instead of one error per try.
 """
@@ -11,29 +11,18 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotate.services.ingest.checks import ImportFailed, _fits, _offset, _shown, _text
+from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _offset, _shown, _text
 
-MAX_MESSAGES = 100
 LABELS = ("H", "N", "?")
 
 
-class PairImportFailed(ImportFailed):
+class PairImportFailed(ImportProblems):
     """Bad input in a pair import: every message names the file, line and field; nothing was written."""
 
     def __init__(self, messages: list[str], total: int | None = None, *, already_imported: int = 0) -> None:
-        self.messages = list(messages[:MAX_MESSAGES])
-        self.total = max(total if total is not None else len(messages), len(self.messages))
         # How many of the problems are rows already imported, which the skip-existing option leaves out instead.
         self.already_imported = already_imported
-        super().__init__(self.summary())
-
-    def summary(self) -> str:
-        if self.total == 1:
-            return self.messages[0]
-        text = f"{self.total} errors:\n" + "\n".join(self.messages)
-        if self.total > len(self.messages):
-            text += f"\n... and {self.total - len(self.messages)} more"
-        return text
+        super().__init__(messages, total)
 
 
 @dataclass
