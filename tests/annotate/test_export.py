@@ -67,7 +67,7 @@ def test_jsonl_and_csv_exports(tmp_path: Path, sample: Any, alice: Any, bob: Any
     assert len(lines) == 3
     first = next(line for line in lines if line["sample_id"] == sample.external_id)
     # alice and bob have not submitted: their spans are exported, but only cy's verdict counts, as on the
-    # results page (tests/annotate/test_review2_export_worst_label.py has submitters with spans).
+    # results page (tests/annotate/test_export_worst_label.py has submitters with spans).
     assert first["worst_label_by_annotator"] == {"cy": "Consistent"}
     assert first["worst_label"] == "Consistent"
     others = [line for line in lines if line["sample_id"] != sample.external_id]

@@ -71,7 +71,7 @@ def test_round_one_is_frozen_for_everyone_once_round_two_opens(batch: Any, sampl
     finish(batch, bob)
     rounds.open_reconciliation_round(batch)
     # Round 2 alone freezes round 1, whatever round 1's status says. (Re-opening round 1 now is refused:
-    # tests/annotate/test_review2_reopen_superseded.py.)
+    # tests/annotate/test_reopen_superseded.py.)
     Assignment.objects.filter(batch=batch, round=1).update(status=Assignment.Status.ASSIGNED)
     page = annotation_page_data(Sample.objects.get(pk=sample.pk), alice, "annotator", 1)
     assert page["can_edit"] is False and page["can_mark_not_done"] is False

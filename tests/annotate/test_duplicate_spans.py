@@ -3,7 +3,7 @@
 The race needs PostgreSQL (SQLite runs one write transaction at a time):
 
     FAITHLAB_DATA_DIR=$(mktemp -d) scripts/with-postgres.sh \
-        .venv/bin/python -m pytest tests/annotate/test_review_duplicate_spans.py -q -p no:cacheprovider
+        .venv/bin/python -m pytest tests/annotate/test_duplicate_spans.py -q -p no:cacheprovider
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from annotate.models import Assignment, Batch, Membership, Project, SpanAnnotation
 from annotate.services import ingest, members
 from annotate.taxonomy import default_taxonomy
-from tests.annotate.test_review2_import_accounts import EXAMPLE, annotated_by, bob_in_project_a
+from tests.annotate.test_import_accounts import EXAMPLE, annotated_by, bob_in_project_a
 from tests.conftest import login, make_user
 
 pytestmark = pytest.mark.django_db
