@@ -122,6 +122,7 @@ function renderItem(item) {
     document.createTextNode(" → "),
     make("span", "new-words", item.perturbed_words || ""),
   );
+  els.change.title = els.change.textContent; // the line is cut short when the words are long
   for (const button of root.querySelectorAll("[data-label]")) button.setAttribute("aria-pressed", "false");
   // A clicked answer button keeps the focus, and Enter or Space (held or not) would "click" it again:
   // the same answer on this new item, unread. Only the answer keys answer, each press once.
@@ -130,10 +131,20 @@ function renderItem(item) {
   els.item.hidden = false;
   els.item.removeAttribute("aria-busy");
   setProgress(item.progress, true);
-  for (const side of [els.original, els.perturbed]) {
-    const target = side.querySelector('[data-role="target-span"]');
-    if (target) target.scrollIntoView({ block: "nearest" });
-  }
+  for (const side of [els.original, els.perturbed]) showTarget(side);
+}
+
+/* Scroll the text's own box, never the page (scrollIntoView would move the whole page, the answers with it), so
+ * the item's span is in view: a text is read from its start when the span is in its first screen, else the span
+ * sits a third of the way down, with the words before it above. */
+function showTarget(pane) {
+  pane.scrollTop = 0;
+  const target = pane.querySelector('[data-role="target-span"]');
+  if (!target) return;
+  const span = target.getBoundingClientRect();
+  const top = span.top - pane.getBoundingClientRect().top - pane.clientTop;
+  if (top + span.height <= pane.clientHeight) return;
+  pane.scrollTop = top - Math.max(0, pane.clientHeight - span.height) / 3;
 }
 
 function renderEnd(reason) {
