@@ -94,7 +94,7 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
                     if conflict.merged else ""
                 )
                 messages.warning(request, f"{conflict.describe()}{hint}")
-            for line in report.describe_renamed():
+            for line in [*report.describe_renamed(), *report.describe_case_merges()]:
                 messages.warning(request, line)
     return _back_to_project(request, project.slug)
 

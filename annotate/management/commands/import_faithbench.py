@@ -58,5 +58,5 @@ class Command(BaseCommand):
                 " name once." if conflict.merged else ""
             )
             self.stdout.write(self.style.WARNING(f"warning: {conflict.describe()}{hint}"))
-        for line in report.describe_renamed():
+        for line in [*report.describe_renamed(), *report.describe_case_merges()]:
             self.stdout.write(self.style.WARNING(f"warning: {line}"))

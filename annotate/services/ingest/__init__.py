@@ -11,6 +11,11 @@ matched by ``annotator_name`` by default (``by-name``). Different people who
 share a name ("New User") then become one annotator; the report lists every
 name that carries several ids so the importer can choose ``by-id`` instead:
 one user per (name, annotator_id), named e.g. "New User (a3ac)".
+
+Usernames are compared ignoring case, as the members page compares them: the
+report's ``case_merges`` names every spelling that went to an account written
+otherwise ("BOB" to the member "bob") or that shared one with another spelling
+("New User" and "new user").
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from annotate.services.ingest.annotators import (
     IMPORTED_AS,
     SHORT_ID,
     AnnotatorIdConflict,
+    CaseMerge,
     _short_ids,
     annotator_id_conflicts,
     annotator_usernames,
@@ -48,6 +54,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "SHORT_ID",
     "AnnotatorIdConflict",
+    "CaseMerge",
     "ImportFailed",
     "ImportReport",
     "ParsedBatch",

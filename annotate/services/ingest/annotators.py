@@ -41,6 +41,33 @@ class AnnotatorIdConflict:
         return len(self.usernames) == 1
 
 
+@dataclass(frozen=True)
+class CaseMerge:
+    """Spellings of one name in an import that went to one account because usernames are compared ignoring case.
+
+    A team reads this to tell whether "BOB" really is the member "bob", and
+    whether "New User" and "new user" really are one person: the import cannot.
+    """
+
+    account: str  # the username the spellings went to
+    spellings: list[str]  # the import's spellings (annotator names, by-id usernames, roster names), sorted
+    existing: bool  # the account was the project's before this import (else the import made it)
+
+    def describe(self) -> str:
+        several = len(self.spellings) > 1
+        names = " and ".join(repr(name) for name in self.spellings)
+        said = f"annotator names {names} in this import were" if several else f"annotator {names} in this import was"
+        if self.existing:
+            target = f"the project's member {self.account!r}"
+        else:
+            target = f"one new annotator, {self.account!r}"
+        return (
+            f"{said} taken as {target}: usernames are compared ignoring case"
+            f"{', so they are one person' if several else ''} (different people need names that differ in more "
+            "than case)."
+        )
+
+
 def _taken_name(username: str, number: int) -> str:
     """The number-th username tried for an imported name that an account outside the project holds:
     "bob (imported)", "bob (imported 2)", ..., the name shortened where the suffix would not fit."""
@@ -76,15 +103,32 @@ class ImportedAccounts:
         self.accounts: dict[str, AbstractBaseUser] = {}  # by folded planned name
         self.renamed: dict[str, str] = {}
         self._renamed_keys: set[str] = set()
+        self._spellings: dict[str, set[str]] = {}  # by folded planned name: every spelling asked for
+        self._found_in_other_case: set[str] = set()  # folded names whose member holds another case of the name
+        self._created: set[str] = set()  # folded names whose account this import made
 
     def __getitem__(self, planned: str) -> AbstractBaseUser:
         key = _folded(planned)
+        self._spellings.setdefault(key, set()).add(planned)
         if key not in self.accounts:
             self.accounts[key] = self._account(planned)
         elif key in self._renamed_keys:
             # Another spelling of a name that got a new account: this one went there too.
             self.renamed.setdefault(planned, self.accounts[key].get_username())
         return self.accounts[key]
+
+    def case_merges(self) -> list[CaseMerge]:
+        """Every account that a spelling reached only by ignoring case: several spellings of one name, or one
+        spelling that found a member written in another case. An exact match is no merge."""
+        return [
+            CaseMerge(
+                account=self.accounts[key].get_username(),
+                spellings=sorted(spellings),
+                existing=key not in self._created,
+            )
+            for key, spellings in sorted(self._spellings.items())
+            if len(spellings) > 1 or key in self._found_in_other_case
+        ]
 
     def _member(self, username: str) -> tuple[AbstractBaseUser | None, bool]:
         """The project's member holding ``username`` in any case (the exact spelling first), and whether anyone
@@ -98,21 +142,30 @@ class ImportedAccounts:
         return (members[0] if members else None), bool(holders)
 
     def _account(self, planned: str) -> AbstractBaseUser:
+        key = _folded(planned)
         member, taken = self._member(planned)
         if member is not None:
-            return member
+            return self._found(key, planned, member)
         if not taken:
+            self._created.add(key)
             return self._new_account(planned)
         for number in itertools.count(1):
             username = _taken_name(planned, number)
             member, taken = self._member(username)
             if member is not None:
-                return member
+                return self._found(key, username, member)
             if not taken and _folded(username) not in self.planned:
                 self.renamed[planned] = username
-                self._renamed_keys.add(_folded(planned))
+                self._renamed_keys.add(key)
+                self._created.add(key)
                 return self._new_account(username)
         raise AssertionError("unreachable: itertools.count never ends")
+
+    def _found(self, key: str, looked_for: str, member: AbstractBaseUser) -> AbstractBaseUser:
+        """The member a name stands for, remembered as a merge when the member writes the name in another case."""
+        if member.get_username() != looked_for:
+            self._found_in_other_case.add(key)
+        return member
 
     @staticmethod
     def _new_account(username: str) -> AbstractBaseUser:

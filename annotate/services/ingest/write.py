@@ -16,6 +16,7 @@ from annotate.services.ingest.annotators import (
     BY_NAME,
     IMPORTED_AS,
     AnnotatorIdConflict,
+    CaseMerge,
     ImportedAccounts,
     _check_usernames,
     annotator_id_conflicts,
@@ -40,9 +41,14 @@ class ImportReport:
     conflicts: list[AnnotatorIdConflict] = field(default_factory=list)
     # Planned username -> the new account's username, where an account outside the project held the name.
     renamed: dict[str, str] = field(default_factory=dict)
+    # Spellings that went to one account only because usernames are compared ignoring case.
+    case_merges: list[CaseMerge] = field(default_factory=list)
 
     def describe_renamed(self) -> list[str]:
         return [describe_taken_name(planned, username) for planned, username in sorted(self.renamed.items())]
+
+    def describe_case_merges(self) -> list[str]:
+        return [merge.describe() for merge in self.case_merges]
 
 
 @transaction.atomic
@@ -188,6 +194,7 @@ def import_batches(
             batches, {key: accounts.username(planned) or planned for key, planned in usernames.items()}
         ),
         renamed=dict(accounts.renamed),
+        case_merges=accounts.case_merges(),
     )
 
 
