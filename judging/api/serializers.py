@@ -181,13 +181,20 @@ class ImportedRunSerializer(serializers.Serializer):
     items = serializers.IntegerField()
     scored = serializers.IntegerField()
     failed = serializers.IntegerField()
-    flagged = serializers.IntegerField(allow_null=True, help_text="Outputs flagged for audit (null unless flag).")
+    flagged = serializers.IntegerField(
+        allow_null=True, help_text="Outputs this run flagged for audit; another run may flag the same sample (null "
+        "unless flag).")
 
 
 class JudgementImportReportSerializer(serializers.Serializer):
     project = serializers.CharField()
     judgements = serializers.IntegerField()
-    flagged = serializers.IntegerField(allow_null=True)
+    flagged = serializers.IntegerField(
+        allow_null=True, help_text="Distinct samples the import's runs flagged, each once however many runs flagged "
+        "it: the audit items they account for (null unless flag).")
+    flagged_new = serializers.IntegerField(
+        allow_null=True, help_text="Of `flagged`, the samples that were not in the audit queue before (null unless "
+        "flag).")
     runs = ImportedRunSerializer(
         many=True, help_text="One new run per judge named in the files (per judge and run, where lines name a run).")
 

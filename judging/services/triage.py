@@ -9,6 +9,8 @@ lists it as failed instead.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -38,19 +40,19 @@ def flag_reason(judgement: Judgement, settings: JudgingSettings, judge: Judge, r
     return f"{rule} from judge {judge.name} (run {run.pk})"[:300]
 
 
-def flag_from_run(run: JudgeRun) -> int:
-    """Put the samples the run flags into the project's audit queue; the number of samples it flags.
-
-    A sample already in the queue stays as it is (one item per sample), and is
-    counted: it is one of this run's flags. The count is stored as run.flagged.
-    """
-    settings = judging_settings(run.project)
-    judge = run.judge
-    flagged = [
+def _flagged_judgements(run: JudgeRun, settings: JudgingSettings) -> list[Judgement]:
+    """The run's judgements that flag their sample under the project's thresholds."""
+    return [
         judgement
         for judgement in Judgement.objects.filter(run=run, sample__isnull=False, status=Judgement.Status.OK)
         if is_flagged(judgement, settings)
     ]
+
+
+def _queue(run: JudgeRun, flagged: list[Judgement], settings: JudgingSettings) -> int:
+    """Put the flagged judgements' samples into the audit queue (a sample already there stays as it is) and store
+    their number as run.flagged."""
+    judge = run.judge
     with transaction.atomic():
         AuditItem.objects.bulk_create(
             [
@@ -63,6 +65,51 @@ def flag_from_run(run: JudgeRun) -> int:
         JudgeRun.objects.filter(pk=run.pk).update(flagged=len(flagged))
     run.flagged = len(flagged)
     return len(flagged)
+
+
+def flag_from_run(run: JudgeRun) -> int:
+    """Put the samples the run flags into the project's audit queue; the number of samples it flags.
+
+    A sample already in the queue stays as it is (one item per sample), and is
+    counted: it is one of this run's flags. The count is stored as run.flagged.
+    """
+    settings = judging_settings(run.project)
+    return _queue(run, _flagged_judgements(run, settings), settings)
+
+
+@dataclass(frozen=True)
+class FlaggedByRuns:
+    """What flagging several runs of one project together put in its audit queue.
+
+    Each run keeps its own count (run.flagged), but two runs that flag one
+    sample give it one audit item: ``samples`` counts each sample once, and
+    ``already_queued`` those of them that were in the queue before.
+    """
+
+    samples: frozenset[int]  # ids of the samples any of the runs flags
+    already_queued: frozenset[int]  # of them, the ones with an audit item before these runs flagged
+
+    @property
+    def new(self) -> int:
+        return len(self.samples - self.already_queued)
+
+
+def flag_from_runs(runs: Sequence[JudgeRun]) -> FlaggedByRuns:
+    """flag_from_run on each run of one project, and the distinct samples they sent to the audit queue."""
+    if not runs:
+        return FlaggedByRuns(samples=frozenset(), already_queued=frozenset())
+    project = runs[0].project
+    settings = judging_settings(project)
+    flagged = {run.pk: _flagged_judgements(run, settings) for run in runs}
+    samples = frozenset(judgement.sample_id for judgements in flagged.values() for judgement in judgements)
+    # A subquery, not a list of ids: a big import may flag more samples than a query may carry as parameters.
+    judged = Judgement.objects.filter(run__in=[run.pk for run in runs]).values("sample_id")
+    queued = AuditItem.objects.filter(project=project, sample_id__in=judged).values_list("sample_id", flat=True)
+    already_queued = samples & frozenset(queued)
+    with transaction.atomic():
+        for run in runs:
+            _queue(run, flagged[run.pk], settings)
+    return FlaggedByRuns(samples=samples, already_queued=already_queued)
 
 
 def start_triage(project: Project, *, batch: Batch | None = None, by: Any = None, queue: bool = True) -> JudgeRun:

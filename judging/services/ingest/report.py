@@ -8,6 +8,7 @@ from typing import Any
 from annotate.models import Project
 from annotate.services.ingest.checks import ImportProblems
 from judging.models import JudgeRun
+from judging.services.triage import FlaggedByRuns
 
 
 class JudgementImportFailed(ImportProblems):
@@ -18,13 +19,14 @@ class JudgementImportFailed(ImportProblems):
 class ImportedRun:
     run: JudgeRun
     judge_created: bool
-    flagged: int | None = None  # audit items the run flagged, when asked to flag
+    flagged: int | None = None  # samples the run flagged, when asked to flag (another run may flag them too)
 
 
 @dataclass
 class JudgementImportReport:
     project: Project
     runs: list[ImportedRun] = field(default_factory=list)
+    queued: FlaggedByRuns | None = None  # what the runs put in the audit queue, when asked to flag
 
     @property
     def judgements(self) -> int:
@@ -32,14 +34,21 @@ class JudgementImportReport:
 
     @property
     def flagged(self) -> int | None:
-        counts = [imported.flagged for imported in self.runs if imported.flagged is not None]
-        return sum(counts) if counts else None
+        """Samples the import's runs flagged, each once: two judges flagging one sample make one audit item, so the
+        per-run counts would count it twice."""
+        return len(self.queued.samples) if self.queued is not None else None
+
+    @property
+    def flagged_new(self) -> int | None:
+        """Of the flagged samples, those that were not in the audit queue before this import."""
+        return self.queued.new if self.queued is not None else None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "project": self.project.slug,
             "judgements": self.judgements,
             "flagged": self.flagged,
+            "flagged_new": self.flagged_new,
             "runs": [
                 {
                     "run": imported.run.pk,
@@ -61,4 +70,13 @@ class JudgementImportReport:
             new = ", new judge" if imported.judge_created else ""
             flagged = f", {imported.flagged} flagged" if imported.flagged is not None else ""
             parts.append(f"  {run.judge.name} (run {run.pk}{new}): {run.scored} scored, {run.failed} failed{flagged}")
+        if self.queued is not None:
+            parts.append(self._describe_queue(self.queued))
         return f"imported {self.judgements} judgements into {self.project.slug!r}:\n" + "\n".join(parts)
+
+    @staticmethod
+    def _describe_queue(queued: FlaggedByRuns) -> str:
+        """One line for the whole import: a sample two runs flag is counted once, as the queue holds it once."""
+        total = len(queued.samples)
+        return (f"in all: {total} distinct {'sample' if total == 1 else 'samples'} flagged, in the audit queue "
+                f"({queued.new} newly added, {len(queued.already_queued)} already there)")

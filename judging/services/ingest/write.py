@@ -16,7 +16,7 @@ from judging.services.ingest.lines import ParsedJudgement, parse_line
 from judging.services.ingest.report import ImportedRun, JudgementImportFailed, JudgementImportReport
 from judging.services.ingest.runs import check_judges, check_sentence_counts, lines_by_run
 from judging.services.ingest.samples import SampleFinder
-from judging.services.triage import flag_from_run
+from judging.services.triage import flag_from_runs
 
 BATCH_SIZE = 1000
 
@@ -43,8 +43,10 @@ def import_judgements(
 ) -> JudgementImportReport:
     """Read every file, check every line, then write judges, runs and judgements in one transaction.
 
-    ``flag`` runs triage's ``flag_from_run`` on each imported run with the
-    project's thresholds, in the same transaction.
+    ``flag`` runs triage's ``flag_from_runs`` on the imported runs with the
+    project's thresholds, in the same transaction; the report counts each run's
+    flags and, apart, the samples the runs sent to the audit queue (a sample two
+    runs flag is one audit item).
     """
     project = _project(project)
     problems = Problems()
@@ -125,6 +127,7 @@ def _write(
         )
         report.runs.append(ImportedRun(run=run, judge_created=created))
     if flag:
+        report.queued = flag_from_runs([imported.run for imported in report.runs])
         for imported in report.runs:
-            imported.flagged = flag_from_run(imported.run)
+            imported.flagged = imported.run.flagged
     return report
