@@ -213,3 +213,15 @@ def test_api_schema_documents_the_results_endpoints(scene: dict[str, Any]) -> No
                  "/api/projects/{slug}/detector-eval/"):
         assert path in schema
     assert "bootstrap_resamples" in schema and "balanced_accuracy" in schema
+
+
+def test_a_k_that_keeps_no_group_says_how_low_k_must_go(scene: dict[str, Any]) -> None:
+    everything = stats.challenging_groups(scene["project"], 1, 0.5)
+    most = max(group["challenging"] for group in everything["kept"])
+    assert everything["most_challenging"] == most
+    client = login(scene["admin"])
+    html = client.get(f"/projects/demo/results/?k={most + 5}").content.decode()
+    assert 'data-role="no-group-kept"' in html
+    assert f"the most any group has is {most}, so set k to {most} or lower above to keep some" in html
+    kept = client.get(f"/projects/demo/results/?k={most}").content.decode()
+    assert 'data-role="no-group-kept"' not in kept and 'data-role="create-batches"' in kept

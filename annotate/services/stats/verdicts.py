@@ -170,9 +170,11 @@ def _challenging(
     # Rows are in passage order, so np.unique's order is the groups' order of first appearance.
     passages, group_of, sizes = np.unique(samples.passage[rows], return_inverse=True, return_counts=True)
     kept: list[dict[str, Any]] = []
+    most = 0  # the most challenging samples any group has: what k may be at most to keep a group
     if len(detectors) >= 2:
         hard = results.challenging_mask(outputs, detectors, rows, threshold)
         challenging = np.bincount(group_of.reshape(-1)[hard], minlength=len(passages))
+        most = int(challenging.max()) if len(challenging) else 0
         for group in np.argsort(-challenging, kind="stable").tolist():  # stable: ties keep the passage order
             if challenging[group] < k:
                 break
@@ -184,6 +186,7 @@ def _challenging(
         "threshold": float(threshold),
         "detectors": detectors,
         "groups_total": len(passages),
+        "most_challenging": most,
         "kept": [
             {"passage_id": entry["group"], "passage": names.get(entry["group"], str(entry["group"])),
              "challenging": entry["challenging"], "samples": entry["samples"]}
