@@ -54,7 +54,8 @@ class SyntheticSetForm(forms.Form):
 class SyntheticImportForm(forms.Form):
     name = forms.CharField(max_length=100)
     file = forms.FileField(label="Rewrites (JSONL)",
-                           help_text='One line per rewrite: {"sample", "sentence", "type", "rewritten"}.')
+                           help_text='One line per rewrite: {"sample", "sentence", "type", "rewritten"}, '
+                                     'and "batch" where the sample id repeats across batches.')
     seed = forms.IntegerField(min_value=0, initial=0)
 
 

@@ -38,7 +38,9 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True, help="the new set's name")
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--writer-judge", help="name of the project's rubric judge whose endpoint rewrites")
-        source.add_argument("--import", dest="import_file", help='JSONL of {"sample", "sentence", "type", "rewritten"}')
+        source.add_argument("--import", dest="import_file",
+                            help='JSONL of {"sample", "sentence", "type", "rewritten"}, and "batch" where the sample '
+                                 'id repeats across batches')
         parser.add_argument("--seed", default="0", help="seed of the replacement orders (default 0)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from django.db import transaction
@@ -21,6 +21,16 @@ from judging.services.synthetic.sets import (
 )
 
 IMPORT_PROBLEMS_SHOWN = 20
+BATCHES_SHOWN = 5  # batch names an ambiguity message lists before "..."
+
+
+class _LineProblem(Exception):
+    """One field's problem on one line; the caller adds the file and the line."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
 
 
 def _import_problem(filename: str, line: int, field: str | None, message: str) -> str:
@@ -38,7 +48,9 @@ def import_rewrites(
     by: Any = None,
     sentences_per_output: int = nesting.DEFAULT_SENTENCES_PER_OUTPUT,
 ) -> SyntheticSet:
-    """A set from rewrites written elsewhere: JSONL lines {"sample", "sentence", "type", "rewritten"}.
+    """A set from rewrites written elsewhere: JSONL lines {"sample", "sentence", "type", "rewritten"}, and
+    "batch" (the batch's name) where the external id repeats across batches, as it does after the results page
+    copies samples into new batches.
 
     All or nothing: every problem is named by file, line and field, and a file
     with any problem writes nothing.
@@ -53,7 +65,10 @@ def import_rewrites(
         raise SyntheticSetError(f"{filename}: not UTF-8 text ({error.reason} at byte {error.start})",
                                 field="file") from error
     by_external: dict[str, list[Sample]] = defaultdict(list)
-    for sample in Sample.objects.filter(project=project).select_related("passage"):
+    # Batch order, so an ambiguity message lists the original batch before the copies made from it.
+    rows = Sample.objects.filter(project=project).select_related("passage", "batch").order_by(
+        "batch__position", "batch_id", "position", "id")
+    for sample in rows:
         by_external[sample.external_id].append(sample)
     problems: list[str] = []
     seen: dict[tuple[int, str, int], int] = {}
@@ -96,12 +111,23 @@ def import_rewrites(
 
 
 def _incomplete_note(accepted: list[tuple[Sample, str, int, str, str]], n: int) -> str:
-    """Which imported (output, type) pairs lack some sentences, so their items were not built."""
-    covered: dict[tuple[str, str], set[int]] = defaultdict(set)
+    """Which imported (output, type) pairs lack some sentences, so their items were not built.
+
+    Keyed by the sample row, not its external id: a copy in another batch shares the id but is its own output.
+    """
+    covered: dict[tuple[int, str], set[int]] = defaultdict(set)
+    samples: dict[int, Sample] = {}
     for sample, kind, index, *_ in accepted:
-        covered[(sample_key(sample), kind)].add(index)
-    lacking = [f"{kind} of {key} lacks sentence(s) {', '.join(str(i) for i in range(n) if i not in indices)}"
-               for (key, kind), indices in covered.items() if len(indices) < n]
+        covered[(sample.pk, kind)].add(index)
+        samples[sample.pk] = sample
+    repeated = Counter(sample_key(sample) for sample in samples.values())
+
+    def label(pk: int) -> str:
+        key = sample_key(samples[pk])
+        return key if repeated[key] == 1 else f"{key} (batch {samples[pk].batch.name})"
+
+    lacking = [f"{kind} of {label(pk)} lacks sentence(s) {', '.join(str(i) for i in range(n) if i not in indices)}"
+               for (pk, kind), indices in covered.items() if len(indices) < n]
     if not lacking:
         return ""
     return f"Not built, because the file does not rewrite every sentence: {'; '.join(lacking[:10])}."
@@ -126,17 +152,11 @@ def _read_import_line(
     for field in ("sample", "sentence", "type", "rewritten"):
         if field not in record:
             return _import_problem(filename, number, field, "missing")
+    try:
+        sample = _sample_named(record, by_external)
+    except _LineProblem as problem:
+        return _import_problem(filename, number, problem.field, problem.message)
     external = record["sample"]
-    if isinstance(external, bool) or not isinstance(external, str | int):
-        return _import_problem(filename, number, "sample", "must be the sample's external id (text or number)")
-    matches = by_external.get(str(external), [])
-    if not matches:
-        return _import_problem(filename, number, "sample", f"no sample with external id {str(external)!r} in "
-                                                           "this project")
-    if len(matches) > 1:
-        return _import_problem(filename, number, "sample", f"external id {str(external)!r} names {len(matches)} "
-                                                           "samples in this project")
-    sample = matches[0]
     spans = output_sentences(sample)
     if (reason := nesting.ineligibility(len(spans), n)) is not None:
         return _import_problem(filename, number, "sample", f"output {str(external)!r} {reason}")
@@ -152,8 +172,48 @@ def _read_import_line(
         return _import_problem(filename, number, "rewritten", problem)
     key = (sample.pk, kind, index)
     if key in seen:
-        return _import_problem(filename, number, "sentence", f"sentence {index} of {str(external)!r} ({kind}) was "
-                                                             f"already given on line {seen[key]}")
+        in_batch = "" if record.get("batch") is None else f" in batch {sample.batch.name!r}"
+        return _import_problem(filename, number, "sentence", f"sentence {index} of {str(external)!r}{in_batch} "
+                                                             f"({kind}) was already given on line {seen[key]}")
     seen[key] = number
     accepted.append((sample, kind, index, original, record["rewritten"].strip()))
     return None
+
+
+def _batch_list(names: list[str]) -> str:
+    shown = ", ".join(repr(name) for name in names[:BATCHES_SHOWN])
+    return shown + (", ..." if len(names) > BATCHES_SHOWN else "")
+
+
+def _in_batches(names: list[str]) -> str:
+    return f"{'batch' if len(names) == 1 else 'batches'} {_batch_list(names)}"
+
+
+def _sample_named(record: dict[str, Any], by_external: dict[str, list[Sample]]) -> Sample:
+    """The one sample the line's "sample" (and optional "batch") names; else a problem that says how to fix it."""
+    external = record["sample"]
+    if isinstance(external, bool) or not isinstance(external, str | int):
+        raise _LineProblem("sample", "must be the sample's external id (text or number)")
+    external = str(external)
+    matches = by_external.get(external, [])
+    if not matches:
+        raise _LineProblem("sample", f"no sample with external id {external!r} in this project")
+    batches = list(dict.fromkeys(sample.batch.name for sample in matches))  # batch order, each once
+    batch = record.get("batch")
+    if batch is not None:
+        if isinstance(batch, bool) or not isinstance(batch, str | int) or str(batch) == "":
+            raise _LineProblem("batch", f"must be a batch's name (text or number), got {batch!r}")
+        batch = str(batch)
+        matches = [sample for sample in matches if sample.batch.name == batch]
+        if not matches:
+            raise _LineProblem("batch", f"no sample with external id {external!r} in batch {batch!r}; it is in "
+                                        f"{_in_batches(batches)}")
+    if len(matches) == 1:
+        return matches[0]
+    if batch is None and len(batches) > 1:
+        raise _LineProblem("sample", f"external id {external!r} names {len(matches)} samples in this project; "
+                                     f"add \"batch\": one of {_batch_list(batches)}")
+    # Several samples with this id in one batch: no field of the line can tell them apart.
+    where = batch if batch is not None else batches[0]
+    raise _LineProblem("sample", f"external id {external!r} names {len(matches)} samples in batch {where!r}; the "
+                                 "import cannot tell them apart (give them distinct external ids)")
