@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotate import access, embedder
 from annotate.models import Assignment, Job, Membership, Project, Sample, SampleFlag, SampleReview
-from annotate.services import freeze, progress, rounds
+from annotate.services import freeze, progress, projects, rounds
 from annotate.taxonomy import hotkey_labels
 
 
@@ -172,5 +172,7 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
                        and m.user.has_usable_password()] if is_admin else [],
         "is_admin": is_admin,
         "sample_total": Sample.objects.filter(project=project).count(),
+        # An annotator's share, by the home page's definition, so the two pages agree on what is theirs.
+        "assigned_total": projects.assigned_sample_count(user, project) if role == Membership.Role.ANNOTATOR else None,
         "embedded": Sample.objects.filter(project=project, embedding_model=embedder.model_name()).count(),
     }

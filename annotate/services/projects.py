@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils.text import slugify
 
-from annotate.models import Assignment, Batch, Membership, Project, Sample, SampleReview
+from annotate.models import Assignment, Batch, Membership, PairConfig, Project, Sample, SampleReview
 from annotate.services import progress
 
 
@@ -43,10 +43,29 @@ def slug_from_name(name: str) -> str:
     return slug[: _limit("slug")].rstrip("-")
 
 
+def check_project_kind(kind: str) -> str:
+    """A kind as chosen: one of Project.Kind's values, or an error listing them (the database would not check)."""
+    if kind not in Project.Kind.values:
+        choices = ", ".join(f"{value} ({label.lower()})" for value, label in Project.Kind.choices)
+        raise ProjectError(f"kind: {kind!r} is not a project kind; choose one of {choices}")
+    return kind
+
+
 @transaction.atomic
 def create_project(
-    name: str, *, slug: str | None = None, owner: AbstractBaseUser | None = None, annotators_per_batch: int = 2
+    name: str,
+    *,
+    slug: str | None = None,
+    owner: AbstractBaseUser | None = None,
+    annotators_per_batch: int = 2,
+    kind: str = Project.Kind.SPANS,
 ) -> Project:
+    """A new project with ``owner`` as its admin; a pairs project also gets its settings row (PairConfig).
+
+    Every way of making a project (the new-project page, import_faithbench, import_pairs with a new slug) comes
+    here, so a pairs project made in the browser is set up exactly as one made by the import command.
+    """
+    kind = check_project_kind(kind)
     # Checked here, not by the database: SQLite stores an over-long name, PostgreSQL fails on it.
     name = name.strip()
     if not name:
@@ -61,9 +80,12 @@ def create_project(
             raise ProjectError(f"slug: the name has no letters or digits to make a slug of; choose one: {SLUG_RULE}")
     if Project.objects.filter(slug=slug).exists():
         raise ProjectError(f"slug: a project {slug!r} already exists")
-    project = Project.objects.create(name=name, slug=slug, annotators_per_batch=annotators_per_batch)
+    project = Project.objects.create(name=name, slug=slug, kind=kind, annotators_per_batch=annotators_per_batch)
     if owner is not None:
         Membership.objects.create(project=project, user=owner, role=Membership.Role.ADMIN)
+    if kind == Project.Kind.PAIRS:
+        # Judges per item, spammer thresholds, perturbation parameters: the defaults, editable on the project page.
+        PairConfig.objects.create(project=project)
     return project
 
 
@@ -124,14 +146,38 @@ def assign_batches_evenly(project: Project, per_batch: int | None = None, *, rou
     return made
 
 
+def assigned_samples(annotator: AbstractBaseUser, project: Project | None = None) -> dict[int, list[int]]:
+    """The sample ids of each batch assigned to the annotator (in any round), in page order, by batch id.
+
+    The one definition of "samples assigned to you": the home page's per-batch totals and the span project
+    page's "N samples assigned to you of M" both come from it, so the two pages agree. A batch without
+    samples is absent.
+    """
+    assignments = Assignment.objects.filter(annotator=annotator)
+    if project is not None:
+        assignments = assignments.filter(batch__project=project)
+    rows = (Sample.objects.filter(batch_id__in=assignments.values("batch_id"))
+            .order_by("batch_id", "position", "id").values_list("batch_id", "id"))
+    by_batch: dict[int, list[int]] = {}
+    for batch_id, sample_id in rows:
+        by_batch.setdefault(batch_id, []).append(sample_id)
+    return by_batch
+
+
+def assigned_sample_count(annotator: AbstractBaseUser, project: Project) -> int:
+    """How many of the project's samples are assigned to the annotator: each sample once, whatever the rounds."""
+    return sum(len(sample_ids) for sample_ids in assigned_samples(annotator, project).values())
+
+
 def batch_progress(annotator: AbstractBaseUser, project: Project | None = None) -> list[dict]:
     """An annotator's assignments with done counts and the next unfinished sample."""
     assignments = Assignment.objects.filter(annotator=annotator).select_related("batch__project")
     if project is not None:
         assignments = assignments.filter(batch__project=project)
+    by_batch = assigned_samples(annotator, project)
     rows = []
     for assignment in assignments.order_by("batch__project__name", "batch__position", "round"):
-        samples = list(Sample.objects.filter(batch=assignment.batch).order_by("position", "id").values_list("id", flat=True))
+        samples = by_batch.get(assignment.batch_id, [])
         reviews = dict(
             SampleReview.objects.filter(
                 sample__batch=assignment.batch, annotator=annotator, round=assignment.round

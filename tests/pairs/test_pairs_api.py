@@ -71,7 +71,7 @@ def test_next_item_shows_both_texts_the_spans_the_other_spans_and_progress(pairs
     assert perturbed[s:e] == "Tom Price" == body["perturbed_words"]
     assert body["other_spans"] == [[second.perturbed_start, second.perturbed_end]]
     assert perturbed[slice(*body["other_spans"][0])] == "two lanes"
-    assert body["progress"] == {"answered": 0, "left": 1}
+    assert body["progress"] == {"answered": 0, "left": 2}  # the served item counts until it is answered
     assert body["served_at"]
     # Asked again before answering: the same item, no second serve.
     assert next_item(client_of(alice)).json()["id"] == first.pk
@@ -133,7 +133,7 @@ def test_an_answer_is_201_and_carries_the_next_item(pairs_project: Project, alic
     body = response.json()
     assert body["item"] == items[0].pk and body["label"] == "H" and body["seconds"] == 14.0
     assert body["next"]["id"] == items[1].pk
-    assert body["progress"] == {"answered": 1, "left": 1} == body["next"]["progress"]
+    assert body["progress"] == {"answered": 1, "left": 2} == body["next"]["progress"]  # the next one and the last
     # The embedded item is the one served: next answers the same.
     assert next_item(client).json()["id"] == items[1].pk
     stored = PairJudgement.objects.get(judge=alice, item=items[0])
@@ -244,7 +244,7 @@ def test_undo_gives_the_item_back_and_next_serves_it_again(pairs_project: Projec
     undone = client.post("/api/pairs/undo/?project=pairs")
     assert undone.status_code == 200
     body = undone.json()
-    assert body["id"] == items[0].pk and body["progress"] == {"answered": 0, "left": 1}
+    assert body["id"] == items[0].pk and body["progress"] == {"answered": 0, "left": 2}
     assert next_item(client).json()["id"] == items[0].pk
     items[0].refresh_from_db()
     assert items[0].votes_h == 0

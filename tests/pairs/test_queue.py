@@ -302,7 +302,7 @@ def test_undo_puts_the_last_answer_back_and_the_next_item_asked_for_is_that_one(
     clock.advance(30)
     answered = queue.record_and_serve_next(pairs_project, alice, result.item_id, "H")
     assert answered.next is not None and answered.next.item_id == second.pk
-    assert answered.progress == {"answered": 1, "left": 0}
+    assert answered.progress == {"answered": 1, "left": 1}  # the next item, served and not answered yet
     clock.advance(5)
     undone = queue.undo_last_judgement(pairs_project, alice)
     assert undone is not None and undone.item_id == first.pk
@@ -341,8 +341,8 @@ def test_progress_counts_the_judges_answers_and_the_items_left_for_them(pairs_pr
     assert queue.judge_progress(pairs_project, alice) == {"answered": 0, "left": 3}
     answer(pairs_project, alice, "H", clock)
     assert queue.judge_progress(pairs_project, alice) == {"answered": 1, "left": 2}
-    queue.serve_next_item(pairs_project, alice)  # a held serve is not "left"
-    assert queue.judge_progress(pairs_project, alice) == {"answered": 1, "left": 1}
+    queue.serve_next_item(pairs_project, alice)  # a held serve is still left: it is on her screen, unanswered
+    assert queue.judge_progress(pairs_project, alice) == {"answered": 1, "left": 2}
     assert queue.judge_progress(pairs_project, bob) == {"answered": 0, "left": 3}
 
 

@@ -20,7 +20,9 @@ class PairProjectQuerySerializer(serializers.Serializer):
 
 class PairProgressSerializer(serializers.Serializer):
     answered = serializers.IntegerField(help_text="Your counted answers in the project.")
-    left = serializers.IntegerField(help_text="Open items still waiting for a judge like you (not served to you).")
+    left = serializers.IntegerField(
+        help_text="Items left for you: open items you may still be served, plus the one served to you and not "
+                  "answered yet (the project page and the labeling page show the same figure).")
 
 
 def span_field(**options: Any) -> serializers.ListField:

@@ -25,6 +25,7 @@ const els = {
   endReason: $('[data-role="end-reason"]'),
   answered: $('[data-role="answered"]'),
   left: $('[data-role="left"]'),
+  leftNoun: $('[data-role="left-noun"]'),
   status: $('[data-role="save-status"]'),
   notice: $('[data-role="notice"]'),
   undo: $('[data-role="undo"]'),
@@ -61,12 +62,18 @@ onRetrying((change) => {
   setStatus();
 });
 
-/* The API's `left` counts open items not yet served to the judge; the one on screen counts too. */
-function setProgress(progress, showing) {
+function setLeft(count) {
+  els.left.textContent = String(count);
+  els.leftNoun.textContent = count === 1 ? "item" : "items";
+}
+
+/* The API's `left` is the server's one count of items left for the judge (the one on screen included), the figure
+ * the project page shows too: shown as it comes, never adjusted here. */
+function setProgress(progress) {
   if (!progress) return;
   if (typeof progress.answered === "number") state.answered = progress.answered;
   if (state.answered !== null) els.answered.textContent = String(state.answered);
-  if (typeof progress.left === "number") els.left.textContent = String(progress.left + (showing ? 1 : 0));
+  if (typeof progress.left === "number") setLeft(progress.left);
   els.undo.disabled = !state.answered;
 }
 
@@ -130,7 +137,7 @@ function renderItem(item) {
   els.item.classList.remove("answering");
   els.item.hidden = false;
   els.item.removeAttribute("aria-busy");
-  setProgress(item.progress, true);
+  setProgress(item.progress);
   for (const side of [els.original, els.perturbed]) showTarget(side);
 }
 
@@ -156,7 +163,7 @@ function renderEnd(reason) {
   els.item.removeAttribute("aria-busy");
   els.endReason.textContent = reason || defaultEndReason;
   els.end.hidden = false;
-  if (!reason) els.left.textContent = "0";
+  if (!reason) setLeft(0);
 }
 
 /* ---------- talking to the API ---------- */
@@ -212,7 +219,7 @@ async function answer(label) {
     if (result.status === 201) {
       state.lastAnswer = { words: item.perturbed_words, label };
       const next = result.data ? result.data.next : null;
-      setProgress(result.data && result.data.progress, Boolean(next));
+      setProgress(result.data && result.data.progress);
       if (next) renderItem(next);
       else renderEnd(null);
       return;
@@ -310,7 +317,7 @@ document.addEventListener("keydown", (event) => {
 /* ---------- start ---------- */
 
 setStatus();
-setProgress(api.progress, false);
+setProgress(api.progress);
 loadNext().then(() => {
   // A judge who has not answered anything here yet starts with the guidelines open.
   if (state.answered === 0) showGuidelines(true);

@@ -22,7 +22,7 @@ from annotate.services.pairs.queue.errors import (
 )
 from annotate.services.pairs.queue.locks import (
     _ANSWER_SQL,
-    _CANDIDATES_SQL,
+    _ITEMS_LEFT_SQL,
     _OUTCOME_SQL,
     _candidate_params,
     _db_moment,
@@ -208,10 +208,17 @@ def undo_last_judgement(project: Project, user: AbstractBaseUser) -> PairJudgeme
 
 
 def _items_left(project: Project, user: Any) -> int:
-    return int(_sql_rows("SELECT COUNT(*)" + _CANDIDATES_SQL, _candidate_params(project, user))[0][0])
+    """Open items the judge may still answer: those the queue may serve them, and the one served and unanswered.
+
+    The served one counts because it is on their screen, unanswered: the project page and the labeling page
+    both show this figure as "items left for you", so they agree whether or not an item is open on screen.
+    """
+    params = _candidate_params(project, user)
+    return int(_sql_rows(_ITEMS_LEFT_SQL, params + params)[0][0])
 
 
 def judge_progress(project: Project, user: AbstractBaseUser) -> dict[str, int]:
-    """The judge's counted answers in the project and the open items still left for them."""
+    """The judge's counted answers in the project and the items left for them (``_items_left``): what the pairs
+    project page, the labeling page and the API's progress show, one definition for all three."""
     answered = _judgements_of(project, user).filter(counted=True, answered_at__isnull=False).count()
     return {"answered": answered, "left": _items_left(project, user)}

@@ -83,6 +83,14 @@ _CANDIDATES_SQL = """
      WHERE i.project_id = %s AND i.state = %s AND r.status = %s AND i.taken < i.judges_needed
        AND NOT EXISTS (SELECT 1 FROM {judgement} j WHERE j.item_id = i.id AND j.judge_id = %s)
 """.format(**_TABLES)  # noqa: S608
+# Items left for the judge, the one definition every page and the API show: the candidates above, plus their own
+# unanswered serve of an open item (the item on their screen is still theirs to answer).
+_ITEMS_LEFT_SQL = """
+    SELECT (SELECT COUNT(*) {candidates})
+         + (SELECT COUNT(*) FROM {judgement} j JOIN {item} i ON i.id = j.item_id JOIN {round} r ON r.id = i.round_id
+             WHERE i.project_id = %s AND i.state = %s AND r.status = %s AND j.judge_id = %s
+               AND j.counted AND j.answered_at IS NULL)
+""".format(candidates=_CANDIDATES_SQL, **_TABLES)  # noqa: S608
 # Serves that outlived serve_minutes, unanswered and still holding a slot.
 _EXPIRED_SQL = """
     SELECT j.id, j.item_id FROM {judgement} j JOIN {item} i ON i.id = j.item_id
