@@ -36,22 +36,37 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+# What each kind of project is for, shown beside its choice on the new-project page.
+PROJECT_KIND_HELP = {
+    Project.Kind.SPANS: "Annotators mark unsupported spans in summaries beside their source (FaithBench batches or "
+                        "samples JSONL).",
+    Project.Kind.PAIRS: "Judges label replaced spans in perturbed texts as hallucination or not, in rounds a "
+                        "detector helps choose (HaDes: raw texts to perturb, ready pairs or HaDes files).",
+}
+
+
 @require_http_methods(["GET", "POST"])
 @login_required
 def project_create(request: HttpRequest) -> HttpResponse:
+    """Make a project of either kind, its creator as admin, and open its page, where its data is imported."""
     if not request.user.is_staff:
         raise PermissionDenied("Only site staff create projects")
     error = None
+    kind = request.POST.get("kind", Project.Kind.SPANS)
     if request.method == "POST":
         try:
             project = projects.create_project(
-                request.POST.get("name", ""), slug=request.POST.get("slug") or None, owner=request.user
+                request.POST.get("name", ""), slug=request.POST.get("slug") or None, owner=request.user, kind=kind
             )
         except projects.ProjectError as failure:
             error = str(failure)
         else:
             return HttpResponseRedirect(reverse("project", args=[project.slug]))
-    return render(request, "annotate/project_new.html", {"error": error}, status=400 if error else 200)
+    shown = kind if kind in Project.Kind.values else Project.Kind.SPANS  # a refused kind: the default, not none
+    kinds = [{"value": value, "label": label, "help": PROJECT_KIND_HELP[value], "checked": value == shown}
+             for value, label in Project.Kind.choices]
+    return render(request, "annotate/project_new.html", {"error": error, "kinds": kinds},
+                  status=400 if error else 200)
 
 
 @require_GET
@@ -78,6 +93,8 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             report = ingest.import_files(project, files, roster=roster, created_by=request.user,
                                          annotators=request.POST.get("annotators") or ingest.BY_NAME)
+        except ingest.ImportProblems as failure:
+            _report_import_problems(request, failure)
         except ingest.ImportFailed as error:
             messages.error(request, f"Nothing was imported. {error}")
         else:
@@ -117,6 +134,18 @@ def project_assign(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.success(request, f"{made} assignments made.")
     return _back_to_project(request, project.slug)
+
+
+def _report_import_problems(request: HttpRequest, failure: ingest.ImportProblems) -> None:
+    """Each problem as its own message (file, line, field), so the whole list is readable on the page."""
+    if failure.total == 1:
+        messages.error(request, f"Nothing was imported. {failure.messages[0]}")
+        return
+    messages.error(request, f"Nothing was imported: {failure.total} errors.")
+    for problem in failure.messages:
+        messages.error(request, problem)
+    if failure.total > len(failure.messages):
+        messages.error(request, f"... and {failure.total - len(failure.messages)} more.")
 
 
 def _back_to_project(request: HttpRequest, slug: str) -> HttpResponse:

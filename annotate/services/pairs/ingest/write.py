@@ -133,10 +133,8 @@ def _write(
 ) -> ImportReport:
     created = project is None
     if project is None:
-        project = projects.create_project(slug, slug=slug, owner=user)
-        project.kind = Project.Kind.PAIRS
-        project.save(update_fields=["kind"])
-    PairConfig.objects.get_or_create(project=project)
+        project = projects.create_project(slug, slug=slug, owner=user, kind=Project.Kind.PAIRS)
+    PairConfig.objects.get_or_create(project=project)  # a project made before pairs projects got theirs at creation
     # Originals of ready pairs are perturbed already: the perturbation job must not make another text of them.
     perturbed_at = None if fmt == "raw" else timezone.now()
     originals = _saved(PairOriginal.objects.bulk_create(
