@@ -123,7 +123,11 @@ def normalize_labels(labels: Sequence[str], taxonomy: Mapping[str, Any]) -> list
     for label in chosen:
         if label not in offered and label in label_categories(taxonomy):
             raise LabelError(f"label {label!r} is retired: existing spans keep it, new labels cannot use it")
-    validate_labels(chosen, offered_taxonomy(taxonomy))
+    # The list names only what this function accepts: no import-only alias, no retired label.
+    accepted = sorted(label for label in offered if label not in ALIASES)
+    unknown = [label for label in chosen if label not in accepted]
+    if unknown:
+        raise LabelError(f"unknown label {unknown[0]!r}; labels you can use: {', '.join(accepted)}")
     result: list[str] = []
     for label in chosen:
         chain = [label]

@@ -19,11 +19,19 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import force_instance
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.permissions import IsAuthenticated
 
-from annotate.api.serializers import MAX_ID, MAX_ROUND, MAX_VERSION, ErrorSerializer, SpanConflictSerializer
+from annotate.api.serializers import (
+    MAX_ID,
+    MAX_ROUND,
+    MAX_VERSION,
+    ErrorSerializer,
+    RejectsUnknownFields,
+    SpanConflictSerializer,
+)
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 PAGINATION_PARAMETERS = ("limit", "offset")
@@ -65,6 +73,19 @@ SPAN_EXISTS_OR_FROZEN = OpenApiResponse(
         "round is frozen because it was submitted (`frozen` is true)."
     ),
 )
+SPAN_FIELD_ERRORS = OpenApiResponse(
+    {
+        "type": "object",
+        "additionalProperties": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "minProperties": 1,
+    },
+    description=(
+        "Bad input; nothing was changed. Each field at fault (or `non_field_errors`, e.g. for a body that is not "
+        "JSON) with a list of messages: a bad value, a field that does not exist or that may not be changed "
+        '(`{"sample": ["sample is read-only (...); nothing was saved"]}`), or '
+        '`{"start": ["start must be before end (5..2)"]}`.'
+    ),
+)
 ROUND_FROZEN = OpenApiResponse(
     SpanConflictSerializer,
     description="Nothing was changed: the round is frozen because it was submitted (`frozen` is true).",
@@ -94,6 +115,13 @@ NOT_FOUND = OpenApiResponse(
 
 
 class FaithLabAutoSchema(AutoSchema):
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
+        schema = super()._map_basic_serializer(serializer, direction)
+        # A body whose serializer answers 400 to any other key says so: no extra properties.
+        if isinstance(force_instance(serializer), RejectsUnknownFields):
+            schema["additionalProperties"] = False
+        return schema
+
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
         operation = super().get_operation(*args, **kwargs)
         if operation is None:

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
 from rest_framework import serializers
 
 from annotate.models import Batch, GoldLabel, Membership, Project, Sample
@@ -81,8 +84,58 @@ class SpanSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField(read_only=True)
 
 
-class SpanWriteSerializer(serializers.Serializer):
+# What a client sends but may not set, with why; shared by the create and the edit.
+SPAN_READ_ONLY: dict[str, str] = {
+    "id": "the server numbers spans",
+    "annotator": "a span belongs to whoever saved it",
+    "text": "it follows start and end, send those",
+    "source_text": "it follows source_start and source_end, send those",
+    "version": "the server counts versions",
+    "updated_at": "the server sets it on each save",
+}
+
+
+class RejectsUnknownFields(serializers.Serializer):
+    """A body key that is no writable field gets 400 naming it, rather than being dropped unread.
+
+    Dropping it would answer 200 to a change that was never made (and, on a PATCH,
+    still bump the version). ``read_only_reasons`` says why a known field cannot be
+    written; any other key is unknown. Errors of the other fields come in the same answer.
+    """
+
+    read_only_reasons: ClassVar[dict[str, str]] = {}
+    # Django's CSRF form field rides along with a session form post; it is no span field.
+    IGNORED: ClassVar[frozenset[str]] = frozenset({"csrfmiddlewaretoken"})
+
+    def to_internal_value(self, data: Any) -> Any:
+        refused = self._refused_keys(data)
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as error:
+            if refused and isinstance(error.detail, dict):
+                raise serializers.ValidationError({**error.detail, **refused}) from None
+            raise
+        if refused:
+            raise serializers.ValidationError(refused)
+        return value
+
+    def _refused_keys(self, data: Any) -> dict[str, list[str]]:
+        if not isinstance(data, Mapping):
+            return {}  # DRF answers that one itself, under non_field_errors
+        writable = sorted(name for name, field in self.fields.items() if not field.read_only)
+        refused: dict[str, list[str]] = {}
+        for name in sorted(set(data) - set(writable) - self.IGNORED):
+            if name in self.read_only_reasons:
+                refused[name] = [f"{name} is read-only ({self.read_only_reasons[name]}); nothing was saved"]
+            else:
+                refused[name] = [f"unknown field {name!r}; nothing was saved (fields you may send: {', '.join(writable)})"]
+        return refused
+
+
+class SpanWriteSerializer(RejectsUnknownFields):
     """Shape of a new span; values are checked by the service, which names the bad field."""
+
+    read_only_reasons = SPAN_READ_ONLY
 
     sample = serializers.IntegerField(max_value=MAX_ID)
     round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
@@ -94,7 +147,15 @@ class SpanWriteSerializer(serializers.Serializer):
     source_end = serializers.IntegerField(required=False, allow_null=True, default=None)
 
 
-class SpanUpdateSerializer(serializers.Serializer):
+class SpanUpdateSerializer(RejectsUnknownFields):
+    """The version you last read and only the fields to change; any other field is refused with 400."""
+
+    read_only_reasons = {
+        **SPAN_READ_ONLY,
+        "sample": "a span stays on its sample; delete it and save a new one on the other sample",
+        "round": "a span stays in its round; save a new one in the other round",
+    }
+
     version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)
     start = serializers.IntegerField(required=False)
     end = serializers.IntegerField(required=False)

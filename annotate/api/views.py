@@ -13,9 +13,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, ParseError, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from annotate import access
 from annotate.api.schema import (
@@ -24,6 +25,7 @@ from annotate.api.schema import (
     SAMPLE_ID,
     SPAN_CONFLICT,
     SPAN_EXISTS_OR_FROZEN,
+    SPAN_FIELD_ERRORS,
     SPAN_ID,
     VERSION_QUERY,
 )
@@ -80,10 +82,15 @@ def _round_value(raw: Any) -> int:
     return int(text)
 
 
+def _field_error(field: str, message: str) -> ValidationError:
+    """A 400 in DRF's own shape, field -> [messages], as the span endpoints answer every bad input."""
+    return ValidationError({field: [message]})
+
+
 def _round(request: Request) -> int:
     raw = request.query_params.get("round", "1")
     if not raw.isdigit() or not 1 <= int(raw) <= MAX_ROUND:
-        raise ValidationError({"round": f"{raw!r} is not a round number (1, 2, ...)"})
+        raise _field_error("round", f"{raw!r} is not a round number (1, 2, ...)")
     return int(raw)
 
 
@@ -148,6 +155,11 @@ class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
         query = ExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         options = export.ExportOptions(**query.validated_data)
+        try:
+            # Checked before the response starts: a round the project lacks is a 400, not an empty 200.
+            options.check(project)
+        except export.ExportError as error:
+            raise ValidationError({error.field: [error.detail]} if error.field else [str(error)]) from None
         if options.format == "faithbench":
             return _faithbench_zip(project, options)
         lines = export.jsonl_lines(project, options) if options.format == "jsonl" else export.csv_lines(project, options)
@@ -196,7 +208,7 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         sample, _ = access.get_sample_for_user(self.request.user, int(self.kwargs["pk"]))
         return sample
 
-    @extend_schema(parameters=[SAMPLE_ID, ROUND_QUERY], responses=SpanSerializer(many=True))
+    @extend_schema(parameters=[SAMPLE_ID, ROUND_QUERY], responses={200: SpanSerializer(many=True), 400: SPAN_FIELD_ERRORS})
     @action(detail=True, methods=["get"], pagination_class=None)
     def spans(self, request: Request, pk: str | None = None) -> Response:
         """Spans of a round the user may see (an annotator: only their own)."""
@@ -341,7 +353,9 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
 
 @extend_schema_view(
     retrieve=extend_schema(parameters=[SPAN_ID]),
-    destroy=extend_schema(parameters=[SPAN_ID, VERSION_QUERY], responses={204: None, 409: SPAN_CONFLICT}),
+    destroy=extend_schema(
+        parameters=[SPAN_ID, VERSION_QUERY], responses={204: None, 400: SPAN_FIELD_ERRORS, 409: SPAN_CONFLICT}
+    ),
 )
 class SpanViewSet(
     mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
@@ -374,6 +388,7 @@ class SpanViewSet(
                 SpanSerializer,
                 description="The same span (offsets, labels, note and source link) was already saved: the stored one.",
             ),
+            400: SPAN_FIELD_ERRORS,
             409: SPAN_EXISTS_OR_FROZEN,
         },
     )
@@ -384,11 +399,11 @@ class SpanViewSet(
         try:
             sample, _ = access.get_sample_for_user(request.user, data.pop("sample"), write=True)
         except Http404:
-            raise ValidationError({"sample": "no such sample"}) from None
+            raise _field_error("sample", "no such sample") from None
         try:
             span = spans.create_span(sample, request.user, **data)
         except spans.SpanError as error:
-            raise ValidationError({error.field: error.message}) from None
+            raise _field_error(error.field, error.message) from None
         except freeze.RoundFrozen as frozen:
             return _frozen(frozen)
         except spans.SpanExists as exists:
@@ -400,19 +415,31 @@ class SpanViewSet(
         code = status.HTTP_200_OK if getattr(span, "duplicate", False) else status.HTTP_201_CREATED
         return Response(SpanSerializer(span).data, status=code)
 
-    @extend_schema(parameters=[SPAN_ID], request=SpanUpdateSerializer, responses={200: SpanSerializer, 409: SPAN_CONFLICT})
+    @extend_schema(
+        parameters=[SPAN_ID],
+        request=SpanUpdateSerializer,
+        responses={
+            200: OpenApiResponse(
+                SpanSerializer,
+                description="The span as stored. A change to the values it already has saves nothing and keeps "
+                "its version.",
+            ),
+            400: SPAN_FIELD_ERRORS,
+            409: SPAN_CONFLICT,
+        },
+    )
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         span = access.get_span_for_user(request.user, int(kwargs["pk"]))
         body = SpanUpdateSerializer(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
         changes = dict(body.validated_data)
         if "version" not in changes:
-            raise ValidationError({"version": "send the version you last read"})
+            raise _field_error("version", "send the version you last read")
         version = changes.pop("version")
         try:
             span = spans.update_span(span, version=version, changes=changes)
         except spans.SpanError as error:
-            raise ValidationError({error.field: error.message}) from None
+            raise _field_error(error.field, error.message) from None
         except spans.StaleVersion as stale:
             return self._conflict(stale)
         except freeze.RoundFrozen as frozen:
@@ -428,9 +455,9 @@ class SpanViewSet(
         try:
             version = int(raw)
         except (TypeError, ValueError):
-            raise ValidationError({"version": "send the version you last read"}) from None
+            raise _field_error("version", "send the version you last read") from None
         if not 1 <= version <= MAX_VERSION:
-            raise ValidationError({"version": f"{raw!r} is not a version number; send the version you last read"})
+            raise _field_error("version", f"{raw!r} is not a version number; send the version you last read")
         try:
             spans.delete_span(span, version=version)
         except spans.StaleVersion as stale:
@@ -438,6 +465,12 @@ class SpanViewSet(
         except freeze.RoundFrozen as frozen:
             return _frozen(frozen)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def handle_exception(self, exc: Exception) -> Response:
+        # A body that is not JSON answers in the same field -> [messages] shape as every other 400 here.
+        if isinstance(exc, ParseError):
+            exc = ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [str(exc.detail)]})
+        return super().handle_exception(exc)
 
     @staticmethod
     def _conflict(stale: spans.StaleVersion) -> Response:

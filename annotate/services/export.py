@@ -37,7 +37,32 @@ CSV_COLUMNS = [
 
 
 class ExportError(ValueError):
-    pass
+    """An export that cannot run as asked. With a ``field``, the message starts with the option at fault
+    ("round: ..."), and ``detail`` is the rest, for an API that puts it under that field's name."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.detail = message
+
+
+def export_rounds(project: Project) -> list[int]:
+    """The rounds an export can be asked for: round 1, which every project starts in (its samples export
+    before anyone is assigned), every round with assignments (stats.project_rounds, the results page's
+    rounds), and every round holding spans (work left by an unassigned annotator stays exportable)."""
+    with_spans = (
+        SpanAnnotation.objects.filter(sample__project=project).order_by().values_list("round", flat=True).distinct()
+    )
+    return sorted({1, *project_rounds(project), *with_spans})
+
+
+def _round_exists(project: Project, round: int) -> bool:
+    """export_rounds' test for one round, with a query or two instead of listing them all."""
+    return (
+        round == 1
+        or Assignment.objects.filter(batch__project=project, round=round).exists()
+        or SpanAnnotation.objects.filter(sample__project=project, round=round).exists()
+    )
 
 
 @dataclass(frozen=True)
@@ -47,10 +72,16 @@ class ExportOptions:
     pseudonyms: bool = False
 
     def check(self, project: Project) -> ExportOptions:
+        """Refuse what no export can give, before anything is written or a response has begun: every
+        caller (API, command, page, background job) goes through here."""
         if self.format not in FORMATS:
-            raise ExportError(f"format: {self.format!r} is not one of {', '.join(FORMATS)}")
+            raise ExportError(f"{self.format!r} is not one of {', '.join(FORMATS)}", "format")
         if isinstance(self.round, bool) or not isinstance(self.round, int) or self.round < 1:
-            raise ExportError(f"round: {self.round!r} is not a round number (1, 2, ...)")
+            raise ExportError(f"{self.round!r} is not a round number (1, 2, ...)", "round")
+        if not _round_exists(project, self.round):
+            # Otherwise the export would be every sample marked with a round that has no work at all.
+            known = ", ".join(map(str, export_rounds(project)))
+            raise ExportError(f"project {project.slug!r} has no round {self.round} (its rounds: {known})", "round")
         return self
 
 
@@ -195,8 +226,16 @@ def jsonl_lines(project: Project, options: ExportOptions, progress: Any = None) 
     page does: ``worst_label_by_annotator`` holds each of them (Consistent where they left no span),
     and ``worst_label`` is the results page's own verdict (stats.sample_worst_labels), the worst of
     those, null while nobody has submitted the batch. Work in progress is in ``annotations`` only.
+
+    The options are checked now, not at the first line, so a bad round is refused before a
+    streamed response or a file has begun.
     """
     options.check(project)
+    return _jsonl_lines(project, options, progress)
+
+
+def _jsonl_lines(project: Project, options: ExportOptions, progress: Any = None) -> Iterator[str]:
+    """The lines of jsonl_lines, whose caller has checked the options."""
     names = _Names(project, options.pseudonyms)
     categories = label_categories(project.taxonomy)
     submitters = batch_submitters(project, options.round)
@@ -230,8 +269,12 @@ def jsonl_lines(project: Project, options: ExportOptions, progress: Any = None) 
 
 
 def csv_lines(project: Project, options: ExportOptions, progress: Any = None) -> Iterator[str]:
-    """A span a row, with a header row."""
+    """A span a row, with a header row; the options are checked now, as jsonl_lines does."""
     options.check(project)
+    return _csv_lines(project, options, progress)
+
+
+def _csv_lines(project: Project, options: ExportOptions, progress: Any = None) -> Iterator[str]:
     names = _Names(project, options.pseudonyms)
     categories = label_categories(project.taxonomy)
     buffer = io.StringIO()

@@ -48,10 +48,14 @@ class SpanExists(Exception):
 
 
 def _check_offsets(text: str, start: Any, end: Any, field: str) -> tuple[int, int]:
+    """Code-point offsets of a non-empty range of ``text``; ``field`` is "" (summary) or "source_"."""
     for name, value in ((f"{field}start", start), (f"{field}end", end)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise SpanError(name, f"must be a whole number, got {value!r}")
-    if not 0 <= start < end <= len(text):
+    # Reversed or empty before out of range: 5..2 inside a long text is not "outside" it.
+    if start >= end:
+        raise SpanError(f"{field}start", f"{field}start must be before {field}end ({start}..{end})")
+    if start < 0 or end > len(text):
         raise SpanError(f"{field}start", f"{start}..{end} is outside a text of {len(text)} characters")
     return start, end
 
@@ -138,7 +142,10 @@ def create_span(
 
 
 def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) -> SpanAnnotation:
-    """Apply changes if ``version`` is still the stored one; otherwise raise StaleVersion."""
+    """Apply changes if ``version`` is still the stored one; otherwise raise StaleVersion.
+
+    Changes to the values the span already has write nothing and keep its version.
+    """
     if isinstance(version, bool) or not isinstance(version, int):
         raise SpanError("version", "send the version you last read")
     sample = span.sample
@@ -161,6 +168,9 @@ def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) 
             sample, changes.get("source_start", span.source_start), changes.get("source_end", span.source_end)
         )
         fields.update(source_start=link[0], source_end=link[1], source_text=link[2])
+    if span.version == version and _unchanged(span, fields):
+        # Saving the values it has would only bump the version and turn another tab's copy stale.
+        return span
     now = timezone.now()
     # One statement: the version check and the write cannot be split by another save.
     updated = SpanAnnotation.objects.filter(pk=span.pk, version=version).update(
@@ -178,6 +188,17 @@ def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) 
     span.version = version + 1
     span.updated_at = now
     return span
+
+
+def _unchanged(span: SpanAnnotation, fields: dict[str, Any]) -> bool:
+    """Whether ``fields`` hold the values the span has; labels compared as a set, as twins are."""
+    for name, value in fields.items():
+        stored = getattr(span, name)
+        if name == "labels" and set(value) != set(stored):
+            return False
+        if name != "labels" and value != stored:
+            return False
+    return True
 
 
 def delete_span(span: SpanAnnotation, *, version: Any) -> None:

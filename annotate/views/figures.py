@@ -15,6 +15,7 @@ the figures into rows and render. A form change re-renders only the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -55,6 +56,37 @@ class BadQuery(ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+
+
+class BadQueries(BadQuery):
+    """Several bad parameters of one request, each in ``problems``: the page names them all at once."""
+
+    def __init__(self, problems: list[BadQuery]) -> None:
+        ValueError.__init__(self, "; ".join(map(str, problems)))
+        self.field = problems[0].field
+        self.problems = problems
+
+
+def read_each(**readers: Callable[[], Any]) -> dict[str, Any]:
+    """Every reader's value by name. A bad parameter does not stop the others being read: one BadQuery,
+    or BadQueries for several, is raised once all have run, so a fix-one-resubmit loop is never needed."""
+    values: dict[str, Any] = {}
+    problems: list[BadQuery] = []
+    for name, read in readers.items():
+        try:
+            values[name] = read()
+        except BadQuery as problem:
+            problems.append(problem)
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise BadQueries(problems)
+    return values
+
+
+def each_problem(error: BadQuery) -> list[str]:
+    """The messages a page lists, one a line."""
+    return [str(problem) for problem in error.problems] if isinstance(error, BadQueries) else [str(error)]
 
 
 # --------------------------------------------------------------------------- reading the query

@@ -13,11 +13,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.urls import reverse
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotate import access, agreement
-from annotate.models import Membership, Sample
+from annotate.models import Batch, Membership, Sample
 from annotate.results import RATE_COLUMNS, rank_generators
 from annotate.services import agreement_admin, results_cache, stats
 from annotate.taxonomy import CATEGORY_NAMES
@@ -29,10 +30,12 @@ from annotate.views.figures import (
     _nothing_newer,
     _render,
     _url,
+    each_problem,
     get_project_for_results,
     parse_int,
     parse_round,
     parse_threshold,
+    read_each,
 )
 
 Role = Membership.Role
@@ -128,12 +131,13 @@ class ResultsQuery:
 
 
 def read_results_query(query: QueryDict, known_rounds: list[int]) -> ResultsQuery:
+    """The page's parameters; BadQueries names every bad one at once."""
     default_round = 1 if 1 in known_rounds else (known_rounds[0] if known_rounds else None)
-    return ResultsQuery(
-        round=parse_round(query.get("round"), known_rounds, default=default_round),
-        threshold=parse_threshold(query.get("threshold")),
-        k=parse_int(query.get("k"), "k", DEFAULT_K, 1),
-    )
+    return ResultsQuery(**read_each(
+        round=lambda: parse_round(query.get("round"), known_rounds, default=default_round),
+        threshold=lambda: parse_threshold(query.get("threshold")),
+        k=lambda: parse_int(query.get("k"), "k", DEFAULT_K, 1),
+    ))
 
 
 def results_context(figures: dict[str, Any], query: ResultsQuery) -> dict[str, Any]:
@@ -182,7 +186,8 @@ def results_page(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         query = read_results_query(request.GET, known)
     except BadQuery as error:
-        return _render(request, "annotate/results.html", context | {"error": str(error)}, status=400)
+        return _render(request, "annotate/results.html", context | {"error": str(error), "errors": each_problem(error)},
+                       status=400)
     served = results_cache.serve_figures(project, "results", round=query.round, threshold=query.threshold, k=query.k)
     if _nothing_newer(request, served):
         return HttpResponse(status=204)
@@ -193,6 +198,16 @@ def results_page(request: HttpRequest, slug: str) -> HttpResponse:
     return _render(request, "annotate/results.html", context)
 
 
+def _counted(count: int, singular: str, plural: str) -> str:
+    """"1 batch", "2 batches": the noun agrees with the number (ngettext, so a translation can too)."""
+    return f"{count} {ngettext(singular, plural, count)}"
+
+
+def _batch_names(batches: list[Batch]) -> str:
+    """The first and last of a run of batches; a single batch by its own name, not "b … b"."""
+    return batches[0].name if len(batches) == 1 else f"{batches[0].name} … {batches[-1].name}"
+
+
 @require_POST
 @login_required
 def results_selection(request: HttpRequest, slug: str) -> HttpResponse:
@@ -200,22 +215,26 @@ def results_selection(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = access.get_project_for_user(request.user, slug, admin=True)
     back = reverse("results", args=[project.slug])
     try:
-        threshold = parse_threshold(request.POST.get("threshold"))
-        k = parse_int(request.POST.get("k"), "k", DEFAULT_K, 1)
-        per_batch = parse_int(request.POST.get("passages_per_batch"), "passages_per_batch", 5, 1, 1000)
-        selection = stats.challenging_groups(project, k, threshold)  # fresh: batches are made from it
+        form = read_each(
+            threshold=lambda: parse_threshold(request.POST.get("threshold")),
+            k=lambda: parse_int(request.POST.get("k"), "k", DEFAULT_K, 1),
+            per_batch=lambda: parse_int(request.POST.get("passages_per_batch"), "passages_per_batch", 5, 1, 1000),
+        )
+        selection = stats.challenging_groups(project, form["k"], form["threshold"])  # fresh: batches are made from it
         batches = agreement_admin.create_batches_from_selection(
             project,
             [entry["passage_id"] for entry in selection["kept"]],
             request.POST.get("name_prefix", ""),
-            passages_per_batch=per_batch,
+            passages_per_batch=form["per_batch"],
         )
     except agreement_admin.SelectionAlreadyMade as made:
         # A second press or a double submit: the batches exist, so say so instead of failing.
+        made_count = len(made.batches)
         messages.info(
             request,
-            f"These batches already exist: {len(made.batches)} batches ({made.batches[0].name} … "
-            f"{made.batches[-1].name}) from this selection; nothing new was created.",
+            f"{ngettext('This batch already exists', 'These batches already exist', made_count)}: "
+            f"{_counted(made_count, 'batch', 'batches')} ({_batch_names(made.batches)}) from this selection; "
+            "nothing new was created.",
         )
         back = reverse("project", args=[project.slug])
     except (BadQuery, agreement_admin.AgreementAdminError) as error:
@@ -225,8 +244,8 @@ def results_selection(request: HttpRequest, slug: str) -> HttpResponse:
         samples = Sample.objects.filter(batch__in=batches).count()
         messages.success(
             request,
-            f"Created {len(batches)} batches ({batches[0].name} … {batches[-1].name}) with {samples} copied samples; "
-            "assign annotators on the project page.",
+            f"Created {_counted(len(batches), 'batch', 'batches')} ({_batch_names(batches)}) with "
+            f"{_counted(samples, 'copied sample', 'copied samples')}; assign annotators on the project page.",
         )
         back = reverse("project", args=[project.slug])
     return HttpResponseClientRedirect(back) if request.htmx else HttpResponseRedirect(back)

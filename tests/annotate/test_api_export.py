@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from annotate.models import Membership, Project
+from annotate.models import Assignment, Membership, Project
 from tests.annotate.test_export import EXAMPLE, quirky_example
 from tests.conftest import login
 
@@ -54,6 +54,7 @@ def test_faithbench_export_follows_the_round_and_pseudonym_options(sample: Any, 
     assert [(a["annotator_name"], a["summary_span"], a["label"]) for a in annotations] == [
         (pseudonym, "Lintown", ["Benign"])
     ]
+    Assignment.objects.create(batch=sample.batch, annotator=alice, round=2)  # round 2 exists, with no spans yet
     round_two = login(admin_user).get("/api/projects/demo/export/?format=faithbench&round=2")
     archive = zipfile.ZipFile(io.BytesIO(b"".join(round_two.streaming_content)))
     assert [s["annotations"] for s in json.loads(archive.read("demo-round2/batch-1.json"))["samples"]] == [[], [], []]

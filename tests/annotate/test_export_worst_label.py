@@ -69,8 +69,9 @@ def test_the_export_agrees_with_the_results_pages_verdicts(tmp_path: Path, proje
     assert lines == {**verdicts, "x": None}
 
 
-def test_a_round_nobody_is_assigned_to_exports_without_verdicts(tmp_path: Path,
-                                                                 half_submitted: dict[str, Sample]) -> None:
+def test_a_round_nobody_has_submitted_exports_without_verdicts(tmp_path: Path, batch: Batch, alice: Any,
+                                                                half_submitted: dict[str, Sample]) -> None:
+    Assignment.objects.create(batch=batch, annotator=alice, round=2)  # a round that exists; nothing submitted
     lines = export_lines(tmp_path, "--round", "2")
     assert {line["worst_label"] for line in lines.values()} == {None}
     assert all(line["worst_label_by_annotator"] == {} and line["annotations"] == [] for line in lines.values())

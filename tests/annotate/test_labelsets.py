@@ -222,7 +222,7 @@ def test_a_retired_label_stays_on_spans_and_imports_but_not_in_the_app(sample: A
     response = login(alice).post("/api/spans/", {"sample": sample.pk, "start": 5, "end": 9, "labels": ["Benign"]},
                                  content_type="application/json")
     assert response.status_code == 400
-    assert "label 'Benign' is retired" in response.json()["labels"]
+    assert "label 'Benign' is retired" in response.json()["labels"][0]
     assert SpanAnnotation.objects.filter(sample=sample).count() == 1
     source = "The council met on Monday."
     upload = faithbench_file([{
@@ -242,7 +242,7 @@ def test_the_app_refuses_the_misspelling_through_the_api(sample: Any, alice: Any
         content_type="application/json",
     )
     assert response.status_code == 400
-    assert "misspelling accepted only from imported files" in response.json()["labels"]
+    assert "misspelling accepted only from imported files" in response.json()["labels"][0]
 
 
 # --------------------------------------------------------------------------- pages

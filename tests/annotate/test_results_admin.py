@@ -50,13 +50,12 @@ def test_pressing_create_batches_twice_makes_them_once_and_says_they_exist(
 ) -> None:
     client = login(admin_user)
     first = client.post("/projects/demo/results/selection/", SELECTION, follow=True)
-    assert "Created 1 batches (hard-1 … hard-1) with 3 copied samples" in first.content.decode()
+    assert "Created 1 batch (hard-1) with 3 copied samples" in first.content.decode()
     batches, samples = list(Batch.objects.values_list("pk", "name")), list(Sample.objects.values_list("pk", flat=True))
     again = client.post("/projects/demo/results/selection/", SELECTION)
     assert again.status_code == 302 and again["Location"] == "/projects/demo/"
     page = client.get("/projects/demo/").content.decode()
-    assert ("These batches already exist: 1 batches (hard-1 … hard-1) from this selection; nothing new was created."
-            in page)
+    assert "This batch already exists: 1 batch (hard-1) from this selection; nothing new was created." in page
     # A double submit from htmx gets the same answer.
     double = client.post("/projects/demo/results/selection/", SELECTION, **HTMX)
     assert double["HX-Redirect"] == "/projects/demo/"

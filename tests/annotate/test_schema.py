@@ -306,7 +306,7 @@ def test_numbers_past_the_documented_ranges_get_400_and_change_nothing(sample: A
     admin = Client()
     admin.force_login(admin_user)
     assert annotator.get(f"/api/samples/{sample.pk}/spans/?round={HUGE}").json() == {
-        "round": f"'{HUGE}' is not a round number (1, 2, ...)"
+        "round": [f"'{HUGE}' is not a round number (1, 2, ...)"]
     }
     assert admin.get(f"/api/samples/?batch={HUGE}").json() == {"batch": "must be a batch id"}
     deleted = annotator.delete(f"/api/spans/{span.pk}/?version={HUGE}")

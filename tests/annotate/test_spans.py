@@ -27,7 +27,9 @@ def test_non_bmp_offsets(batch: Any, alice: Any) -> None:
 @pytest.mark.parametrize(
     ("fields", "field", "message"),
     [
-        ({"start": 5, "end": 5}, "start", "outside"),
+        ({"start": 5, "end": 5}, "start", "start must be before end (5..5)"),
+        ({"start": 5, "end": 2}, "start", "start must be before end (5..2)"),
+        ({"start": -1, "end": 4}, "start", "-1..4 is outside a text of"),
         ({"start": 0, "end": 10_000}, "start", "outside"),
         ({"start": "0", "end": 4}, "start", "whole number"),
         ({"start": 0, "end": 4, "labels": ["Nope"]}, "labels", "unknown label 'Nope'"),

@@ -180,7 +180,7 @@ def test_unassigned_round_gets_the_round_error_in_one_lookup(sample: Any, alice:
     with CaptureQueriesContext(connection) as context:
         response = post_span(client, sample, round=2)
     assert response.status_code == 400
-    assert response.json() == {"round": "you are not assigned to round 2 of batch 'batch-1'"}
+    assert response.json() == {"round": ["you are not assigned to round 2 of batch 'batch-1'"]}
     assert len(statements(context)) == 2
     assert not SpanAnnotation.objects.exists()
 
@@ -189,13 +189,13 @@ def test_annotator_of_another_batch_gets_no_such_sample(project: Any, sample: An
     other = Batch.objects.create(project=project, name="batch-2")
     hidden = Sample.objects.create(project=project, passage=sample.passage, batch=other, summary="Hidden text.")
     response = post_span(token_client(alice), hidden)
-    assert response.status_code == 400 and response.json() == {"sample": "no such sample"}
+    assert response.status_code == 400 and response.json() == {"sample": ["no such sample"]}
 
 
 def test_outsider_and_missing_sample_get_no_such_sample(sample: Any, charlie: Any, alice: Any) -> None:
-    assert post_span(token_client(charlie), sample).json() == {"sample": "no such sample"}
+    assert post_span(token_client(charlie), sample).json() == {"sample": ["no such sample"]}
     missing = Sample(pk=sample.pk + 1000)
-    assert post_span(token_client(alice), missing).json() == {"sample": "no such sample"}
+    assert post_span(token_client(alice), missing).json() == {"sample": ["no such sample"]}
 
 
 def test_superuser_may_read_but_not_write_spans(sample: Any, alice: Any) -> None:

@@ -32,7 +32,7 @@ from annotate.services.ingest.annotators import (
     annotator_id_conflicts,
     annotator_usernames,
 )
-from annotate.services.ingest.checks import MAX_TEXT_CHARS, ImportFailed, max_length, username_limit
+from annotate.services.ingest.checks import MAX_TEXT_CHARS, ImportFailed, ImportProblems, max_length, username_limit
 from annotate.services.ingest.faithbench import (
     ABSENT_KEYS,
     FAITHBENCH_ANNOTATION_KEYS,
@@ -56,6 +56,7 @@ __all__ = [
     "AnnotatorIdConflict",
     "CaseMerge",
     "ImportFailed",
+    "ImportProblems",
     "ImportReport",
     "ParsedBatch",
     "ParsedSample",

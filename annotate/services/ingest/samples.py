@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from annotate.models import Batch, Passage, Sample
-from annotate.services.ingest.checks import ImportFailed, _fits, _shown, _text, max_length
+from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _shown, _text, max_length
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
+
+REQUIRED = ("passage_id", "source", "summary", "generator")
 
 
 def parse_samples_jsonl(
@@ -15,80 +19,125 @@ def parse_samples_jsonl(
 ) -> list[ParsedBatch]:
     """Unannotated samples, one JSON object a line: passage_id, source, summary, generator,
     optional batch and metadata. Samples without a batch are grouped by passage,
-    ``passages_per_batch`` passages a batch."""
-    if isinstance(content, bytes):
-        try:
-            content = content.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ImportFailed(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    ``passages_per_batch`` passages a batch.
+
+    Every problem of the file is reported at once (ImportProblems, each naming the file, the line
+    and the field), so a researcher fixes the file in one pass instead of one error per upload.
+    """
+    text = _decoded(content, file)
+    problems: list[str] = []
     named: dict[str, list[ParsedSample]] = {}
     ungrouped: dict[str, list[ParsedSample]] = {}
     sources: dict[str, str] = {}
-    for line_number, line in enumerate(content.splitlines(), start=1):
+    # Split on newlines only: str.splitlines would also split inside a JSON string holding U+2028 or
+    # U+0085, and number the lines otherwise than an editor does.
+    for line_number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
-        where = f"{file}: line {line_number}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ImportFailed(f"{where}: not valid JSON: {error.msg} at column {error.colno}") from None
-        if not isinstance(raw, dict):
-            raise ImportFailed(f"{where}: expected a JSON object")
-        for required in ("passage_id", "source", "summary", "generator"):
-            if required not in raw:
-                raise ImportFailed(f"{where}: missing field '{required}'")
-        passage_id = raw["passage_id"]
-        if isinstance(passage_id, bool) or not isinstance(passage_id, (int, str)) or str(passage_id) == "":
-            raise ImportFailed(f"{where}: field 'passage_id' must be a non-empty string or number")
-        passage_key = str(passage_id)
-        source = _text(raw["source"], where, "source")
-        summary = _text(raw["summary"], where, "summary")
-        generator = _text(raw["generator"], where, "generator")
-        if sources.setdefault(passage_key, source) != source:
-            raise ImportFailed(f"{where}: field 'source' differs from an earlier line with passage_id {passage_key!r}")
-        metadata = raw.get("metadata") or {}
-        if not isinstance(metadata, dict):
-            raise ImportFailed(f"{where}: field 'metadata' must be an object")
-        batch = raw.get("batch")
-        if batch is not None and (not isinstance(batch, (str, int)) or str(batch).strip() == ""):
-            raise ImportFailed(f"{where}: field 'batch' must be a non-empty string")
-        external_id = str(raw.get("sample_id", line_number))
-        _fits(passage_key, max_length(Passage, "external_id"), where, "passage_id")
-        _fits(generator, max_length(Sample, "generator"), where, "generator")
-        _fits(external_id, max_length(Sample, "external_id"), where, "sample_id")
-        if batch is not None:
-            _fits(str(batch), max_length(Batch, "name"), where, "batch")
-        sample = ParsedSample(
-            passage_key=passage_key,
-            source=source,
-            summary=summary,
-            generator=generator,
-            external_id=external_id,
-            metadata=metadata,
-        )
-        if batch is None:
-            ungrouped.setdefault(passage_key, []).append(sample)
-        else:
-            named.setdefault(str(batch), []).append(sample)
-    if not named and not ungrouped:
-        raise ImportFailed(f"{file}: no samples")
+        read = _read_line(line, f"{file}: line {line_number}", line_number, sources, problems)
+        if read is not None:
+            sample, batch = read
+            group = ungrouped.setdefault(sample.passage_key, []) if batch is None else named.setdefault(batch, [])
+            group.append(sample)
+    if not named and not ungrouped and not problems:
+        problems.append(f"{file}: no samples")
     batches = [ParsedBatch(name=name, samples=samples, file=file) for name, samples in named.items()]
+    batches += _grouped(ungrouped, file, passages_per_batch, summaries_per_passage, problems)
+    if problems:
+        raise ImportProblems(problems)
+    return batches
+
+
+def _decoded(content: bytes | str, file: str) -> str:
+    if isinstance(content, str):
+        return content.removeprefix("\ufeff")
+    try:
+        return content.decode("utf-8-sig")  # a byte order mark (Windows editors write one) is not part of line 1
+    except UnicodeDecodeError as error:
+        raise ImportFailed(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+
+
+def _read_line(
+    line: str, where: str, line_number: int, sources: dict[str, str], problems: list[str]
+) -> tuple[ParsedSample, str | None] | None:
+    """One line's sample and batch name, or None after adding each of the line's problems."""
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as error:
+        problems.append(f"{where}: not valid JSON: {error.msg} at column {error.colno}")
+        return None
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a JSON object, got {type(raw).__name__}")
+        return None
+    found = len(problems)
+    problems.extend(f"{where}: missing field '{name}'" for name in REQUIRED if name not in raw)
+
+    def checked(check: Callable[[], Any]) -> Any:
+        """The check's value, or None once its problem is noted: the line's other fields are still read."""
+        try:
+            return check()
+        except ImportFailed as failure:
+            problems.append(str(failure))
+            return None
+
+    passage_key = checked(lambda: _passage_key(raw["passage_id"], where)) if "passage_id" in raw else None
+    source = checked(lambda: _text(raw["source"], where, "source")) if "source" in raw else None
+    summary = checked(lambda: _text(raw["summary"], where, "summary")) if "summary" in raw else None
+    generator = checked(lambda: _generator(raw["generator"], where)) if "generator" in raw else None
+    metadata = raw.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        problems.append(f"{where}: field 'metadata' must be an object, got {type(metadata).__name__}")
+    batch = checked(lambda: _batch_name(raw.get("batch"), where))
+    external_id = checked(lambda: _fits(str(raw.get("sample_id", line_number)), max_length(Sample, "external_id"),
+                                        where, "sample_id"))
+    if passage_key is not None and source is not None and sources.setdefault(passage_key, source) != source:
+        problems.append(f"{where}: field 'source' differs from an earlier line with passage_id {passage_key!r}")
+    if len(problems) > found:
+        return None
+    sample = ParsedSample(passage_key=passage_key, source=source, summary=summary, generator=generator,
+                          external_id=external_id, metadata=metadata)
+    return sample, batch
+
+
+def _passage_key(value: Any, where: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or str(value) == "":
+        raise ImportFailed(f"{where}: field 'passage_id' must be a non-empty string or number")
+    return _fits(str(value), max_length(Passage, "external_id"), where, "passage_id")
+
+
+def _generator(value: Any, where: str) -> str:
+    return _fits(_text(value, where, "generator"), max_length(Sample, "generator"), where, "generator")
+
+
+def _batch_name(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, (str, int)) or str(value).strip() == "":
+        raise ImportFailed(f"{where}: field 'batch' must be a non-empty string")
+    return _fits(str(value), max_length(Batch, "name"), where, "batch")
+
+
+def _grouped(
+    ungrouped: dict[str, list[ParsedSample]], file: str, passages_per_batch: int, summaries_per_passage: int,
+    problems: list[str],
+) -> list[ParsedBatch]:
+    """Batches of ``passages_per_batch`` passages for the samples without a batch, named after the file."""
     keys = list(ungrouped)
     stem = Path(file).stem
     last_name = f"{stem}-{max(1, -(-len(keys) // passages_per_batch))}"
     if keys and len(last_name) > max_length(Batch, "name"):
-        raise ImportFailed(
+        problems.append(
             f"{file}: the batch name {_shown(last_name)} (the file name without its extension and a number) "
             f"has {len(last_name)} characters; the limit is {max_length(Batch, 'name')}"
         )
+    problems.extend(
+        f"{file}: passage {key!r} has more than {summaries_per_passage} summaries; give those lines a 'batch'"
+        for key in keys if len(ungrouped[key]) > summaries_per_passage
+    )
+    batches = []
     for number, first in enumerate(range(0, len(keys), passages_per_batch), start=1):
         group = keys[first : first + passages_per_batch]
-        samples = [s for key in group for s in ungrouped[key][:summaries_per_passage]]
-        overflow = [s for key in group for s in ungrouped[key][summaries_per_passage:]]
-        if overflow:
-            raise ImportFailed(
-                f"{file}: passage {overflow[0].passage_key!r} has more than {summaries_per_passage} summaries; "
-                "give those lines a 'batch'"
-            )
+        samples = [sample for key in group for sample in ungrouped[key][:summaries_per_passage]]
         batches.append(ParsedBatch(name=f"{stem}-{number}", samples=samples, file=file))
     return batches

@@ -23,7 +23,7 @@ from annotate.services.ingest.annotators import (
     annotator_usernames,
     describe_taken_name,
 )
-from annotate.services.ingest.checks import ImportFailed, _fits, _shown, username_limit
+from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _shown, username_limit
 from annotate.services.ingest.faithbench import parse_faithbench
 from annotate.services.ingest.parsed import ParsedBatch
 from annotate.services.ingest.samples import parse_samples_jsonl
@@ -214,10 +214,25 @@ def import_files(
     created_by: AbstractBaseUser | None = None,
     annotators: str = BY_NAME,
 ) -> ImportReport:
-    """Parse every file first, then write them all in one transaction."""
+    """Parse every file first, then write them all in one transaction.
+
+    The problems of every file are reported together (ImportProblems), as each JSONL file reports all
+    of its lines: one upload of several files shows everything to fix.
+    """
     parsed: list[ParsedBatch] = []
+    problems: list[str] = []
+    total = 0
     for name, content in files:
-        parsed.extend(parse_upload(content, name, project.taxonomy))
+        try:
+            parsed.extend(parse_upload(content, name, project.taxonomy))
+        except ImportProblems as failure:
+            problems.extend(failure.messages)
+            total += failure.total
+        except ImportFailed as failure:
+            problems.append(str(failure))
+            total += 1
+    if problems:
+        raise ImportProblems(problems, total)
     return import_batches(
         project, parsed, round=round, roster=roster, created_by=created_by, annotators=annotators
     )
