@@ -44,6 +44,11 @@ class SyntheticSetForm(forms.Form):
     name = forms.CharField(max_length=100)
     writer = forms.ModelChoiceField(queryset=Judge.objects.none(), label="Writer (a rubric judge's endpoint)")
     seed = forms.IntegerField(min_value=0, initial=0, help_text="Seeds the order in which sentences are replaced.")
+    sentences_per_output = forms.IntegerField(
+        min_value=1, max_value=20, initial=nesting.DEFAULT_SENTENCES_PER_OUTPUT, required=False,
+        label="Sentences per output",
+        help_text="Only outputs of exactly this many sentences are used; the sets go from 0 to 100% in steps of one "
+                  "sentence (5: 20% steps, as in the paper).")
 
     def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -57,6 +62,16 @@ class SyntheticImportForm(forms.Form):
                            help_text='One line per rewrite: {"sample", "sentence", "type", "rewritten"}, '
                                      'and "batch" where the sample id repeats across batches.')
     seed = forms.IntegerField(min_value=0, initial=0)
+    sentences_per_output = forms.IntegerField(
+        min_value=1, max_value=20, initial=nesting.DEFAULT_SENTENCES_PER_OUTPUT, required=False,
+        label="Sentences per output",
+        help_text="Only outputs of exactly this many sentences are used; the sets go from 0 to 100% in steps of one "
+                  "sentence (5: 20% steps, as in the paper).")
+
+
+def _per_output(form: forms.Form) -> int:
+    """The form's sentences per output; left empty, the default (five, as in the paper)."""
+    return form.cleaned_data.get("sentences_per_output") or nesting.DEFAULT_SENTENCES_PER_OUTPUT
 
 
 class SyntheticRunForm(forms.Form):
@@ -101,7 +116,8 @@ def synthetic_create(request: HttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         try:
             created = create_synthetic_set(project, name=form.cleaned_data["name"], writer=form.cleaned_data["writer"],
-                                           seed=form.cleaned_data["seed"], by=request.user)
+                                           seed=form.cleaned_data["seed"], by=request.user,
+                                           sentences_per_output=_per_output(form))
         except SyntheticSetError as error:
             _refuse(form, error)
         else:
@@ -122,7 +138,8 @@ def synthetic_import(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             try:
                 created = import_rewrites(project, form.cleaned_data["name"], upload.read(), upload.name,
-                                          seed=form.cleaned_data["seed"], by=request.user)
+                                          seed=form.cleaned_data["seed"], by=request.user,
+                                          sentences_per_output=_per_output(form))
             except SyntheticSetError as error:
                 # One message per problem (file, line, field), as many as the service names.
                 for problem in error.problems[:20]:

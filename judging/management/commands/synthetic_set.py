@@ -17,6 +17,7 @@ from judging.services.synthetic import (
     import_rewrites,
     synthetic_summary,
 )
+from judging.synthetic import DEFAULT_SENTENCES_PER_OUTPUT
 
 
 def whole_number(raw: str, option: str) -> int:
@@ -42,11 +43,15 @@ class Command(BaseCommand):
                             help='JSONL of {"sample", "sentence", "type", "rewritten"}, and "batch" where the sample '
                                  'id repeats across batches')
         parser.add_argument("--seed", default="0", help="seed of the replacement orders (default 0)")
+        parser.add_argument("--sentences-per-output", default=str(DEFAULT_SENTENCES_PER_OUTPUT),
+                            help="use the outputs of exactly this many sentences; the sets go from 0 to 100%% in "
+                                 f"steps of one sentence (default {DEFAULT_SENTENCES_PER_OUTPUT}: 20%% steps)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = get_project(options["project"])
         seed = whole_number(options["seed"], "--seed")
+        per_output = whole_number(options["sentences_per_output"], "--sentences-per-output")
         try:
             if options["import_file"]:
                 path = Path(options["import_file"])
@@ -54,7 +59,8 @@ class Command(BaseCommand):
                     content = path.read_bytes()
                 except OSError as error:
                     raise CommandError(f"cannot read {path}: {error.strerror}") from error
-                synthetic_set = import_rewrites(project, options["name"], content, path.name, seed=seed)
+                synthetic_set = import_rewrites(project, options["name"], content, path.name, seed=seed,
+                                                sentences_per_output=per_output)
             else:
                 writer = Judge.objects.filter(project=project, name=options["writer_judge"]).first()
                 if writer is None:
@@ -63,7 +69,7 @@ class Command(BaseCommand):
                     raise CommandError(f"no judge named {options['writer_judge']!r} in project {project.slug!r} "
                                        f"(rubric judges: {known})")
                 synthetic_set = create_synthetic_set(project, name=options["name"], writer=writer, seed=seed,
-                                                     queue=False)
+                                                     queue=False, sentences_per_output=per_output)
                 synthetic_set = execute_synthetic_set(synthetic_set.pk)
         except SyntheticSetError as error:
             raise CommandError(str(error)) from error
