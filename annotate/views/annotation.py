@@ -94,7 +94,8 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
             report = ingest.import_files(project, files, roster=roster, created_by=request.user,
                                          annotators=request.POST.get("annotators") or ingest.BY_NAME)
         except ingest.ImportProblems as failure:
-            _report_import_problems(request, failure)
+            for line in failure.page_messages():  # each problem its own message (file, line, field)
+                messages.error(request, line)
         except ingest.ImportFailed as error:
             messages.error(request, f"Nothing was imported. {error}")
         else:
@@ -134,18 +135,6 @@ def project_assign(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.success(request, f"{made} assignments made.")
     return _back_to_project(request, project.slug)
-
-
-def _report_import_problems(request: HttpRequest, failure: ingest.ImportProblems) -> None:
-    """Each problem as its own message (file, line, field), so the whole list is readable on the page."""
-    if failure.total == 1:
-        messages.error(request, f"Nothing was imported. {failure.messages[0]}")
-        return
-    messages.error(request, f"Nothing was imported: {failure.total} errors.")
-    for problem in failure.messages:
-        messages.error(request, problem)
-    if failure.total > len(failure.messages):
-        messages.error(request, f"... and {failure.total - len(failure.messages)} more.")
 
 
 def _back_to_project(request: HttpRequest, slug: str) -> HttpResponse:

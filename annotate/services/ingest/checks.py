@@ -36,6 +36,16 @@ class ImportProblems(ImportFailed):
             text += f"\n... and {self.total - len(self.messages)} more"
         return text
 
+    def page_messages(self) -> list[str]:
+        """The refusal as a page shows it, one message per problem: "Nothing was imported." and the problem, or
+        the count, each problem, and how many more were not listed."""
+        if self.total == 1:
+            return [f"Nothing was imported. {self.messages[0]}"]
+        shown = [f"Nothing was imported: {self.total} errors.", *self.messages]
+        if self.total > len(self.messages):
+            shown.append(f"... and {self.total - len(self.messages)} more.")
+        return shown
+
 
 def max_length(model: type[models.Model], name: str) -> int:
     limit = model._meta.get_field(name).max_length

@@ -56,14 +56,8 @@ def pairs_import(request: HttpRequest, slug: str) -> HttpResponse:
             report = ingest.import_pairs(project, files, fmt, user=request.user,
                                          skip_existing=request.POST.get("skip_existing") == "on")
         except ingest.PairImportFailed as failure:
-            if failure.total == 1:
-                messages.error(request, f"Nothing was imported. {failure.messages[0]}")
-            else:
-                messages.error(request, f"Nothing was imported: {failure.total} errors.")
-                for problem in failure.messages:
-                    messages.error(request, problem)
-                if failure.total > len(failure.messages):
-                    messages.error(request, f"... and {failure.total - len(failure.messages)} more.")
+            for line in failure.page_messages():
+                messages.error(request, line)
             if failure.already_imported:
                 messages.error(request, "To import the other rows, tick 'Leave out rows already imported'.")
         else:
