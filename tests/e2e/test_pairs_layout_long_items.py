@@ -37,7 +37,8 @@ CONTROL_BOXES = """() => {
     "answer H": box('[data-label="H"]'),
     "answer N": box('[data-label="N"]'),
     "answer ?": box('[data-label="?"]'),
-    "progress": box('[data-role="progress"]'),
+    // The progress line's width follows its count ("10 items left" / "9 items left"); where it starts is what stays.
+    "progress": box('[data-role="progress"]').filter((_, index) => index !== 2),
     "undo": box('[data-role="undo"]'),
     "original text": box('[data-role="original"]'),
     "changed text": box('[data-role="perturbed"]'),
