@@ -127,6 +127,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     # ?format= is ours (export formats), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,
+    # Every 400 in one shape, field -> [messages], DRF's own too (a body that is not JSON, a list item).
+    "EXCEPTION_HANDLER": "annotate.api.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "FaithLab API",

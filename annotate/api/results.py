@@ -13,12 +13,12 @@ from typing import Any, TypedDict
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate import agreement
+from annotate.api.errors import field_error
 from annotate.api.serializers import MAX_ROUND, ErrorSerializer
 from annotate.models import Project
 from annotate.services import stats
@@ -127,8 +127,8 @@ def _checked(project: Project, query: serializers.Serializer) -> dict[str, Any]:
     known = stats.project_rounds(project)
     if data["round"] not in known:
         listed = ", ".join(map(str, known)) if known else "none yet"
-        raise ValidationError(
-            {"round": [f"project {project.slug!r} has no round {data['round']} (rounds with assignments: {listed})"]}
+        raise field_error(
+            "round", f"project {project.slug!r} has no round {data['round']} (rounds with assignments: {listed})"
         )
     return data
 

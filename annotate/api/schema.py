@@ -5,7 +5,8 @@ Each endpoint declares its own successes and its particular errors with
 errors every endpoint shares are added here, so a new endpoint gets them
 without repeating them:
 
-- 400 with field errors, when the operation reads a body or query parameters;
+- 400 with field errors, field -> [messages] (annotate.api.errors), when the operation reads a body or
+  query parameters;
 - 401 for a call without valid credentials (token auth is the first
   authentication class, so DRF answers 401 with ``WWW-Authenticate: Token``);
 - 403 on writes (a session call without its CSRF token, or a role that may
@@ -20,7 +21,6 @@ from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import force_instance
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.permissions import IsAuthenticated
 
@@ -29,6 +29,7 @@ from annotate.api.serializers import (
     MAX_ROUND,
     MAX_VERSION,
     ErrorSerializer,
+    FieldErrorsSerializer,
     RejectsUnknownFields,
     SpanConflictSerializer,
 )
@@ -73,12 +74,11 @@ SPAN_EXISTS_OR_FROZEN = OpenApiResponse(
         "round is frozen because it was submitted (`frozen` is true)."
     ),
 )
+# Every 400's body (annotate.api.errors): each field at fault, or non_field_errors, with its messages.
+FIELD_MESSAGES: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+FIELD_ERRORS_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": FIELD_MESSAGES, "minProperties": 1}
 SPAN_FIELD_ERRORS = OpenApiResponse(
-    {
-        "type": "object",
-        "additionalProperties": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "minProperties": 1,
-    },
+    FIELD_ERRORS_SCHEMA,
     description=(
         "Bad input; nothing was changed. Each field at fault (or `non_field_errors`, e.g. for a body that is not "
         "JSON) with a list of messages: a bad value, a field that does not exist or that may not be changed "
@@ -95,11 +95,12 @@ ROUND_FROZEN = OpenApiResponse(
 # --------------------------------------------------------------------------- errors every operation shares
 
 FIELD_ERRORS = OpenApiResponse(
-    OpenApiTypes.OBJECT,
+    FIELD_ERRORS_SCHEMA,
     description=(
         "Bad input; nothing was changed. An object keyed by the field or query parameter at fault "
-        "(or non_field_errors), each with a message or a list of messages, e.g. "
-        '`{"round": ["Ensure this value is greater than or equal to 1."]}`.'
+        "(or non_field_errors, e.g. for a body that is not JSON), each with a list of messages, e.g. "
+        '`{"round": ["Ensure this value is greater than or equal to 1."]}`; a bad item of a list names '
+        'itself in its message (`{"span_ids": ["span_ids[0]: A valid integer is required."]}`).'
     ),
 )
 NOT_AUTHENTICATED = OpenApiResponse(
@@ -118,8 +119,12 @@ class FaithLabAutoSchema(AutoSchema):
     def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
         schema = super()._map_basic_serializer(serializer, direction)
         # A body whose serializer answers 400 to any other key says so: no extra properties.
-        if isinstance(force_instance(serializer), RejectsUnknownFields):
+        instance = force_instance(serializer)
+        if isinstance(instance, RejectsUnknownFields):
             schema["additionalProperties"] = False
+        # A 400 body that documents some fields by name may still name any other, with a list of messages.
+        if isinstance(instance, FieldErrorsSerializer):
+            schema.update(additionalProperties=FIELD_MESSAGES, minProperties=1)
         return schema
 
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:

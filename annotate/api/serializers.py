@@ -213,6 +213,12 @@ class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="Why the request was refused, for a person to read.")
 
 
+# A 400 body that documents the fields it usually names; the schema adds that any other field, or
+# non_field_errors, may come too, each with a list of messages (annotate.api.errors).
+class FieldErrorsSerializer(serializers.Serializer):
+    pass
+
+
 class SpanConflictSerializer(serializers.Serializer):
     detail = serializers.CharField()
     current = SpanSerializer(

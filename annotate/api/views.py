@@ -13,12 +13,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ParseError, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 
 from annotate import access
+from annotate.api.errors import field_error
 from annotate.api.schema import (
     ROUND_FROZEN,
     ROUND_QUERY,
@@ -78,19 +78,14 @@ def _round_value(raw: Any) -> int:
         return 1
     text = str(raw)
     if isinstance(raw, bool) or not text.isdigit() or not 1 <= int(text) <= MAX_ROUND:
-        raise ValidationError({"round": f"{raw!r} is not a round number (1, 2, ...)"})
+        raise field_error("round", f"{raw!r} is not a round number (1, 2, ...)")
     return int(text)
-
-
-def _field_error(field: str, message: str) -> ValidationError:
-    """A 400 in DRF's own shape, field -> [messages], as the span endpoints answer every bad input."""
-    return ValidationError({field: [message]})
 
 
 def _round(request: Request) -> int:
     raw = request.query_params.get("round", "1")
     if not raw.isdigit() or not 1 <= int(raw) <= MAX_ROUND:
-        raise _field_error("round", f"{raw!r} is not a round number (1, 2, ...)")
+        raise field_error("round", f"{raw!r} is not a round number (1, 2, ...)")
     return int(raw)
 
 
@@ -159,7 +154,7 @@ class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
             # Checked before the response starts: a round the project lacks is a 400, not an empty 200.
             options.check(project)
         except export.ExportError as error:
-            raise ValidationError({error.field: [error.detail]} if error.field else [str(error)]) from None
+            raise field_error(error.field, error.detail) from None
         if options.format == "faithbench":
             return _faithbench_zip(project, options)
         lines = export.jsonl_lines(project, options) if options.format == "jsonl" else export.csv_lines(project, options)
@@ -200,7 +195,7 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         batch = self.request.query_params.get("batch")
         if batch:
             if not batch.isdigit() or int(batch) > MAX_ID:
-                raise ValidationError({"batch": "must be a batch id"})
+                raise field_error("batch", f"{batch!r} is not a batch id")
             samples = samples.filter(batch_id=int(batch))
         return samples.select_related("passage", "batch", "project").order_by("batch__position", "position", "id")
 
@@ -234,7 +229,7 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         try:
             result = embedding.similarity(sample, **body.validated_data)
         except ValueError as error:
-            raise ValidationError({"start": str(error)}) from None
+            raise field_error("start", str(error)) from None
         except embedding.NotReady as error:
             return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
         except embedding.Loading:
@@ -282,7 +277,7 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             try:
                 gold = rounds.adjudicate_sample(sample, request.user, **body.validated_data)
             except rounds.RoundError as error:
-                raise ValidationError({"span_ids": str(error)}) from None
+                raise field_error("span_ids", str(error)) from None
             return Response(GoldSerializer(gold).data)
         if access.role_in(request.user, sample.project) == Membership.Role.ANNOTATOR:
             raise PermissionDenied("Gold labels are for admins, curators and auditors")
@@ -303,7 +298,7 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         try:
             review = spans.mark_sample_done(sample, request.user, **body.validated_data)
         except spans.SpanError as error:
-            raise ValidationError({error.field: error.message}) from None
+            raise field_error(error.field, error.message) from None
         except freeze.RoundFrozen as frozen:
             return _frozen(frozen)
         return Response({"sample": sample.pk, "round": review.round, "done": review.done,
@@ -348,7 +343,7 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         except flags.NoFlag as error:
             raise NotFound(error.message) from None
         except flags.FlagError as error:
-            raise ValidationError({error.field: error.message}) from None
+            raise field_error(error.field, error.message) from None
 
 
 @extend_schema_view(
@@ -399,11 +394,11 @@ class SpanViewSet(
         try:
             sample, _ = access.get_sample_for_user(request.user, data.pop("sample"), write=True)
         except Http404:
-            raise _field_error("sample", "no such sample") from None
+            raise field_error("sample", "no such sample") from None
         try:
             span = spans.create_span(sample, request.user, **data)
         except spans.SpanError as error:
-            raise _field_error(error.field, error.message) from None
+            raise field_error(error.field, error.message) from None
         except freeze.RoundFrozen as frozen:
             return _frozen(frozen)
         except spans.SpanExists as exists:
@@ -434,12 +429,12 @@ class SpanViewSet(
         body.is_valid(raise_exception=True)
         changes = dict(body.validated_data)
         if "version" not in changes:
-            raise _field_error("version", "send the version you last read")
+            raise field_error("version", "send the version you last read")
         version = changes.pop("version")
         try:
             span = spans.update_span(span, version=version, changes=changes)
         except spans.SpanError as error:
-            raise _field_error(error.field, error.message) from None
+            raise field_error(error.field, error.message) from None
         except spans.StaleVersion as stale:
             return self._conflict(stale)
         except freeze.RoundFrozen as frozen:
@@ -455,9 +450,9 @@ class SpanViewSet(
         try:
             version = int(raw)
         except (TypeError, ValueError):
-            raise _field_error("version", "send the version you last read") from None
+            raise field_error("version", "send the version you last read") from None
         if not 1 <= version <= MAX_VERSION:
-            raise _field_error("version", f"{raw!r} is not a version number; send the version you last read")
+            raise field_error("version", f"{raw!r} is not a version number; send the version you last read")
         try:
             spans.delete_span(span, version=version)
         except spans.StaleVersion as stale:
@@ -465,12 +460,6 @@ class SpanViewSet(
         except freeze.RoundFrozen as frozen:
             return _frozen(frozen)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-    def handle_exception(self, exc: Exception) -> Response:
-        # A body that is not JSON answers in the same field -> [messages] shape as every other 400 here.
-        if isinstance(exc, ParseError):
-            exc = ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [str(exc.detail)]})
-        return super().handle_exception(exc)
 
     @staticmethod
     def _conflict(stale: spans.StaleVersion) -> Response:

@@ -13,11 +13,12 @@ from typing import Any
 from django.urls import path, re_path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api.errors import field_error
 from annotate.api.schema import id_in_path
 from annotate.api.serializers import MAX_ID, ErrorSerializer
 from annotate.models import Project
@@ -178,7 +179,7 @@ def item_to_audit(audit: Audit, progress: dict[str, int]) -> dict[str, Any]:
 
 def _refusal(error: AuditError) -> Response:
     if error.status == 400:
-        raise ValidationError({error.field or "non_field_errors": [error.message]})
+        raise field_error(error.field, error.message)
     if error.status == 404:
         raise NotFound(error.message)
     if error.status == 403:

@@ -16,12 +16,12 @@ from django.urls import path, re_path
 from django.utils.datastructures import MultiValueDict
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import BaseParser, DataAndFiles, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api.errors import field_error
 from annotate.api.schema import integer
 from annotate.api.serializers import MAX_ID, ErrorSerializer
 from annotate.models import Batch
@@ -45,10 +45,6 @@ FOR_ADMINS = OpenApiResponse(
     ErrorSerializer, description="Only the project's admins manage its judges (annotators work blind; auditors audit)."
 )
 RUN_ID = OpenApiParameter("id", integer(1, MAX_ID), OpenApiParameter.PATH, description="The judge run's id.")
-
-
-def _refused(error: JudgeSettingsError) -> ValidationError:
-    return ValidationError({error.field: [str(error)]})
 
 
 class JudgeListView(generics.GenericAPIView):
@@ -76,7 +72,7 @@ class JudgeListView(generics.GenericAPIView):
             judge = create_judge(project, name=settings.pop("name"), kind=settings.pop("kind"), by=request.user,
                                  **settings)
         except JudgeSettingsError as error:
-            raise _refused(error) from None
+            raise field_error(error.field, str(error)) from None
         return Response(JudgeSerializer(judge).data, status=status.HTTP_201_CREATED)
 
 
@@ -104,20 +100,20 @@ class JudgeRunListView(generics.GenericAPIView):
         options = body.validated_data
         judge = Judge.objects.filter(project=project, pk=options["judge"]).first()
         if judge is None:
-            raise ValidationError({"judge": [f"no judge {options['judge']} in project {project.slug!r}"]})
+            raise field_error("judge", f"no judge {options['judge']} in project {project.slug!r}")
         batch = None
         if options["scope"] == JudgeRun.Scope.BATCH:
             if options.get("batch") is None:
-                raise ValidationError({"batch": ["scope batch needs the batch's id"]})
+                raise field_error("batch", "scope batch needs the batch's id")
             batch = Batch.objects.filter(project=project, pk=options["batch"]).first()
             if batch is None:
-                raise ValidationError({"batch": [f"no batch {options['batch']} in project {project.slug!r}"]})
+                raise field_error("batch", f"no batch {options['batch']} in project {project.slug!r}")
         elif options.get("batch") is not None:
-            raise ValidationError({"batch": [f"a batch is given only with scope batch, not {options['scope']}"]})
+            raise field_error("batch", f"a batch is given only with scope batch, not {options['scope']}")
         try:
             run = runs.start_run(project, judge, scope=options["scope"], batch=batch, by=request.user)
         except JudgeSettingsError as error:
-            raise _refused(error) from None
+            raise field_error(error.field, str(error)) from None
         return Response(JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
@@ -184,7 +180,7 @@ class JudgementImportView(APIView):
             report = ingest.import_judgements(project, files, by=request.user, flag=body.validated_data["flag"])
         except ingest.JudgementImportFailed as error:
             extra = [f"... and {error.total - len(error.messages)} more"] if error.total > len(error.messages) else []
-            raise ValidationError({"file": [*error.messages, *extra]}) from None
+            raise field_error("file", *error.messages, *extra) from None
         return Response(report.as_dict(), status=status.HTTP_201_CREATED)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotate.api.serializers import MAX_ID
+from annotate.api.serializers import MAX_ID, FieldErrorsSerializer
 from judging.models import Judge, Judgement, JudgeRun
 from judging.models.judges import SCORE_LABELS
 from judging.services.judges import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_SECONDS
@@ -199,8 +199,9 @@ class JudgementImportReportSerializer(serializers.Serializer):
         many=True, help_text="One new run per judge named in the files (per judge and run, where lines name a run).")
 
 
-class ImportErrorsSerializer(serializers.Serializer):
+# Not required: a file that was read may come with another field at fault (`{"flag": [...]}`) alone.
+class ImportErrorsSerializer(FieldErrorsSerializer):
     file = serializers.ListField(
-        child=serializers.CharField(),
+        child=serializers.CharField(), min_length=1, required=False,
         help_text="Every problem found (up to 100), each naming the file, the line and the field; nothing was imported.",
     )

@@ -308,7 +308,7 @@ def test_numbers_past_the_documented_ranges_get_400_and_change_nothing(sample: A
     assert annotator.get(f"/api/samples/{sample.pk}/spans/?round={HUGE}").json() == {
         "round": [f"'{HUGE}' is not a round number (1, 2, ...)"]
     }
-    assert admin.get(f"/api/samples/?batch={HUGE}").json() == {"batch": "must be a batch id"}
+    assert admin.get(f"/api/samples/?batch={HUGE}").json() == {"batch": [f"'{HUGE}' is not a batch id"]}
     deleted = annotator.delete(f"/api/spans/{span.pk}/?version={HUGE}")
     assert deleted.status_code == 400 and "version" in deleted.json()
     for body in ({"sample": int(HUGE), "start": 0, "end": 7, "labels": ["Benign"]},

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 
+from annotate.api.errors import field_error
 from annotate.models import Membership, Project
 from annotate.services.pairs import queue
 
@@ -30,7 +31,7 @@ def get_pairs_project(user: Any, slug: str) -> Project:
 
 def queue_refusal(error: queue.PairQueueError) -> Response:
     if error.status == 400:
-        raise ValidationError({getattr(error, "field", "non_field_errors"): [error.message]})
+        raise field_error(getattr(error, "field", None), error.message)
     if error.status == 404:
         raise NotFound(error.message)
     if error.status == 403:

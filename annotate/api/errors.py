@@ -1,0 +1,79 @@
+"""The one shape of every 400 the API answers: DRF's, an object of field -> [messages].
+
+Clients (the annotation page, scripts) read a refusal the same way on every
+endpoint: ``{"round": ["project 'demo' has no round 9 ..."]}``, with
+``non_field_errors`` when no single field is at fault. Views refuse an input
+with :func:`field_error`. DRF also answers 400s that no view of ours raises: a
+body that is not JSON, a bad item of a list field (``{"labels": {"0": [...]}}``)
+or a serializer error raised as a bare string or list. :func:`api_exception_handler`,
+the ``EXCEPTION_HANDLER`` in settings, puts those in the same shape, naming the
+item in its message (``"labels[0]: This field may not be null."``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rest_framework.exceptions import ParseError, ValidationError
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import exception_handler
+
+
+def field_error(field: str | None, message: str, *more: str) -> ValidationError:
+    """A 400 naming the field at fault (None: no single field, ``non_field_errors``) with its messages."""
+    return ValidationError({field or api_settings.NON_FIELD_ERRORS_KEY: [message, *more]})
+
+
+def _is_message_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(message, str) for message in value)
+
+
+def _item_path(path: str, key: Any) -> str:
+    """``labels`` and 0 give ``labels[0]``; a nested serializer's field gives ``source.start``."""
+    key = str(key)
+    if key.isdigit():
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _messages(detail: Any, path: str) -> list[str]:
+    """Every message under ``detail``, each prefixed with where it applies inside the field (if anywhere)."""
+    prefix = f"{path}: " if path else ""
+    if isinstance(detail, str):
+        return [f"{prefix}{detail}"]
+    if isinstance(detail, Mapping):
+        return [message for key, value in detail.items() for message in _messages(value, _item_path(path, key))]
+    if _is_message_list(detail):
+        return [f"{prefix}{message}" for message in detail]
+    # A list of nested errors (many=True): one entry per item, empty for the items that were fine.
+    return [message for index, value in enumerate(detail or []) if value
+            for message in _messages(value, _item_path(path, index))]
+
+
+def as_field_errors(detail: Any) -> dict[str, list[str]]:
+    """Any ValidationError detail in the field -> [messages] shape (already in it: unchanged)."""
+    if not isinstance(detail, Mapping):
+        return {api_settings.NON_FIELD_ERRORS_KEY: _messages(detail, "")}
+    errors: dict[str, list[str]] = {}
+    for field, value in detail.items():
+        # The field's own messages stand as they are; those of its items or nested fields say which one.
+        plain = isinstance(value, str) or _is_message_list(value)
+        messages = _messages(value, "" if plain else str(field))
+        if messages:
+            errors[str(field)] = messages
+    return errors
+
+
+def _in_shape(detail: Any) -> bool:
+    return isinstance(detail, Mapping) and bool(detail) and all(_is_message_list(value) for value in detail.values())
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler, with every 400 in the field -> [messages] shape; other answers are DRF's own."""
+    if isinstance(exc, ParseError):
+        exc = field_error(None, str(exc.detail))
+    elif isinstance(exc, ValidationError) and not _in_shape(exc.detail):
+        exc = ValidationError(as_field_errors(exc.detail))
+    return exception_handler(exc, context)
