@@ -35,6 +35,10 @@ class JudgeRun(Progress):
     synthetic_set = models.ForeignKey(
         "judging.SyntheticSet", null=True, blank=True, on_delete=models.CASCADE, related_name="runs"
     )
+    # An explain run: the first pass whose flags it judges (set by triage.start_explanation).
+    explains = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="explanations"
+    )
     scored = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     calls = models.PositiveIntegerField(default=0)  # endpoint requests actually sent (retries included)

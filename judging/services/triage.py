@@ -5,6 +5,11 @@ Thresholds are the project's (JudgingSettings): an LLM score <= llm_flag_at_most
 (3 by default) or an NLI p < nli_flag_below (0.5) flags. A judgement that is not
 ok (a parse error, an endpoint error) never flags: it has no number, and the run
 lists it as failed instead.
+
+The explainer of a triage judges the samples that triage's first pass flagged,
+not the whole audit queue (which also holds what other runs and imports
+flagged): the run's ``explains`` names its first pass. Everything the explainer needs is checked before the
+first pass starts (start_triage).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
 from annotate.models import Batch, Project
 from judging.models import AuditItem, Judge, Judgement, JudgeRun, JudgingSettings
@@ -31,6 +37,13 @@ def is_flagged(judgement: Judgement, settings: JudgingSettings) -> bool:
     return False
 
 
+def flagging(settings: JudgingSettings) -> Q:
+    """is_flagged as a filter on judgements, for the database to apply (one rule, two forms)."""
+    return Q(status=Judgement.Status.OK) & (
+        Q(score__lte=settings.llm_flag_at_most) | Q(score__isnull=True, probability__lt=settings.nli_flag_below)
+    )
+
+
 def flag_reason(judgement: Judgement, settings: JudgingSettings, judge: Judge, run: JudgeRun) -> str:
     """Why a sample is in the audit queue, as the queue shows it."""
     if judgement.score is not None:
@@ -42,11 +55,7 @@ def flag_reason(judgement: Judgement, settings: JudgingSettings, judge: Judge, r
 
 def _flagged_judgements(run: JudgeRun, settings: JudgingSettings) -> list[Judgement]:
     """The run's judgements that flag their sample under the project's thresholds."""
-    return [
-        judgement
-        for judgement in Judgement.objects.filter(run=run, sample__isnull=False, status=Judgement.Status.OK)
-        if is_flagged(judgement, settings)
-    ]
+    return list(Judgement.objects.filter(run=run, sample__isnull=False).filter(flagging(settings)))
 
 
 def _queue(run: JudgeRun, flagged: list[Judgement], settings: JudgingSettings) -> int:
@@ -112,10 +121,24 @@ def flag_from_runs(runs: Sequence[JudgeRun]) -> FlaggedByRuns:
     return FlaggedByRuns(samples=samples, already_queued=already_queued)
 
 
+def explainer_to_run(settings: JudgingSettings) -> Judge | None:
+    """The judge that explains a triage's flags, or None: no explainer set, the first-pass judge itself (its
+    answer is already there), or an imported one (its outputs were imported, it never runs)."""
+    explainer = settings.explainer
+    if explainer is None or explainer.pk == settings.first_pass_id or explainer.kind == Judge.Kind.IMPORTED:
+        return None
+    return explainer
+
+
 def start_triage(project: Project, *, batch: Batch | None = None, by: Any = None, queue: bool = True) -> JudgeRun:
     """Start the project's first pass over all its samples or one batch; when it is done it flags, and the
-    explainer (if the settings name one) runs on the flagged samples."""
-    from judging.services.runs import start_run
+    explainer (if the settings name one) runs on the samples it flagged.
+
+    Refuses with JudgeSettingsError naming the setting, before anything is written, when the first pass or the
+    explainer could not run from here (start_run's checks: kind, API-key variable, model path): an explainer
+    that cannot start would otherwise be found only after the whole first pass had run.
+    """
+    from judging.services.runs import check_judge_runs_here, start_run
 
     settings = judging_settings(project)
     if settings.first_pass is None:
@@ -128,22 +151,52 @@ def start_triage(project: Project, *, batch: Batch | None = None, by: Any = None
             f"the first-pass judge {settings.first_pass.name!r} holds imported outputs and cannot run: import new "
             "outputs with import_judgements --flag, or choose a rubric or NLI judge as the first pass.",
         )
+    check_judge_runs_here(settings.first_pass)
+    explainer = explainer_to_run(settings)
+    if explainer is not None:
+        try:
+            check_judge_runs_here(explainer)
+        except JudgeSettingsError as error:
+            raise JudgeSettingsError(
+                error.field, f"the explainer {explainer.name!r} could not run, so triage was not started: {error}"
+            ) from None
     scope = JudgeRun.Scope.BATCH if batch is not None else JudgeRun.Scope.ALL
     return start_run(project, settings.first_pass, scope=scope, batch=batch, purpose=JudgeRun.Purpose.FIRST_PASS,
                      by=by, queue=queue)
 
 
-def start_explanation(first_pass: JudgeRun, *, queue: bool = True) -> JudgeRun | None:
-    """The explainer's run over the flagged samples in the first pass's scope (its batch, if any); None when the
-    settings name no explainer, the explainer is the first-pass judge itself, or nothing is flagged there."""
-    from judging.services.runs import start_run, target_queryset
+def samples_flagged_by(first_pass: JudgeRun, settings: JudgingSettings) -> QuerySet:
+    """The ids of the samples a first pass flags under the project's thresholds (a subquery, not a list: a big
+    project may flag more samples than a query may carry as parameters)."""
+    return (Judgement.objects.filter(run=first_pass, sample__isnull=False).filter(flagging(settings))
+            .values("sample_id"))
 
+
+def explain_targets(explain: JudgeRun) -> QuerySet:
+    """The ids of the samples an explain run judges: those its first pass (``explains``) flagged; for an explain run
+    made before runs named their first pass, the audit queue, as it was then."""
+    if explain.explains_id is None:
+        return AuditItem.objects.filter(project_id=explain.project_id).values("sample_id")
+    return samples_flagged_by(explain.explains, judging_settings(explain.project))
+
+
+def start_explanation(first_pass: JudgeRun, *, queue: bool = True) -> JudgeRun | None:
+    """The explainer's run over the samples this first pass flagged (in its batch, if any); None when the settings
+    name no explainer to run (explainer_to_run) or the first pass flagged nothing.
+
+    Not skipped: a flagged output the same explainer has explained before with the same rubric version is judged
+    again into this run, from the call cache (an identical request is never sent twice, and costs nothing), so
+    the run holds an explanation for every output its triage flagged.
+    """
+    from judging.services.runs import start_run
+
+    if first_pass.purpose != JudgeRun.Purpose.FIRST_PASS or first_pass.status != JudgeRun.Status.DONE:
+        raise ValueError(f"run {first_pass.pk} is not a finished first pass: only those are explained")
     settings = judging_settings(first_pass.project)
-    explainer = settings.explainer
-    if explainer is None or explainer.pk == first_pass.judge_id or explainer.kind == Judge.Kind.IMPORTED:
+    explainer = explainer_to_run(settings)
+    if explainer is None or explainer.pk == first_pass.judge_id:
         return None
-    flagged = JudgeRun(project=first_pass.project, scope=JudgeRun.Scope.FLAGGED, batch=first_pass.batch)
-    if not target_queryset(flagged).exists():
+    if not samples_flagged_by(first_pass, settings).exists():
         return None
     return start_run(first_pass.project, explainer, scope=JudgeRun.Scope.FLAGGED, batch=first_pass.batch,
-                     purpose=JudgeRun.Purpose.EXPLAIN, by=first_pass.created_by, queue=queue)
+                     purpose=JudgeRun.Purpose.EXPLAIN, explains=first_pass, by=first_pass.created_by, queue=queue)

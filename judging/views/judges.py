@@ -1,7 +1,10 @@
 """The judges page of a span project (admins): judges, triage settings, runs with live progress, the prompt editor.
 
 Thin: forms turn the typed text into values, the services decide and write,
-and a refusal is shown beside the field it names with nothing written.
+and a refusal is shown beside the field it names with nothing written. While a
+run in the list is queued or running, the list polls the page, which answers
+htmx with the list alone: runs started by a finished one (a triage's explainer)
+appear without a reload.
 """
 
 from __future__ import annotations
@@ -41,15 +44,18 @@ from judging.services.judges import (
 )
 from judging.services.runs import start_run
 from judging.services.triage import start_triage
+from judging.views.exports import export_context
 
 
 def _refusal_on_form(form: forms.Form, error: JudgeSettingsError) -> None:
-    """Put a service's refusal beside the field it names, or above the form when the form has no such field."""
-    if error.field == "api_key_env" and "api_key_env" in form.fields:
-        # Refused because it looks like a key pasted where the variable's name belongs: never send it back.
-        form.data = form.data.copy()
-        form.data[form.add_prefix("api_key_env")] = ""
-    form.add_error(error.field if error.field in form.fields else None, str(error))
+    """Put a service's refusals beside the fields they name (every one), or above the form for a field it lacks."""
+    for field, refusals in error.problems.items():
+        if field == "api_key_env" and "api_key_env" in form.fields:
+            # Refused because it looks like a key pasted where the variable's name belongs: never send it back.
+            form.data = form.data.copy()
+            form.data[form.add_prefix("api_key_env")] = ""
+        for message in refusals:
+            form.add_error(field if field in form.fields else None, message)
 
 
 def _latest_prompt(project: Project, kind: str) -> PromptVersion | None:
@@ -75,7 +81,7 @@ def _render_judges(request: HttpRequest, project: Project, status: int = 200, **
              or (edit_form(row.judge) if row.judge.kind in JUDGE_FORMS else None)}
             for row in rows
         ],
-        "runs": overview.recent_runs(project),
+        **_runs_context(project),
         "rubric_form": bound.get("rubric_form") or JUDGE_FORMS[Judge.Kind.RUBRIC](prefix="rubric"),
         "nli_form": bound.get("nli_form") or JUDGE_FORMS[Judge.Kind.NLI](prefix="nli"),
         "settings_form": bound.get("settings_form") or TriageSettingsForm(project, initial=settings_initial),
@@ -84,8 +90,15 @@ def _render_judges(request: HttpRequest, project: Project, status: int = 200, **
         "settings": settings,
         "rubric": _latest_prompt(project, PromptVersion.Kind.RUBRIC),
         "open": opened,
+        **export_context(project),
     }
     return render(request, "judging/judges.html", context, status=status)
+
+
+def _runs_context(project: Project) -> dict[str, Any]:
+    """The latest runs, and whether the list must keep polling (some run is still queued or running)."""
+    runs = overview.recent_runs(project)
+    return {"runs": runs, "runs_active": any(run.is_active for run in runs)}
 
 
 def _back(project: Project, anchor: str = "") -> HttpResponseRedirect:
@@ -95,7 +108,10 @@ def _back(project: Project, anchor: str = "") -> HttpResponseRedirect:
 @require_GET
 @login_required
 def judges_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The page; an htmx request (the runs list polling itself) gets only the list."""
     project = access.get_project_for_judging_admin(request.user, slug)
+    if request.htmx:
+        return render(request, "judging/judges.html#runs", {"project": project, **_runs_context(project)})
     return _render_judges(request, project)
 
 

@@ -19,8 +19,9 @@ class Command(BaseCommand):
     help = (
         "Triage a span project (or one batch): its first-pass judge scores every sample, the ones under the "
         "project's thresholds (LLM score <= 3, NLI p < 0.5 by default) go to the audit queue, and its explainer "
-        "(a judge with reasoning), if set, judges the flagged ones. Judges and thresholds are set on the project's "
-        "judges page. --json prints {first_pass, flagged, explain}."
+        "(a judge with reasoning), if set, judges the ones this first pass flagged. An explainer that could not run "
+        "(its API-key variable not set here) refuses the triage before anything runs. Judges and thresholds are set "
+        "on the project's judges page. --json prints {first_pass, flagged, explain}."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -46,6 +47,9 @@ class Command(BaseCommand):
         first = execute_run(first.pk, follow_up=False)
         if first.status == JudgeRun.Status.FAILED:
             raise CommandError(f"first-pass run {first.pk} failed: {first.error}")
+        if first.status != JudgeRun.Status.DONE:  # another process holds its lock (a worker picked it up)
+            raise CommandError(f"first-pass run {first.pk} is {first.status}: another process is executing it, so "
+                               "no explainer was started here.")
         try:
             explain = start_explanation(first, queue=False)
         except JudgeSettingsError as error:

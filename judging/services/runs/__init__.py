@@ -43,7 +43,14 @@ from judging.services.runs.results import (
     PARSE_ERROR,
     _ResultWriter,
 )
-from judging.services.runs.start import BLOCKING_SETTINGS, missing_key_variable, needs_endpoint, quick_check, start_run
+from judging.services.runs.start import (
+    BLOCKING_SETTINGS,
+    check_judge_runs_here,
+    missing_key_variable,
+    needs_endpoint,
+    quick_check,
+    start_run,
+)
 from judging.services.runs.summary import latest_judgements, run_summary, sample_label
 from judging.services.runs.targets import CHUNK, Target, target_queryset
 
@@ -61,6 +68,7 @@ __all__ = [
     "RunFailed",
     "Target",
     "_ResultWriter",
+    "check_judge_runs_here",
     "execute_run",
     "execution_lock",
     "is_run_executing",

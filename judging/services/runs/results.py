@@ -37,21 +37,23 @@ def _fail(run: JudgeRun, message: str) -> JudgeRun:
 
 def _finish(run: JudgeRun, *, follow_up: bool) -> JudgeRun:
     """Done: the counters, and for a first pass its flags and the explainer's run, in one transaction (a run is
-    never done without them, nor flagged twice into the queue)."""
+    never done without them, nor flagged twice into the queue). start_explanation wants a finished first pass,
+    so the run is marked done before its explainer's run (which names it in ``explains``) is created.
+    """
+    from judging.services.triage import flag_from_run, start_explanation
+
     with transaction.atomic():
         _refresh_progress(run)
-        note = ""
-        if run.purpose == JudgeRun.Purpose.FIRST_PASS:
-            from judging.services.triage import flag_from_run, start_explanation
-
+        first_pass = run.purpose == JudgeRun.Purpose.FIRST_PASS
+        if first_pass:
             flag_from_run(run)
-            if follow_up:
-                try:
-                    start_explanation(run, queue=True)
-                except JudgeSettingsError as error:
-                    note = f"The explainer was not started: {error}"
-        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.DONE, finished_at=timezone.now(),
-                                                  error=note)
+        run.status, run.finished_at = JudgeRun.Status.DONE, timezone.now()
+        JudgeRun.objects.filter(pk=run.pk).update(status=run.status, finished_at=run.finished_at, error="")
+        if first_pass and follow_up:
+            try:
+                start_explanation(run, queue=True)
+            except JudgeSettingsError as error:
+                JudgeRun.objects.filter(pk=run.pk).update(error=f"The explainer was not started: {error}")
     run.refresh_from_db()
     logger.info("judge run %s done: %s scored, %s failed, %s calls, %s cached", run.pk, run.scored, run.failed,
                 run.calls, run.cached)

@@ -30,6 +30,7 @@ def start_run(
     batch: Batch | None = None,
     synthetic_set: SyntheticSet | None = None,
     purpose: str = JudgeRun.Purpose.PLAIN,
+    explains: JudgeRun | None = None,
     by: Any = None,
     queue: bool = True,
 ) -> JudgeRun:
@@ -39,7 +40,7 @@ def start_run(
     or one that does not run (imported), a scope without its batch or set, a
     rubric judge whose API-key variable is not set here, an NLI model path that
     is not a directory or holds another kind of model (config.json says). Records the
-    rubric version the run will use.
+    rubric version the run will use. ``explains``: for an explain run, the first pass whose flags it judges.
     """
     if judge.project_id != project.pk:
         raise JudgeSettingsError("judge", f"judge {judge.name!r} belongs to another project.")
@@ -61,18 +62,11 @@ def start_run(
             raise JudgeSettingsError("synthetic_set", "a synthetic run needs a synthetic set of this project.")
     else:
         synthetic_set = None
-    if judge.kind == Judge.Kind.RUBRIC:
-        problem = missing_key_variable(judge)
-        if problem:
-            raise JudgeSettingsError("api_key_env", problem)
-    else:
-        try:  # config.json alone (the model loads on the worker): a wrong directory starts no run
-            check_nli_checkpoint(judge.nli_model_path, judge.nli_consistent_label, needs_config=False)
-        except ModelSettingError as error:
-            raise JudgeSettingsError(error.setting, f"judge {judge.name!r}: {error}") from None
+    check_judge_runs_here(judge)
     with transaction.atomic():
         run = JudgeRun(
             project=project, judge=judge, scope=scope, purpose=purpose, batch=batch, synthetic_set=synthetic_set,
+            explains=explains if purpose == JudgeRun.Purpose.EXPLAIN else None,
             rubric=current_prompt(project, "rubric") if judge.kind == Judge.Kind.RUBRIC else None, created_by=by,
         )
         run.total = target_queryset(run).count()
@@ -82,6 +76,27 @@ def start_run(
     logger.info("judge run %s queued: judge %r (%s), scope %s, %s targets", run.pk, judge.name, judge.kind,
                 scope, run.total)
     return run
+
+
+def check_judge_runs_here(judge: Judge) -> None:
+    """Refuse, with JudgeSettingsError naming the field, a judge that cannot run from this server: one holding
+    imported outputs, a rubric judge whose API-key variable is not set, an NLI judge whose model path is not a
+    directory or holds another kind of model (config.json alone: the model loads on the worker).
+
+    start_run makes these checks for its judge; start_triage makes them for the explainer too, before the first
+    pass starts, so that a triage never stops halfway on a setting it could have named at once.
+    """
+    if judge.kind == Judge.Kind.IMPORTED:
+        raise JudgeSettingsError("judge", f"judge {judge.name!r} holds imported outputs; it cannot be run.")
+    if judge.kind == Judge.Kind.RUBRIC:
+        problem = missing_key_variable(judge)
+        if problem:
+            raise JudgeSettingsError("api_key_env", problem)
+        return
+    try:
+        check_nli_checkpoint(judge.nli_model_path, judge.nli_consistent_label, needs_config=False)
+    except ModelSettingError as error:
+        raise JudgeSettingsError(error.setting, f"judge {judge.name!r}: {error}") from None
 
 
 def missing_key_variable(judge: Judge) -> str:

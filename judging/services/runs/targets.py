@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 
 from annotate.models import Sample
 from judging.models import AuditItem, CallCache, Judgement, JudgeRun, SyntheticItem
+from judging.services.triage import explain_targets
 
 CHUNK = 200  # targets read (and requests built) at a time
 
@@ -31,13 +32,19 @@ class Target:
 
 
 def target_queryset(run: JudgeRun) -> QuerySet:
-    """The run's targets: samples, or a synthetic set's items."""
+    """The run's targets: samples, or a synthetic set's items.
+
+    A flagged run judges the samples in the audit queue; a triage's explain run only those its own first pass
+    flagged (the queue also holds other runs' and imports' flags).
+    """
     if run.scope == JudgeRun.Scope.SYNTHETIC:
         return SyntheticItem.objects.filter(synthetic_set_id=run.synthetic_set_id)
     samples = Sample.objects.filter(project_id=run.project_id)
     if run.batch_id is not None:
         samples = samples.filter(batch_id=run.batch_id)
-    if run.scope == JudgeRun.Scope.FLAGGED:
+    if run.scope == JudgeRun.Scope.FLAGGED and run.purpose == JudgeRun.Purpose.EXPLAIN:
+        samples = samples.filter(pk__in=explain_targets(run))
+    elif run.scope == JudgeRun.Scope.FLAGGED:
         samples = samples.filter(pk__in=AuditItem.objects.filter(project_id=run.project_id).values("sample_id"))
     return samples
 
