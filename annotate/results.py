@@ -141,6 +141,16 @@ def binarise(value: Any, threshold: float, verdict: bool) -> bool | None:
     return float(value) >= threshold
 
 
+def is_missing(value: Any) -> bool:
+    """No output at all: None or NaN (a sample a detector never scored). Missing is not invalid (DESIGN.md)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def decision_rule(verdict: bool, threshold: float) -> str:
+    """How a detector's output is read, as the results table shows it per row."""
+    return "1 = consistent (0/1 verdict)" if verdict else f"p >= {threshold:g}"
+
+
 def _check_threshold(threshold: float) -> float:
     if not _is_number(threshold) or not 0.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must be a number between 0 and 1, not {threshold!r}")
@@ -153,13 +163,17 @@ def evaluate_detectors(
     threshold: float = 0.5,
     hallucinated: frozenset[str] = HALLUCINATED,
 ) -> dict[str, dict[str, Any]]:
-    """``{detector: {"n", "invalid", "balanced_accuracy", "f1_macro"}}`` over the samples in ``truths``.
+    """``{detector: {"n", "missing", "invalid", "balanced_accuracy", "f1_macro", "rule"}}`` over the samples in
+    ``truths``.
 
     ``predictions[detector][sample]`` is a probability of consistency (consistent
     when >= threshold) or a 0/1 verdict (1 = consistent; see verdict_detectors).
-    None, NaN, bools, strings, numbers outside [0, 1] and missing samples are
-    invalid: excluded from the metrics and counted in ``invalid``. ``n`` counts
-    the valid ones. The human truth of a sample is "hallucinated" when its worst
+    DESIGN.md: missing or invalid predictions are excluded and counted, apart.
+    A sample the detector has no output for (absent, None or NaN) is
+    ``missing``; an output that is no usable score (a bool, a string, a number
+    outside [0, 1]) is ``invalid``. ``n`` counts the valid ones, so n + missing
+    + invalid is the number of samples. ``rule`` says how outputs were read.
+    The human truth of a sample is "hallucinated" when its worst
     category is in ``hallucinated`` (default U or Q), else "consistent".
 
     Metrics are scikit-learn's, in percent rounded to 2 decimals, None when n
@@ -174,15 +188,23 @@ def evaluate_detectors(
     for detector, outputs in predictions.items():
         truth_labels: list[int] = []
         predicted_labels: list[int] = []
-        invalid = 0
+        missing = invalid = 0
         for sample, category in truths.items():
-            predicted = binarise(outputs.get(sample), threshold, detector in verdicts)
+            value = outputs.get(sample)
+            predicted = binarise(value, threshold, detector in verdicts)
             if predicted is None:
-                invalid += 1
+                if is_missing(value):
+                    missing += 1
+                else:
+                    invalid += 1
                 continue
             truth_labels.append(0 if category in hallucinated else 1)
             predicted_labels.append(1 if predicted else 0)
-        report[detector] = {"n": len(truth_labels), "invalid": invalid} | _scores(truth_labels, predicted_labels)
+        report[detector] = (
+            {"n": len(truth_labels), "missing": missing, "invalid": invalid}
+            | _scores(truth_labels, predicted_labels)
+            | {"rule": decision_rule(detector in verdicts, threshold)}
+        )
     return report
 
 
@@ -366,20 +388,29 @@ def evaluate_detector_outputs(
     categories: Sequence[str],
     threshold: float = 0.5,
     hallucinated: frozenset[str] = HALLUCINATED,
+    keys: Sequence[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """evaluate_detectors of every detector found in the metadata of samples ``rows`` (detector_keys order).
 
-    ``categories[j]`` is the worst human category of sample ``rows[j]``.
+    ``categories[j]`` is the worst human category of sample ``rows[j]``. With
+    ``keys``, exactly those detectors are evaluated, whatever their values look
+    like (the project's judges: known to be detectors even when most of their
+    answers failed).
     """
     threshold = _check_threshold(threshold)
-    keys = outputs.detector_keys(rows)
+    keys = outputs.detector_keys(rows) if keys is None else [key for key in keys if key in outputs.status]
     verdicts = outputs.verdicts(keys, rows)
     truth = np.array([0 if category in hallucinated else 1 for category in categories], dtype=np.int64)
     report: dict[str, dict[str, Any]] = {}
     for key in keys:
         valid, consistent = outputs.predictions(key, rows, threshold, key in verdicts)
         predicted = consistent[valid].astype(np.int64)
-        report[key] = {"n": int(valid.sum()), "invalid": int((~valid).sum())} | _scores(truth[valid], predicted)
+        status = outputs.status[key][rows]
+        report[key] = (
+            {"n": int(valid.sum()), "missing": int((status == _ABSENT).sum()), "invalid": int((status == _OTHER).sum())}
+            | _scores(truth[valid], predicted)
+            | {"rule": decision_rule(key in verdicts, threshold)}
+        )
     return report
 
 

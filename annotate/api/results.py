@@ -102,10 +102,16 @@ GeneratorRates = TypedDict(  # noqa: UP013 (the keys "U+Q" and "U+Q+B" are not i
 
 
 class DetectorScores(TypedDict):
+    """One detector's evaluation: ``n`` valid predictions; ``missing`` samples it has no output for (a judge that
+    never judged them); ``invalid`` outputs that are no usable score (a parse or endpoint error, a value outside
+    0-1), both left out of the metrics; ``rule``, when a prediction counts as consistent."""
+
     n: int
+    missing: int
     invalid: int
     balanced_accuracy: float | None
     f1_macro: float | None
+    rule: str
 
 
 RATES_RESPONSE = dict[str, GeneratorRates]

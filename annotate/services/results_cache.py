@@ -60,6 +60,10 @@ from judging.models import Judgement
 
 logger = logging.getLogger(__name__)
 
+# Part of every data version: raise it when the figures' shape or rules change, so figures kept by older code
+# are recomputed rather than served as current (2: detectors count missing apart from invalid, with a rule).
+FIGURES_FORMAT = 2
+
 FIGURE_SETS: dict[str, Callable[..., dict[str, Any]]] = {
     "results": stats.results_figures,
     "agreement": stats.agreement_figures,
@@ -77,6 +81,7 @@ def data_version(project: Project) -> str:
         last=Max("submitted_at"),
     )
     parts = [
+        FIGURES_FORMAT,
         project.pk,
         json.dumps(project.taxonomy, sort_keys=True, default=str),
         SpanAnnotation.objects.count(),  # separate queries: each is answered from an index

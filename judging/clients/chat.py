@@ -74,10 +74,11 @@ class ChatAnswer:
     """One chat answer and what it took.
 
     `request_mode` is the response format that produced it (json_schema,
-    json_object or prompt). `latency_seconds` is the time of the request that
-    answered, not counting failed tries and waits before it, so latencies
-    compare across judges whatever the rate limits did. `attempts` counts every
-    HTTP request sent for this answer: retries and response-format fallbacks included.
+    json_object or prompt). `latency_seconds` is the whole time of the call,
+    from its first request to the answer: failed tries, the waits between them
+    (Retry-After, backoff) and response-format fallbacks included, because that
+    is the time a run spends on it. `attempts` counts every HTTP request sent
+    for this answer, so a slow call can be told apart from a retried one.
     """
 
     text: str
@@ -293,13 +294,11 @@ def chat(
     client = _client(endpoint, key)
     mode = _start_mode(endpoint, json_schema)
     attempts = 0
-    request_started = 0.0
     refused: set[str] = set()
 
     def send(response_format: dict[str, Any] | None) -> Any:
-        nonlocal attempts, request_started
+        nonlocal attempts
         attempts += 1
-        request_started = time.perf_counter()
         arguments: dict[str, Any] = {"model": endpoint.model, "messages": messages, "temperature": temperature}
         if response_format is not None:
             arguments["response_format"] = response_format
@@ -311,6 +310,8 @@ def chat(
         wait=_wait,
         reraise=True,
     )
+    # The whole call, retries and their waits included (see ChatAnswer); the key and client set-up are not in it.
+    started = time.perf_counter()
     while True:
         response_format = _response_format(mode, json_schema)
         try:
@@ -328,7 +329,7 @@ def chat(
         if not isinstance(completion, ChatCompletion):  # the SDK hands back a non-JSON body (HTML) as a str
             raise _not_a_completion(endpoint, attempts, key)
         break
-    latency = time.perf_counter() - request_started
+    latency = time.perf_counter() - started
     if refused:
         # Only now, with an answer in a lower mode: a 400 for another reason must not downgrade the endpoint.
         _remember_refusals(endpoint, refused)

@@ -42,21 +42,37 @@ def recent_runs(project: Project, limit: int = RECENT_RUNS) -> list[JudgeRun]:
 def run_figures(run: JudgeRun) -> dict[str, Any]:
     """A run's counts from its judgements (what is stored, not what the progress row says), with its cost.
 
-    ``mean_latency`` is over the calls actually made: an answer from the cache took no endpoint time.
+    Cost, ``mean_latency`` and the ``sent_*`` token sums are over the calls
+    actually sent: tokens x the judge's prices = cost, as each call was priced.
+    Answers from the call cache (``cached_*`` tokens) were paid by an earlier
+    call and took no endpoint time, so they are shown apart, never added in.
+    ``mean_latency`` is each call's whole time, retries and their waits included.
     """
     status = Judgement.Status
+    sent, from_cache = Q(cached=False), Q(cached=True)
     found = run.judgements.aggregate(
         judged=Count("id"),
         scored=Count("id", filter=Q(status=status.OK)),
         parse_errors=Count("id", filter=Q(status=status.PARSE_ERROR)),
         errors=Count("id", filter=Q(status=status.ERROR)),
-        from_cache=Count("id", filter=Q(cached=True)),  # not "cached": the filter below names that field
-        cost=Sum("cost"),
-        mean_latency=Avg("latency_seconds", filter=Q(cached=False)),
-        input_tokens=Sum("input_tokens"),
-        output_tokens=Sum("output_tokens"),
+        from_cache=Count("id", filter=from_cache),  # not "cached": the filter names that field
+        sent_calls=Count("id", filter=sent),
+        retried=Count("id", filter=sent & Q(attempts__gt=1)),
+        cost=Sum("cost", filter=sent),
+        mean_latency=Avg("latency_seconds", filter=sent),
+        sent_input_tokens=Sum("input_tokens", filter=sent),
+        sent_output_tokens=Sum("output_tokens", filter=sent),
+        cached_input_tokens=Sum("input_tokens", filter=from_cache),
+        cached_output_tokens=Sum("output_tokens", filter=from_cache),
     )
     found["cached"] = found.pop("from_cache")
+    # A sum over no judgement is None ("not reported"); in a run with judgements but no call sent (a fully cached
+    # re-run) or none from the cache, that group's tokens and cost are a true 0.
+    for group, count in (("sent", found.pop("sent_calls")), ("cached", found["cached"])):
+        if found["judged"] and count == 0:
+            found[f"{group}_input_tokens"] = found[f"{group}_output_tokens"] = 0
+            if group == "sent":
+                found["cost"] = 0.0
     return {
         "items": run.total,
         **found,

@@ -55,7 +55,8 @@ def test_probability_detector_by_hand() -> None:
     # s1 0.2 -> hallucinated (right), s2 0.7 -> consistent (wrong), s3/s4 consistent (right; 0.5 >= 0.5).
     # Recall: hallucinated 1/2, consistent 2/2 -> 75. F1: hallucinated 2/3, consistent 4/5 -> 73.33.
     report = evaluate_detectors({"hhem": {"s1": 0.2, "s2": 0.7, "s3": 0.9, "s4": 0.5}}, TRUTHS)
-    assert report == {"hhem": {"n": 4, "invalid": 0, "balanced_accuracy": 75.0, "f1_macro": 73.33}}
+    assert report == {"hhem": {"n": 4, "missing": 0, "invalid": 0, "balanced_accuracy": 75.0, "f1_macro": 73.33,
+                               "rule": "p >= 0.5"}}
 
 
 def test_threshold_moves_the_decision() -> None:
@@ -72,23 +73,31 @@ def test_verdict_detector_ignores_threshold_and_bools_are_invalid() -> None:
     for threshold in (0.0, 0.5, 1.0):
         report = evaluate_detectors(predictions, TRUTHS, threshold=threshold)
         # s4 (a bool) is invalid; recall hallucinated 1/2, consistent 1/1; F1 2/3 and 2/3
-        assert report["gpt"] == {"n": 3, "invalid": 1, "balanced_accuracy": 75.0, "f1_macro": 66.67}
+        assert report["gpt"] == {"n": 3, "missing": 0, "invalid": 1, "balanced_accuracy": 75.0, "f1_macro": 66.67,
+                                 "rule": "1 = consistent (0/1 verdict)"}
 
 
-@pytest.mark.parametrize("bad", [None, math.nan, "0.3", 1.5, -0.1, True, [0.5], math.inf])
+@pytest.mark.parametrize("bad", ["0.3", 1.5, -0.1, True, [0.5], math.inf, "parse_error"])
 def test_invalid_predictions_are_excluded_and_counted(bad: object) -> None:
     predictions = {"d": {"s1": 0.2, "s2": 0.1, "s3": 0.9, "s4": bad}}
     report = evaluate_detectors(predictions, TRUTHS)
-    assert report["d"]["n"] == 3
-    assert report["d"]["invalid"] == 1
+    assert (report["d"]["n"], report["d"]["missing"], report["d"]["invalid"]) == (3, 0, 1)
     assert report["d"]["balanced_accuracy"] == 100.0
 
 
-def test_missing_predictions_count_as_invalid() -> None:
-    report = evaluate_detectors({"d": {"s1": 0.2}}, TRUTHS)
-    assert (report["d"]["n"], report["d"]["invalid"]) == (1, 3)
+@pytest.mark.parametrize("nothing", [None, math.nan])
+def test_a_null_prediction_is_missing_not_invalid(nothing: object) -> None:
+    predictions = {"d": {"s1": 0.2, "s2": 0.1, "s3": 0.9, "s4": nothing}}
+    report = evaluate_detectors(predictions, TRUTHS)
+    assert (report["d"]["n"], report["d"]["missing"], report["d"]["invalid"]) == (3, 1, 0)
+
+
+def test_missing_predictions_are_excluded_and_counted_apart_from_invalid() -> None:
+    report = evaluate_detectors({"d": {"s1": 0.2, "s2": "error"}}, TRUTHS)
+    assert (report["d"]["n"], report["d"]["missing"], report["d"]["invalid"]) == (1, 2, 1)
     empty = evaluate_detectors({"d": {}}, TRUTHS)
-    assert empty["d"] == {"n": 0, "invalid": 4, "balanced_accuracy": None, "f1_macro": None}
+    assert empty["d"] == {"n": 0, "missing": 4, "invalid": 0, "balanced_accuracy": None, "f1_macro": None,
+                          "rule": "p >= 0.5"}
 
 
 def test_hallucinated_set_is_configurable() -> None:

@@ -209,12 +209,14 @@ def test_project_halu_rates(scenario: dict[str, Any]) -> None:
 
 
 def test_project_detector_eval_by_hand(scenario: dict[str, Any]) -> None:
-    # Truth: s0 h, s1 h, s2 c, s3 h. hhem (0.1, 0.8, 0.6, null) -> h c c, s3 invalid:
+    # Truth: s0 h, s1 h, s2 c, s3 h. hhem (0.1, 0.8, 0.6, null) -> h c c, s3 missing:
     # recall h 1/2, c 1 -> 75; F1 2/3 and 2/3. gpt (0 0 1 1) -> h h c c: recall h 2/3, c 1 -> 83.33;
     # F1 h 4/5, c 2/3 -> 73.33.
     assert stats.project_detector_eval(scenario["project"]) == {
-        "hhem": {"n": 3, "invalid": 1, "balanced_accuracy": 75.0, "f1_macro": 66.67},
-        "gpt": {"n": 4, "invalid": 0, "balanced_accuracy": 83.33, "f1_macro": 73.33},
+        "hhem": {"n": 3, "missing": 1, "invalid": 0, "balanced_accuracy": 75.0, "f1_macro": 66.67,
+                 "rule": "p >= 0.5"},
+        "gpt": {"n": 4, "missing": 0, "invalid": 0, "balanced_accuracy": 83.33, "f1_macro": 73.33,
+                "rule": "1 = consistent (0/1 verdict)"},
     }
 
 
@@ -308,7 +310,8 @@ def test_halu_rates_command(scenario: dict[str, Any]) -> None:
 
 def test_detector_eval_command(scenario: dict[str, Any]) -> None:
     report = json.loads(run("detector_eval", "--project", "stats", "--json"))
-    assert report["gpt"] == {"n": 4, "invalid": 0, "balanced_accuracy": 83.33, "f1_macro": 73.33}
+    assert report["gpt"] == {"n": 4, "missing": 0, "invalid": 0, "balanced_accuracy": 83.33, "f1_macro": 73.33,
+                             "rule": "1 = consistent (0/1 verdict)"}
     # At 0.05 every hhem probability reads consistent: recall h 0, c 1 -> 50.
     strict = json.loads(run("detector_eval", "--project", "stats", "--threshold", "0.05", "--json"))
     assert strict["hhem"]["balanced_accuracy"] == 50.0

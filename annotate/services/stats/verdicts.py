@@ -123,23 +123,30 @@ def _judge_detector_eval(project: Project, samples: _Samples, found: _Verdicts, 
     """The project's judges (judging app) as detectors ``judge:<name>``: each one's latest judgement per sample.
 
     Evaluated by the same rules as the metadata detectors (a rubric judge's
-    0/1 verdicts read as verdicts, an NLI judge's p against the threshold,
-    failed or missing judgements invalid). They stay out of the challenging
-    selection, which is FaithBench's choice of what to annotate.
+    0/1 verdicts read as verdicts, an NLI judge's p against the threshold).
+    A failed judgement is an invalid prediction; a sample the judge never
+    judged is missing, not invalid (judging.services.detectors). Every judge
+    is evaluated, even one whose answers mostly failed, and its ``rule`` is
+    the judge's own (a 1-5 score counts as consistent at >= 4). They stay out
+    of the challenging selection, which is FaithBench's choice of what to annotate.
     """
-    from judging.services.detectors import judge_predictions  # judging builds on annotate, not the reverse
+    from judging.services.detectors import judge_detectors  # judging builds on annotate, not the reverse
 
-    predictions = judge_predictions(project)
-    if not predictions:
+    detectors = judge_detectors(project)
+    if not detectors:
         return {}
     outputs_by_row: list[dict[str, Any]] = [{} for _ in range(len(samples.ids))]
-    for name, by_sample in predictions.items():
+    for name, detector in detectors.items():
+        by_sample = detector.predictions
         rows = samples.index_of(np.fromiter(by_sample, dtype=np.int64, count=len(by_sample)))
         for row, value in zip(rows.tolist(), by_sample.values(), strict=True):
             if row >= 0:
                 outputs_by_row[row][name] = value
     judged = results.classify_detector_outputs(outputs_by_row)
-    return results.evaluate_detector_outputs(judged, found.rows, found.categories, threshold)
+    report = results.evaluate_detector_outputs(judged, found.rows, found.categories, threshold, keys=list(detectors))
+    for name, row in report.items():
+        row["rule"] = detectors[name].rule(threshold)
+    return report
 
 
 def _passage_names(passage_ids: Sequence[int]) -> dict[int, str]:
