@@ -32,6 +32,21 @@ def get_project_for_auditor(user: AnyUser, slug: str) -> tuple[Project, str]:
     return get_judging_project(user, slug, roles=(Role.ADMIN, Role.AUDITOR))
 
 
+def get_project_for_export(user: AnyUser, slug: str, what: str) -> tuple[Project, AnyUser | None]:
+    """A span project whose ``what`` (judgements or audits) the user may download, and whose audits they get.
+
+    Admins download everything: judgements (the runs' data, theirs alone to see) and every auditor's audits.
+    Auditors download their own audits only (the verdicts they gave and the judge's score each was shown: nothing
+    they have not seen); that is the second value, None for admins. Annotators never: they work blind.
+    """
+    project, role = get_judging_project(user, slug, roles=(Role.ADMIN, Role.AUDITOR))
+    if role == Role.ADMIN:
+        return project, None
+    if what != "audits":
+        raise Forbidden("Only the project's admins export judgements; auditors export their own audits")
+    return project, user
+
+
 def get_judge_for_admin(user: AnyUser, slug: str, pk: int) -> Judge:
     project = get_project_for_judging_admin(user, slug)
     judge = Judge.objects.filter(project=project, pk=pk).first()

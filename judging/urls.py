@@ -1,9 +1,9 @@
 """Pages of the judging app, one module per topic: judges and prompts, runs, the audit queue, judge vs people,
-synthetic sets. Every path sits under /projects/<slug>/."""
+synthetic sets, downloads. Every path sits under /projects/<slug>/."""
 
 from __future__ import annotations
 
-from judging.views import audit, judges, people, runs, synthetic
+from judging.views import audit, exports, judges, people, runs, synthetic
 
 urlpatterns = [
     *judges.urlpatterns,
@@ -11,4 +11,5 @@ urlpatterns = [
     *audit.urlpatterns,
     *people.urlpatterns,
     *synthetic.urlpatterns,
+    *exports.urlpatterns,
 ]

@@ -16,15 +16,17 @@ from django.urls import path, re_path
 from django.utils.datastructures import MultiValueDict
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import BaseParser, DataAndFiles, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotate.api.errors import field_error
+from annotate.api.errors import as_field_errors, field_error
 from annotate.api.schema import integer
 from annotate.api.serializers import MAX_ID, ErrorSerializer
-from annotate.models import Batch
+from annotate.models import Batch, Project
 from judging import access
 from judging.api.serializers import (
     ImportErrorsSerializer,
@@ -39,7 +41,7 @@ from judging.api.serializers import (
 )
 from judging.models import Judge, Judgement, JudgeRun
 from judging.services import ingest, runs
-from judging.services.judges import JudgeSettingsError, create_judge
+from judging.services.judges import JudgeSettingsError, check_new_judge, create_judge
 
 FOR_ADMINS = OpenApiResponse(
     ErrorSerializer, description="Only the project's admins manage its judges (annotators work blind; auditors audit)."
@@ -63,17 +65,30 @@ class JudgeListView(generics.GenericAPIView):
 
     @extend_schema(request=JudgeCreateSerializer, responses={201: JudgeSerializer, 403: FOR_ADMINS})
     def post(self, request: Request, slug: str) -> Response:
-        """Create a rubric or NLI judge (admins). A setting that cannot be used gets 400 naming the field."""
+        """Create a rubric or NLI judge (admins). Settings that cannot be used get one 400 naming every one of
+        them, field -> messages."""
         project = access.get_project_for_judging_admin(request.user, slug)
         body = JudgeCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        if not body.is_valid():
+            raise ValidationError(_every_problem(project, body))
         settings = dict(body.validated_data)
         try:
             judge = create_judge(project, name=settings.pop("name"), kind=settings.pop("kind"), by=request.user,
                                  **settings)
         except JudgeSettingsError as error:
-            raise field_error(error.field, str(error)) from None
+            raise ValidationError(error.problems) from None
         return Response(JudgeSerializer(judge).data, status=status.HTTP_201_CREATED)
+
+
+def _every_problem(project: Project, body: JudgeCreateSerializer) -> dict[str, list[str]]:
+    """The serializer's refusals (types, lengths, ranges) and the service's for the fields that passed them."""
+    refused = as_field_errors(body.errors)
+    if api_settings.NON_FIELD_ERRORS_KEY in refused:  # not an object of fields at all: nothing more to check
+        return refused
+    accepted = body.accepted_values()
+    _, more = check_new_judge(project, name=accepted.pop("name", None), kind=accepted.pop("kind", None),
+                              settings=accepted, refused=set(refused))
+    return refused | {field: messages for field, messages in more.items() if field not in refused}
 
 
 class JudgeRunListView(generics.GenericAPIView):

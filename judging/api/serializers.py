@@ -7,10 +7,12 @@ and name the field at fault.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from annotate.api.serializers import MAX_ID, FieldErrorsSerializer
 from judging.models import Judge, Judgement, JudgeRun
@@ -69,6 +71,27 @@ class JudgeCreateSerializer(serializers.Serializer):
     nli_overlap = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
     nli_batch_size = serializers.IntegerField(min_value=1, max_value=4096, required=False)
     nli_consistent_label = serializers.CharField(max_length=50, required=False, allow_blank=True)
+
+    def accepted_values(self) -> dict[str, Any]:
+        """After a failed ``is_valid()``: the fields that passed, valued as ``validated_data`` would hold them.
+
+        DRF keeps no value when any field fails; with these the service checks the rest of the request too, so
+        one 400 names every field at fault (a bad base_url beside a bad concurrency, not after it is fixed).
+        """
+        values: dict[str, Any] = {}
+        if not isinstance(self.initial_data, Mapping):
+            return values
+        for name, field in self.fields.items():
+            if name in self.errors:
+                continue
+            given = field.get_value(self.initial_data)
+            if given is empty:
+                continue
+            try:
+                values[field.source] = field.run_validation(given)
+            except serializers.ValidationError:  # only as a whole serializer: it passed on its own
+                continue
+        return values
 
 
 class JudgeRunSerializer(serializers.ModelSerializer):

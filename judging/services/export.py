@@ -8,7 +8,12 @@ latency, tokens, cost, cached, per-sentence figures). The JSONL keys are the imp
 a judge's runs apart there (a judge run twice has two judgements of a sample).
 
 Audits: one answered audit a row (item, sample, auditor, score, agreed,
-reasoning marked wrong, note, seconds, blind, the judge and the score shown).
+reasoning marked wrong, note, seconds, blind, the judge and the score shown);
+every auditor's, or one auditor's (what an auditor downloads: their own).
+
+The command writes a file; the pages and the API stream the same lines after
+:func:`read_export_request` has checked what was asked, so a bad choice is a
+400 naming it before any byte of a 200 is sent.
 
 There is no API key to leak: judges store only the name of the environment
 variable that holds one, and no export writes even that name.
@@ -20,8 +25,11 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.models import Project
 from judging.models import Audit, Judgement, JudgeRun
@@ -73,13 +81,12 @@ def judgement_rows(project: Project, *, run: JudgeRun | None = None) -> Iterator
         }
 
 
-def audit_rows(project: Project) -> Iterator[dict[str, Any]]:
-    """Every answered audit of the project (served but unanswered ones hold no verdict yet)."""
-    found = (
-        Audit.objects.filter(item__project=project, answered_at__isnull=False)
-        .select_related("item__sample__batch", "auditor", "judgement__run__judge")
-        .order_by("item_id", "id")
-    )
+def audit_rows(project: Project, *, auditor: AbstractBaseUser | None = None) -> Iterator[dict[str, Any]]:
+    """Every answered audit of the project, or one auditor's (served but unanswered ones hold no verdict yet)."""
+    found = Audit.objects.filter(item__project=project, answered_at__isnull=False)
+    if auditor is not None:
+        found = found.filter(auditor=auditor)
+    found = found.select_related("item__sample__batch", "auditor", "judgement__run__judge").order_by("item_id", "id")
     for audit in found.iterator(chunk_size=CHUNK):
         seen = audit.judgement
         yield {
@@ -132,15 +139,24 @@ def csv_lines(rows: Iterable[dict[str, Any]], fields: tuple[str, ...]) -> Iterat
         yield flush()
 
 
-def export_lines(project: Project, *, what: str, format: str, run: JudgeRun | None = None) -> Iterator[str]:
-    """The export as text pieces, for a streamed download or a file."""
+def export_lines(
+    project: Project,
+    *,
+    what: str,
+    format: str,
+    run: JudgeRun | None = None,
+    auditor: AbstractBaseUser | None = None,
+) -> Iterator[str]:
+    """The export as text pieces, for a streamed download or a file; ``auditor`` narrows audits to theirs."""
     if what not in WHAT:
         raise ValueError(f"what must be one of {', '.join(WHAT)}, not {what!r}")
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if what == "audits" and run is not None:
         raise ValueError("a run narrows judgements, not audits")
-    rows = judgement_rows(project, run=run) if what == "judgements" else audit_rows(project)
+    if what == "judgements" and auditor is not None:
+        raise ValueError("an auditor narrows audits, not judgements")
+    rows = judgement_rows(project, run=run) if what == "judgements" else audit_rows(project, auditor=auditor)
     if format == "jsonl":
         return jsonl_lines(rows)
     return csv_lines(rows, JUDGEMENT_FIELDS if what == "judgements" else AUDIT_FIELDS)
@@ -156,3 +172,56 @@ def write_export(project: Project, out: Path, *, what: str, format: str, run: Ju
             handle.write(piece)
             count += 1
     return count - (1 if format == "csv" else 0)
+
+
+class ExportRefused(ValueError):
+    """A download asked for something that cannot be exported; ``field`` names the choice at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """A checked download: what, in which format, narrowed to one run (judgements) or one auditor (audits)."""
+
+    project: Project
+    what: str
+    format: str
+    run: JudgeRun | None = None
+    auditor: AbstractBaseUser | None = None
+
+    @property
+    def filename(self) -> str:
+        """``demo-judgements.jsonl``, ``demo-run-12-judgements.csv``, ``demo-audits.csv``, ``demo-my-audits.jsonl``."""
+        narrowed = f"run-{self.run.pk}-" if self.run is not None else ("my-" if self.auditor is not None else "")
+        return f"{self.project.slug}-{narrowed}{self.what}.{self.format}"
+
+    @property
+    def content_type(self) -> str:
+        return "application/jsonl; charset=utf-8" if self.format == "jsonl" else "text/csv; charset=utf-8"
+
+    def lines(self) -> Iterator[str]:
+        return export_lines(self.project, what=self.what, format=self.format, run=self.run, auditor=self.auditor)
+
+
+def read_export_request(
+    project: Project, *, what: str, format: str, run: str | None = None, auditor: AbstractBaseUser | None = None
+) -> ExportRequest:
+    """Check a download's choices as typed (query values); ExportRefused names the first one that cannot be used."""
+    if what not in WHAT:
+        raise ExportRefused("what", f"what must be one of {', '.join(WHAT)}, not {what!r}")
+    if format not in FORMATS:
+        raise ExportRefused("format", f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    chosen = None
+    if run not in (None, ""):
+        if what != "judgements":
+            raise ExportRefused("run", "a run narrows judgements, not audits")
+        text = str(run)
+        # More than 18 digits names no run (and would overflow the id column): refused like any other id.
+        if text.isdigit() and len(text) <= 18:
+            chosen = JudgeRun.objects.filter(project=project, pk=int(text)).first()
+        if chosen is None:
+            raise ExportRefused("run", f"no judge run {text!r} in project {project.slug!r}")
+    return ExportRequest(project=project, what=what, format=format, run=chosen, auditor=auditor)

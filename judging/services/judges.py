@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,11 +36,29 @@ _KEY_PREFIXES = ("sk-", "sk_", "gsk_", "hf_", "aiza", "xai-", "r8_", "pk-", "key
 
 
 class JudgeSettingsError(Exception):
-    """A judge, run or triage setting that cannot be used; ``field`` names it, the message says why."""
+    """A judge, run or triage setting that cannot be used; ``field`` names it, the message says why.
+
+    ``problems`` holds every bad setting found, field -> messages (one field unless made by :meth:`of`), so a
+    form or an API answer can name them all at once instead of one per try.
+    """
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
+        self.problems: dict[str, list[str]] = {field: [message]}
+
+    @classmethod
+    def of(cls, problems: dict[str, list[str]]) -> JudgeSettingsError:
+        """Several bad settings in one error; as a single one (``field``, the message) it is the first."""
+        field, messages = next(iter(problems.items()))
+        error = cls(field, messages[0])
+        error.problems = problems
+        return error
+
+
+def _add(problems: dict[str, list[str]], found: dict[str, list[str]]) -> None:
+    for field, messages in found.items():
+        problems.setdefault(field, []).extend(messages)
 
 
 class PromptRefused(Exception):
@@ -125,64 +144,93 @@ def clean_nli_model_path(value: Any) -> str:
     return path
 
 
-def clean_judge_settings(kind: str, values: dict[str, Any]) -> dict[str, Any]:
-    """The settings of a judge of `kind`, checked and normalised; JudgeSettingsError names the first bad field."""
+def _clean_setting(field: str, value: Any) -> Any:
+    """One setting, checked and normalised; JudgeSettingsError says why it cannot be used."""
+    if field == "base_url":
+        return clean_base_url(value)
+    if field == "model":
+        model = str(value or "").strip()
+        if not model or len(model) > 200:
+            raise JudgeSettingsError("model", "model must be the endpoint's model name (1 to 200 characters).")
+        return model
+    if field == "api_key_env":
+        return clean_api_key_env(value)
+    if field == "with_reasoning":
+        if not isinstance(value, bool):
+            raise JudgeSettingsError(field, f"with_reasoning must be true or false, not {value!r}.")
+        return value
+    if field == "concurrency":
+        return _in_range(field, value, 1, MAX_CONCURRENCY, integer=True)
+    if field == "timeout_seconds":
+        return _positive(field, value, MAX_TIMEOUT_SECONDS)
+    if field == "max_retries":
+        return _in_range(field, value, 0, MAX_RETRIES, integer=True)
+    if field in ("price_input_per_mtok", "price_output_per_mtok"):
+        return _in_range(field, value, 0, None, integer=False)
+    if field == "nli_model_path":
+        return clean_nli_model_path(value)
+    if field == "nli_max_length":
+        return _in_range(field, value, 16, 100_000, integer=True)
+    if field == "nli_overlap":
+        return _in_range(field, value, 0, 100_000, integer=True)
+    if field == "nli_batch_size":
+        return _in_range(field, value, 1, 4096, integer=True)
+    return str(value or "").strip()[:50]  # nli_consistent_label
+
+
+def _clean_each(kind: str, values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The settings that can be used, cleaned, and the problems of the others (every one, not the first)."""
     allowed = {Judge.Kind.RUBRIC: RUBRIC_SETTINGS, Judge.Kind.NLI: NLI_SETTINGS, Judge.Kind.IMPORTED: ()}
     if kind not in allowed:
-        raise JudgeSettingsError("kind", f"kind must be one of {', '.join(allowed)}, not {kind!r}.")
-    for field in values:
-        if field not in allowed[kind]:
-            raise JudgeSettingsError(field, f"{field} is not a setting of a {kind} judge.")
+        return {}, {"kind": [f"kind must be one of {', '.join(allowed)}, not {kind!r}."]}
     cleaned: dict[str, Any] = {}
+    problems: dict[str, list[str]] = {}
     for field, value in values.items():
-        if field == "base_url":
-            cleaned[field] = clean_base_url(value)
-        elif field == "model":
-            model = str(value or "").strip()
-            if not model or len(model) > 200:
-                raise JudgeSettingsError("model", "model must be the endpoint's model name (1 to 200 characters).")
-            cleaned[field] = model
-        elif field == "api_key_env":
-            cleaned[field] = clean_api_key_env(value)
-        elif field == "with_reasoning":
-            if not isinstance(value, bool):
-                raise JudgeSettingsError(field, f"with_reasoning must be true or false, not {value!r}.")
-            cleaned[field] = value
-        elif field == "concurrency":
-            cleaned[field] = _in_range(field, value, 1, MAX_CONCURRENCY, integer=True)
-        elif field == "timeout_seconds":
-            cleaned[field] = _positive(field, value, MAX_TIMEOUT_SECONDS)
-        elif field == "max_retries":
-            cleaned[field] = _in_range(field, value, 0, MAX_RETRIES, integer=True)
-        elif field in ("price_input_per_mtok", "price_output_per_mtok"):
-            cleaned[field] = _in_range(field, value, 0, None, integer=False)
-        elif field == "nli_model_path":
-            cleaned[field] = clean_nli_model_path(value)
-        elif field == "nli_max_length":
-            cleaned[field] = _in_range(field, value, 16, 100_000, integer=True)
-        elif field == "nli_overlap":
-            cleaned[field] = _in_range(field, value, 0, 100_000, integer=True)
-        elif field == "nli_batch_size":
-            cleaned[field] = _in_range(field, value, 1, 4096, integer=True)
-        elif field == "nli_consistent_label":
-            cleaned[field] = str(value or "").strip()[:50]
+        if field not in allowed[kind]:
+            _add(problems, {field: [f"{field} is not a setting of a {kind} judge."]})
+            continue
+        try:
+            cleaned[field] = _clean_setting(field, value)
+        except JudgeSettingsError as error:
+            _add(problems, error.problems)
+    return cleaned, problems
+
+
+def clean_judge_settings(kind: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a judge of `kind`, checked and normalised; JudgeSettingsError names every bad field."""
+    cleaned, problems = _clean_each(kind, values)
+    if problems:
+        raise JudgeSettingsError.of(problems)
     return cleaned
 
 
-def _check_complete(kind: str, values: dict[str, Any]) -> None:
+def _completeness_problems(kind: str, values: dict[str, Any], *, skip: Collection[str] = ()) -> dict[str, list[str]]:
+    """What a judge of `kind` lacks, or what its settings together rule out; ``skip``: fields refused already."""
+    problems: dict[str, list[str]] = {}
     if kind == Judge.Kind.RUBRIC:
         for field in ("base_url", "model"):
-            if not values.get(field):
-                raise JudgeSettingsError(field, f"{field} is required for a rubric LLM judge.")
+            if field not in skip and not values.get(field):
+                problems[field] = [f"{field} is required for a rubric LLM judge."]
     elif kind == Judge.Kind.NLI:
-        if not values.get("nli_model_path"):
-            raise JudgeSettingsError("nli_model_path", "nli_model_path is required for an NLI judge.")
-        try:  # config.json alone: no model is loaded in a web request
-            check_nli_checkpoint(values["nli_model_path"], values.get("nli_consistent_label", ""), needs_config=False)
-        except ModelSettingError as error:
-            raise JudgeSettingsError(error.setting, str(error)) from None
-        if values.get("nli_overlap", 32) >= values.get("nli_max_length", 512):
-            raise JudgeSettingsError("nli_overlap", "nli_overlap must be smaller than nli_max_length.")
+        if "nli_model_path" not in skip:
+            if not values.get("nli_model_path"):
+                problems["nli_model_path"] = ["nli_model_path is required for an NLI judge."]
+            elif "nli_consistent_label" not in skip:
+                try:  # config.json alone: no model is loaded in a web request
+                    check_nli_checkpoint(values["nli_model_path"], values.get("nli_consistent_label", ""),
+                                         needs_config=False)
+                except ModelSettingError as error:
+                    _add(problems, {error.setting: [str(error)]})
+        if not {"nli_overlap", "nli_max_length"} & set(skip) and values.get("nli_overlap", 32) >= values.get(
+            "nli_max_length", 512
+        ):
+            _add(problems, {"nli_overlap": ["nli_overlap must be smaller than nli_max_length."]})
+    return problems
+
+
+def _check_complete(kind: str, values: dict[str, Any]) -> None:
+    if problems := _completeness_problems(kind, values):
+        raise JudgeSettingsError.of(problems)
 
 
 def _clean_name(project: Project, name: Any, *, exclude: int | None = None) -> str:
@@ -197,11 +245,36 @@ def _clean_name(project: Project, name: Any, *, exclude: int | None = None) -> s
     return cleaned
 
 
+def check_new_judge(
+    project: Project, *, name: Any, kind: Any, settings: dict[str, Any], refused: Collection[str] = ()
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """A judge to be created, checked whole: its cleaned name and settings, and every problem, field -> messages.
+
+    ``refused`` names fields a caller has refused already (an API request's types and ranges): they are not
+    checked again, nor reported missing, so one answer can list every field's problem. Nothing is written.
+    """
+    cleaned: dict[str, Any] = {}
+    problems: dict[str, list[str]] = {}
+    if "name" not in refused:
+        try:
+            cleaned["name"] = _clean_name(project, name)
+        except JudgeSettingsError as error:
+            _add(problems, error.problems)
+    if "kind" not in refused:
+        settings_cleaned, settings_problems = _clean_each(kind, {f: v for f, v in settings.items() if f not in refused})
+        cleaned |= settings_cleaned
+        _add(problems, settings_problems)
+        if "kind" not in settings_problems:
+            _add(problems, _completeness_problems(kind, settings_cleaned, skip={*refused, *settings_problems}))
+    return cleaned, problems
+
+
 def create_judge(project: Project, *, name: str, kind: str, by: Any = None, **settings: Any) -> Judge:
-    """A new judge of the project, after checking every setting; nothing is written on a refusal."""
-    cleaned = clean_judge_settings(kind, settings)
-    _check_complete(kind, cleaned)
-    judge_name = _clean_name(project, name)
+    """A new judge of the project, after checking every setting (all refusals at once); nothing is written then."""
+    cleaned, problems = check_new_judge(project, name=name, kind=kind, settings=settings)
+    if problems:
+        raise JudgeSettingsError.of(problems)
+    judge_name = cleaned.pop("name")
     try:
         with transaction.atomic():
             return Judge.objects.create(project=project, name=judge_name, kind=kind, created_by=by, **cleaned)

@@ -16,6 +16,8 @@ const HINT_MS = 6000;
 const state = {
   busy: false, // a form is on its way: keys wait, so no verdict lands on an output not yet shown
   failure: null,
+  revealing: null, // blind mode: the item whose score was sent to reveal its judges, until their answer settles
+  saveAfterReveal: null, // the item whose verdict Enter asked to save while its reveal was on its way
 };
 
 /* ---------- feedback ---------- */
@@ -26,12 +28,12 @@ function setStatus(saving) {
 }
 
 let hintTimer = null;
-function hint(message) {
+function hint(message, kind = "warn") {
   const el = $('[data-role="hint"]');
   if (!el) return;
   clearTimeout(hintTimer);
   el.textContent = message;
-  el.className = "notice warn";
+  el.className = `notice ${kind}`;
   el.hidden = false;
   hintTimer = setTimeout(() => (el.hidden = true), HINT_MS);
 }
@@ -40,6 +42,10 @@ function hint(message) {
 
 const form = () => $('[data-role="audit-form"]');
 const stage = () => (form() ? form().dataset.stage : null);
+const shownItem = () => {
+  const view = $("#audit-view");
+  return view ? view.dataset.itemId || null : null;
+};
 
 function showChoice() {
   const f = form();
@@ -94,7 +100,15 @@ function toggleReasoningWrong() {
 
 function submit() {
   const f = form();
-  if (!f || state.busy) return;
+  if (!f) return;
+  if (state.revealing !== null) {
+    // "4 then Enter": the score went to reveal the judges and their answer is not in yet. The verdict is saved
+    // once it is (the form then holds the score), once however often Enter is pressed meanwhile.
+    if (state.saveAfterReveal === null) hint("Saving once the judges' answers are in…", "info");
+    state.saveAfterReveal = state.revealing;
+    return;
+  }
+  if (state.busy) return;
   if (stage() === "blind") {
     hint("Give your own score first (1-5): the judges' answers appear after it.");
     return;
@@ -158,6 +172,8 @@ document.addEventListener("htmx:beforeRequest", (event) => {
   if (!ours(event)) return;
   state.busy = true;
   state.failure = null;
+  const elt = event.detail.elt;
+  if (elt && elt.matches('[data-role="audit-form"][data-stage="blind"]')) state.revealing = shownItem();
   setStatus(event.detail.requestConfig && event.detail.requestConfig.verb !== "get");
 });
 document.addEventListener("htmx:beforeSwap", (event) => {
@@ -175,11 +191,17 @@ document.addEventListener("htmx:afterRequest", (event) => {
     const code = event.detail.xhr ? event.detail.xhr.status : 0;
     state.failure = code ? `the server answered ${code}` : "network error: press Enter to try again";
   }
+  // A refused or failed reveal: the Enter that waited for it saves nothing, and says so.
+  if (state.failure) {
+    if (state.saveAfterReveal !== null) hint("Nothing saved: the judges' answers did not come (see the status).");
+    forgetReveal();
+  }
   setStatus(false);
 });
 document.addEventListener("htmx:sendError", () => {
   state.busy = false;
   state.failure = "network error: press Enter to try again";
+  forgetReveal(); // afterRequest came first and said so
   setStatus(false);
 });
 document.addEventListener("htmx:afterSwap", (event) => {
@@ -187,6 +209,19 @@ document.addEventListener("htmx:afterSwap", (event) => {
   showChoice();
   startClock();
 });
+// htmx wires a swapped-in form when it settles: the waiting verdict is sent then, through htmx like any other.
+document.addEventListener("htmx:afterSettle", (event) => {
+  if (!ours(event) || state.revealing === null) return;
+  const item = state.saveAfterReveal;
+  forgetReveal();
+  // Only on the item whose judges were revealed, now shown with them: never on another output.
+  if (item !== null && stage() === "open" && shownItem() === item) submit();
+});
+
+function forgetReveal() {
+  state.revealing = null;
+  state.saveAfterReveal = null;
+}
 
 /* ---------- controls and keys ---------- */
 

@@ -180,6 +180,9 @@ EXPECTED: dict[str, Rule] = {
     "judging-synthetic-set": page(ADMINS),
     "judging-synthetic-run": post(ADMINS),
     "judging-synthetic-resume": post(ADMINS),
+    # downloads (judging.access.get_project_for_export): judgements the admins', audits an auditor's own too
+    "judging-export-judgements": page(ADMINS),
+    "judging-export-audits": page(AUDITORS),
     # --- annotate API ----------------------------------------------------------------------------------------------
     "project-list": api(LOGGED_IN, kinds=None),  # an outsider gets an empty list
     "project-detail": api(MEMBERS, kinds=BOTH),
@@ -217,6 +220,8 @@ EXPECTED: dict[str, Rule] = {
     "judging-api-import": api_post(ADMINS),
     "judging-api-run": api(ADMINS, kinds=None),
     "judging-api-run-judgements": api(ADMINS, kinds=None),
+    "judging-api-export-judgements": api(ADMINS),
+    "judging-api-export-audits": api(AUDITORS),
     "api-audit-next": api(AUDITORS, ok=frozenset({200, 204})),
     "api-audit-verdict": api_post(AUDITORS, kinds=None),
 }

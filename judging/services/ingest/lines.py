@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,42 @@ EXPORT_ONLY = frozenset({"kind", "mode", "rubric_version", "display_score"})
 MAX_RUN_LABEL = 100  # characters of a "run" given as a name
 STATUSES = tuple(Judgement.Status.values)  # ok, parse_error, error
 MAX_TOKENS = 2_147_483_647  # PositiveIntegerField
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+CSV_HEADER_SHOWN = 80  # characters of a CSV file's header line quoted in its refusal
+CSV_SNIFF = 64 * 1024  # bytes (or characters) read to tell a CSV file
+
+
+def csv_refusal(file: str, content: bytes | str) -> str | None:
+    """The one message for a CSV file (an export's CSV, say), or None when the file may be JSONL.
+
+    Read line by line, each CSV row would be its own "not valid JSON" error, a
+    hundred of them for one wrong format. A file is taken for CSV when its
+    first non-blank line is not JSON yet holds commas (a header such as
+    ``sample,batch,judge,...``), or when it is named .csv and its first line is
+    not JSON. A JSONL file starts with ``{``, so none is refused; other lines
+    that are JSON but not objects get read_lines' own message.
+    """
+    # The start of the file tells; a JSONL line longer than this still starts with "{".
+    start = content[:CSV_SNIFF]
+    text = start.decode("utf-8-sig", errors="replace") if isinstance(start, bytes) else start
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+    if not first or first.startswith("{") or _is_json(first):
+        return None
+    named_csv = file.lower().endswith(".csv")
+    if "," not in first and not named_csv:
+        return None
+    header = first if len(first) <= CSV_HEADER_SHOWN else first[:CSV_HEADER_SHOWN] + "..."
+    return (f"{file}: this is a CSV file (its first line is {header!r}); only JSONL imports: one JSON object a "
+            "line, as the JSONL export writes. Nothing was imported.")
 
 
 @dataclass

@@ -12,7 +12,7 @@ from annotate.models import Project
 from annotate.services.ingest.checks import ImportFailed
 from annotate.services.pairs.ingest.lines import Problems, read_lines
 from judging.models import Judge, Judgement, JudgeRun
-from judging.services.ingest.lines import ParsedJudgement, parse_line
+from judging.services.ingest.lines import ParsedJudgement, csv_refusal, parse_line
 from judging.services.ingest.report import ImportedRun, JudgementImportFailed, JudgementImportReport
 from judging.services.ingest.runs import check_judges, check_sentence_counts, lines_by_run
 from judging.services.ingest.samples import SampleFinder
@@ -53,6 +53,9 @@ def import_judgements(
     finder = SampleFinder(project)
     parsed: list[ParsedJudgement] = []
     for index, (name, content) in enumerate(files):
+        if refusal := csv_refusal(name, content):
+            problems.add(refusal, (index, 0))
+            continue
         for line in read_lines(name, content, problems, index):
             try:
                 parsed.append(parse_line(line, finder))
