@@ -158,8 +158,14 @@ def _check_count(name: str, value: Any) -> int:
     return int(count)
 
 
-def subsampling_ratio(tp: int, fp: int, tn: int, fn: int, *, min_counts: int = 20) -> SubsamplingRatio:
+def subsampling_ratio(
+    tp: int, fp: int, tn: int, fn: int, *, min_counts: int = 20, items: int | None = None
+) -> SubsamplingRatio:
     """R from the detector's confusion counts, the closed form beside it, and the action for the round.
+
+    ``items`` is how many labelled items the counts come from when each was
+    counted more than once (counts summed over several cross-validation
+    splits); ``min_counts`` is checked against it. None: the counts' total.
 
     Cases (DESIGN.md, "Subsampling ratio R"):
     - fewer than ``min_counts`` labelled items, or no actual H (TP+FN = 0),
@@ -174,10 +180,15 @@ def subsampling_ratio(tp: int, fp: int, tn: int, fn: int, *, min_counts: int = 2
     """
     tp, fp, tn, fn = (_check_count(name, value) for name, value in (("tp", tp), ("fp", fp), ("tn", tn), ("fn", fn)))
     min_counts = _check_count("min_counts", min_counts)
+    total = tp + fp + tn + fn
+    if items is not None and (_check_count("items", items) > total or (items == 0) != (total == 0)):
+        raise ValueError(f"items ({items}) must be from 1 to the counts' total ({total}), or 0 with no counts")
     alpha = _share(tp, tp + fn)
     beta = _share(tn, tn + fp)
     gamma = _share(tp, tp + fp)
     figures = f"TP = {tp}, FP = {fp}, TN = {tn}, FN = {fn}"
+    if items and items != total:
+        figures += f", summed over splits that count each of the {items} items {total // items} times"
 
     def result(r: float | None, keep_h: float, keep_n: float, action: Action, reason: str) -> SubsamplingRatio:
         # A random round shows no closed form either: R itself is undefined there.
@@ -188,7 +199,7 @@ def subsampling_ratio(tp: int, fp: int, tn: int, fn: int, *, min_counts: int = 2
             reason = f"{reason} {note}"
         return SubsamplingRatio(tp, fp, tn, fn, r, closed, alpha, beta, gamma, keep_h, keep_n, action, reason)
 
-    labelled = tp + fp + tn + fn
+    labelled = total if items is None else items
     undefined = []
     if labelled < min_counts:
         undefined.append(f"only {labelled} labelled items, fewer than min_counts = {min_counts}")
@@ -243,3 +254,35 @@ def subsampling_ratio(tp: int, fp: int, tn: int, fn: int, *, min_counts: int = 2
         "TN > FN), so no subsampling balances them; keep all items."
     )
     return result(r, 1.0, 1.0, "keep_all", reason)
+
+
+def subsampled_class(ratio: SubsamplingRatio) -> str:
+    """Which predicted class a ratio thins out: "H", "N", "neither" (keeps all), or "random" (R undefined)."""
+    if ratio.action in RANDOM_ACTIONS:
+        return "random"
+    if ratio.keep_predicted_h < 1:
+        return "H"
+    return "N" if ratio.keep_predicted_n < 1 else "neither"
+
+
+def split_spread(
+    per_split: list[tuple[int, int, int, int]], *, min_counts: int = 20, items: int | None = None
+) -> dict[str, Any]:
+    """R of each cross-validation split alone, to show how far R moves with the split (and so with the seed).
+
+    ``r_low``/``r_high`` span the defined R values (None when none is);
+    ``agree`` is True when every split thins out the same predicted class
+    (``subsampled``, see ``subsampled_class``): R = 0 and R < 0 with H-majority
+    groups both keep no predicted H, so agreeing on the action's code would
+    be too strict, while 1.6 and 4 both thin predicted N, only by how much.
+    """
+    ratios = [subsampling_ratio(*counts, min_counts=min_counts, items=items) for counts in per_split]
+    defined = [ratio.r for ratio in ratios if ratio.r is not None]
+    subsampled = sorted({subsampled_class(ratio) for ratio in ratios})
+    return {
+        "r_per_split": [ratio.r for ratio in ratios],
+        "subsampled": subsampled,
+        "agree": len(subsampled) <= 1,
+        "r_low": min(defined) if defined else None,
+        "r_high": max(defined) if defined else None,
+    }

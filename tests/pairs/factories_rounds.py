@@ -79,3 +79,24 @@ def sign_head(steepness: float = 4.0) -> Head:
 def store_detector(project: Project, number: int, head: Head, encoder: str | None = None) -> PairDetector:
     return PairDetector.objects.create(project=project, number=number, encoder=encoder or settings.PAIRS_ENCODER,
                                        trained_on=40, trained_h=20, head=head.to_bytes())
+
+
+def add_noisy_round_one(project: Project, *, separation: float, data_seed: int) -> PairRound:
+    """Round 1 with 31 consensus items (17 H, 14 N) whose 4-d vectors lean by +-separation along one axis, and a pool.
+
+    Few items and a detector that errs often: the case where which items
+    share a cross-validation fold moves the counts for R. Separation 1.0
+    makes a fair detector, 0.6 one close to chance.
+    """
+    rng = np.random.default_rng(data_seed)
+    labels = np.asarray([1] * 17 + [0] * 14)
+    vectors = rng.normal(size=(len(labels), 4)).astype(np.float32)
+    vectors[:, 0] += np.where(labels == 1, separation, -separation)
+    first = PairRound.objects.create(project=project, number=1, size=len(labels), seed=1)
+    items = add_items(project, [0.0] * len(labels), state=PairItem.State.CONSENSUS, pair_round=first,
+                      labels=["H" if label else "N" for label in labels])
+    for item, vector in zip(items, vectors, strict=True):
+        PairItem.objects.filter(pk=item.pk).update(vector=vector.astype(np.float16).tobytes())
+    pool = add_items(project, [0.0] * 4)
+    PairItem.objects.filter(pk__in=[item.pk for item in pool]).update(vector=vectors[0].astype(np.float16).tobytes())
+    return first

@@ -12,7 +12,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 
 from annotate.services.pairs import detector
-from annotate.services.pairs.detector import Head, confusion_counts, cross_validated_p_h, train_head
+from annotate.services.pairs.detector import (
+    Head,
+    confusion_counts,
+    cross_validated_p_h,
+    repeated_cross_validated_p_h,
+    train_head,
+)
 
 
 def separable(count: int, h_share: float, seed: int, dimension: int = 12) -> tuple[np.ndarray, np.ndarray]:
@@ -90,6 +96,33 @@ def test_cross_validation_scores_every_item_once_and_needs_two_of_each_class() -
     assert float(((p_h >= 0.5) == (labels == 1)).mean()) > 0.8  # held out, still far better than chance
     with pytest.raises(ValueError, match="the smaller class has 1"):
         cross_validated_p_h(vectors[:21], np.asarray([1] * 20 + [0]), seed=2)
+
+
+def test_repeated_cross_validation_scores_every_item_once_per_split_and_the_splits_differ() -> None:
+    vectors, labels = separable(40, 0.5, seed=3)
+    p_h = repeated_cross_validated_p_h(vectors, labels, seed=4, repeats=3)
+    assert p_h.shape == (3, 40) and np.all((p_h >= 0) & (p_h <= 1))
+    # Other fold splits train other heads, so an item's held-out P(H) differs between splits.
+    assert not np.allclose(p_h[0], p_h[1]) and not np.allclose(p_h[1], p_h[2])
+    # The same seed gives the same splits and heads; the first split is what one split alone gives.
+    assert np.array_equal(p_h, repeated_cross_validated_p_h(vectors, labels, seed=4, repeats=3))
+    assert np.array_equal(p_h[0], cross_validated_p_h(vectors, labels, seed=4))
+    with pytest.raises(ValueError, match="repeats must be 1 or more, not 0"):
+        repeated_cross_validated_p_h(vectors, labels, seed=4, repeats=0)
+
+
+def test_few_labelled_items_are_cross_validated_over_several_splits_and_many_over_one() -> None:
+    assert detector.cv_repeats(31) == detector.CV_REPEATS > 1
+    assert detector.cv_repeats(detector.CV_REPEAT_UP_TO) == detector.CV_REPEATS
+    assert detector.cv_repeats(detector.CV_REPEAT_UP_TO + 1) == 1
+
+
+def test_nested_one_blas_thread_limits_once() -> None:
+    with detector.one_blas_thread():
+        with detector.one_blas_thread():
+            assert detector._blas.limited
+        assert detector._blas.limited  # the inner exit leaves the outer limit in place
+    assert not detector._blas.limited
 
 
 def test_confusion_counts_by_hand() -> None:

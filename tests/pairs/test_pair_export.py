@@ -4,6 +4,7 @@ imports again to the same items, and the export command writes one JSONL file.""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from django.utils import timezone
 
 from annotate.models import PairItem, PairJudgement, PairRound, Project
 from annotate.services.export import ExportError
-from annotate.services.pairs.export import export_pairs, hades_row
+from annotate.services.pairs.export import export_pairs, hades_row, hades_tokens
 from annotate.services.pairs.ingest import import_pairs
 from tests.conftest import make_user
 from tests.pairs.conftest import ORIGINAL as FACTORY_ORIGINAL
@@ -58,12 +59,45 @@ def test_hades_row_judged_in_faithlab_gets_its_consensus(db: None) -> None:
 
 def test_other_items_are_written_in_hades_form_with_the_words_the_span_touches_marked() -> None:
     assert hades_row("The Bridge  opened in 1911.", 12, 18, 1) == {
-        "replaced": "the bridge ===opened=== in 1911.", "replaced_ids": [2, 2], "hallucination": 1
+        "replaced": "the bridge ===opened=== in 1911 .", "replaced_ids": [2, 2], "hallucination": 1
     }
     # A span inside words marks the whole words it touches.
     assert hades_row("The Bridge opened in 1911.", 6, 13, -1) == {
-        "replaced": "the ===bridge opened=== in 1911.", "replaced_ids": [1, 2], "hallucination": -1
+        "replaced": "the ===bridge opened=== in 1911 .", "replaced_ids": [1, 2], "hallucination": -1
     }
+
+
+@pytest.mark.parametrize(("text", "span", "replaced", "ids"), [
+    # Punctuation is a token of its own, as in the HaDes release and DESIGN.md's example ("western side .").
+    ("It will stay, they said.", "stay", "it will ===stay=== , they said .", [2, 2]),
+    ("The shop closed for repairs.", "repairs", "the shop closed for ===repairs=== .", [4, 4]),
+    # A span that takes the punctuation with it marks the punctuation token too.
+    ("The shop closed for repairs.", "repairs.", "the shop closed for ===repairs .===", [4, 5]),
+    # Inside words: "U.S.", "19-year-old", "O'Neil's", "37.5%", quotes and a Unicode dash; "£100m" is one token.
+    ("The U.S. team's 19-year-old won £100m (37.5%) \u2014 \u201cwow\u201d.", "19-year-old",
+     "the u . s . team ' s ===19 - year - old=== won £100m ( 37 . 5 % ) \u2014 \u201c wow \u201d .", [8, 12]),
+    ("Led by O'Neil's crew.", "O'Neil's", "led by ===o ' neil ' s=== crew .", [2, 6]),
+    # Accents are kept; only case is folded.
+    ("Café Noir, Zürich.", "Zürich", "café noir , ===zürich=== .", [3, 3]),
+])
+def test_faithlab_items_are_tokenised_as_the_hades_release_is(text: str, span: str, replaced: str,
+                                                                ids: list[int]) -> None:
+    start = text.index(span)
+    row = hades_row(text, start, start + len(span), 0)
+    assert row == {"replaced": replaced, "replaced_ids": ids, "hallucination": 0}
+    # replaced_ids index replaced.split() with or without the markers, as DESIGN.md says.
+    unmarked = replaced.replace("===", "").split()
+    assert len(unmarked) == len(replaced.split())
+    assert " ".join(unmarked[ids[0]:ids[1] + 1]) == " ".join(hades_tokens(span)[i][2] for i in range(len(
+        hades_tokens(span))))
+    # Tokenising is idempotent: the exported text, tokenised again, is the same tokens.
+    assert [token for _, _, token in hades_tokens(" ".join(unmarked))] == unmarked
+
+
+def test_separators_python_splits_at_are_token_boundaries_too() -> None:
+    # str.split() splits at U+001C..U+001F; BertPreTokenizer alone would keep "a\x1cb" one token.
+    row = hades_row("Keep a\x1cb here.", 5, 8, -1)
+    assert row["replaced"] == "keep ===a b=== here ." and row["replaced_ids"] == [1, 2]
 
 
 def test_pairs_project_exports_to_hades_form_with_consensus_labels(pairs_project: Project) -> None:
@@ -71,18 +105,49 @@ def test_pairs_project_exports_to_hades_form_with_consensus_labels(pairs_project
     PairItem.objects.filter(pk=items[0].pk).update(state=PairItem.State.CONSENSUS, label="H")
     PairItem.objects.filter(pk=items[1].pk).update(state=PairItem.State.NO_CONSENSUS)
     exported = rows(export_pairs(pairs_project, "hades"))
-    # "Ines Varga" -> "Tom Price" in the third sentence (words 13 and 14); "March" -> "June" (word 18).
+    # "Ines Varga" -> "Tom Price" in the third sentence (tokens 15 and 16); "March" -> "June" (token 20).
     assert exported[0] == {
-        "replaced": "the bridge opened in 1911. it carries two lanes and a footpath. mayor ===tom price=== "
-                    "reopened it in march.",
-        "replaced_ids": [13, 14], "hallucination": 1,
+        "replaced": "the bridge opened in 1911 . it carries two lanes and a footpath . mayor ===tom price=== "
+                    "reopened it in march .",
+        "replaced_ids": [15, 16], "hallucination": 1,
     }
-    assert exported[1]["replaced_ids"] == [18, 18] and exported[1]["hallucination"] == -1
-    assert "===june.===" in exported[1]["replaced"]
+    assert exported[1]["replaced_ids"] == [20, 20] and exported[1]["hallucination"] == -1
+    assert exported[1]["replaced"].endswith(" ===june=== .")
     assert exported[2]["hallucination"] == -1
     # And that file is a HaDes file the importer takes.
     again = import_pairs("again", [("x.jsonl", export_pairs(pairs_project, "hades").encode())], "hades")
-    assert [i.perturbed_words for i in again.project.pair_items.order_by("id")] == ["tom price", "june.", "closed"]
+    assert [i.perturbed_words for i in again.project.pair_items.order_by("id")] == ["tom price", "june", "closed"]
+
+
+def test_a_hades_export_of_faithlab_items_imports_back_to_the_same_items_and_exports_the_same(
+    pairs_project: Project,
+) -> None:
+    items = make_pair_items(pairs_project, 8, round_number=None)
+    PairItem.objects.filter(pk=items[0].pk).update(state=PairItem.State.CONSENSUS, label="H")
+    PairItem.objects.filter(pk=items[1].pk).update(state=PairItem.State.LABELLED, label="N")
+    exported = export_pairs(pairs_project, "hades")
+    again = import_pairs("again", [("x.jsonl", exported.encode())], "hades").project
+
+    def picture(project: Project) -> list[tuple[Any, ...]]:
+        """Each item as HaDes sees it: its text's tokens, its span's tokens, its label (a consensus imports as one)."""
+        rows = []
+        for item in PairItem.objects.filter(project=project).select_related("perturbed").order_by("id"):
+            tokens = hades_tokens(item.perturbed.text)
+            span = [t for s, e, t in tokens if s < item.perturbed_end and e > item.perturbed_start]
+            rows.append(([t for _, _, t in tokens], span, item.label))
+        return rows
+
+    assert picture(again) == picture(pairs_project)
+    # The made texts end sentences with full stops: the export splits every one off its word.
+    assert all(re.search(r"\w[.,]", row["replaced"]) is None and row["replaced"].endswith(" .")
+               for row in rows(exported))
+    assert [label for _, _, label in picture(again)][:3] == ["H", "N", ""]
+    assert export_pairs(again, "hades") == exported
+    # The imported items' own texts, tokenised again, give the very same lines (nothing rests on the kept line).
+    for item in PairItem.objects.filter(project=again).select_related("perturbed").order_by("id"):
+        line = json.loads(item.imported_fields["source_line"])
+        remade = hades_row(item.perturbed.text, item.perturbed_start, item.perturbed_end, line["hallucination"])
+        assert remade == line
 
 
 def test_pair_export_imports_again_to_the_same_items(db: None) -> None:

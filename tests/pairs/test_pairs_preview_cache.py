@@ -2,7 +2,8 @@
 
 A spy on ``train_head`` counts the fits: in round 2 of ``detector_project``
 (40 labelled items, 20 H and 20 N; no earlier detector) a fresh preview fits
-the head once and cross-validates with min(5, 20, 20) = 5 folds: 6 fits.
+the head once and cross-validates with min(5, 20, 20) = 5 folds, over
+CV_REPEATS fold splits (40 items are few enough to repeat): 1 + 5 * 5 fits.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from tests.pairs.page_helpers import HTMX, OPEN, WIZARD, answer, funnel
 
 pytestmark = pytest.mark.django_db
 
-FITS_PER_FRESH_PREVIEW = 1 + 5  # the head, then the 5 cross-validation folds for R
+# The head, then 5 cross-validation folds for R in each of the repeated fold splits.
+FITS_PER_FRESH_PREVIEW = 1 + 5 * detector.CV_REPEATS
 WIDE = {"size": 100, "low": 0.0, "high": 1.0, "paraphrase_max": 1.0, "drop_fraction": 0.0, "seed": 5}
 NARROW = {**WIDE, "low": 0.1, "high": 0.9, "paraphrase_max": 0.9, "drop_fraction": 1.0}
 
@@ -63,7 +65,7 @@ def test_two_previews_with_other_thresholds_train_once_and_plan_as_a_fresh_compu
     detector_project: Project, fits: list[int]
 ) -> None:
     wide = preview_round(detector_project, **WIDE, reuse_scores=True)
-    assert fits == [40] + [32] * 5  # the head on all 40, each fold's head on 4/5 of them
+    assert fits == [40] + [32] * 5 * detector.CV_REPEATS  # the head on all 40, each fold's head on 4/5 of them
     narrow = preview_round(detector_project, **NARROW, reuse_scores=True)
     assert len(fits) == FITS_PER_FRESH_PREVIEW  # no new fit
     assert not wide.reused_scores and narrow.reused_scores

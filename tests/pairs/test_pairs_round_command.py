@@ -55,7 +55,11 @@ def test_round_two_computes_the_vectors_first_then_draws_through_the_detector(pa
     shown = json.loads(out)
     assert shown["vectors_computed"] == 20 and shown["created"] is True and shown["round"] == 2
     assert [row["count"] for row in shown["funnel"]] == [8, 8, 8, 8, shown["funnel"][4]["count"], 4]
-    assert shown["ratio"]["tp"] + shown["ratio"]["fp"] + shown["ratio"]["tn"] + shown["ratio"]["fn"] == 12
+    # Round 1's 12 consensus items, each counted once per repeated fold split.
+    cross_validation = shown["ratio"]["cross_validation"]
+    assert cross_validation["items"] == 12 and cross_validation["seed"] == 3
+    total = shown["ratio"]["tp"] + shown["ratio"]["fp"] + shown["ratio"]["tn"] + shown["ratio"]["fn"]
+    assert total == 12 * cross_validation["repeats"] == 12 * len(cross_validation["per_split"])
     assert "cross-validated" in shown["ratio"]["counts_from"]
     assert PairDetector.objects.get(project=pairs_project).number == 1
     drawn = PairItem.objects.filter(round__number=2)

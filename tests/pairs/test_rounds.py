@@ -12,9 +12,17 @@ from sklearn.metrics import accuracy_score, brier_score_loss, f1_score, precisio
 from annotate.models import Job, PairConfig, PairDetector, PairItem, PairRound, Project
 from annotate.pairmath.subsampling import subsampling_ratio
 from annotate.services.pairs import rounds
+from annotate.services.pairs.detector import CV_REPEATS
 from annotate.services.pairs.rounds import RoundRefused, create_round, preview_round, round_report
 from tests.pairs.conftest import make_pair_items
-from tests.pairs.factories_rounds import TRAINING, add_items, add_training, sign_head, store_detector
+from tests.pairs.factories_rounds import (
+    TRAINING,
+    add_items,
+    add_noisy_round_one,
+    add_training,
+    sign_head,
+    store_detector,
+)
 
 pytestmark = pytest.mark.django_db
 BAND = {"low": 0.1, "high": 0.9}
@@ -196,16 +204,39 @@ def test_round_two_takes_its_counts_from_cross_validation_when_round_one_was_ran
     PairConfig.objects.filter(project=pairs_project).update(min_counts=10)
     first = PairRound.objects.create(project=pairs_project, number=1, size=40, seed=1)
     add_training(pairs_project, TRAINING, pair_round=first)
+    # Imported labels train the detector, but R counts round 1's consensus items only (DESIGN.md, step 6).
+    add_training(pairs_project, {-2: (0, 3), 2: (3, 0)}, state=PairItem.State.LABELLED)
     add_items(pairs_project, [-1] * 6 + [1] * 6)
     plan = preview_round(pairs_project, size=4, seed=5, **BAND)
-    ratio = plan.ratio
-    assert plan.refusal is None and ratio is not None
-    assert ratio.tp + ratio.fp + ratio.tn + ratio.fn == 40  # every training item scored once, held out
-    assert ratio.tp + ratio.fn == 20  # the 20 H items
+    ratio, cross_validation = plan.ratio, plan.cross_validation
+    assert plan.refusal is None and ratio is not None and cross_validation is not None
+    assert (cross_validation["items"], cross_validation["trained_on"], cross_validation["seed"]) == (40, 46, 5)
+    splits = cross_validation["per_split"]
+    assert cross_validation["repeats"] == len(splits) == CV_REPEATS
+    # Each split scores every counted item once, held out: the 40 of round 1, 20 of them H.
+    assert all(sum(split) == 40 and split[0] + split[3] == 20 for split in splits)
+    assert [ratio.tp, ratio.fp, ratio.tn, ratio.fn] == [sum(column) for column in zip(*splits, strict=True)]
     again = subsampling_ratio(ratio.tp, ratio.fp, ratio.tn, ratio.fn, min_counts=10)
     assert (ratio.r, ratio.action) == (again.r, again.action)
+    assert cross_validation["r_per_split"] == [subsampling_ratio(*split, min_counts=10).r for split in splits]
     assert "cross-validated" in (plan.ratio_source or "") and "round 1 was drawn at random" in (
         plan.ratio_source or "")
+    assert "6 of them imported labels or earlier rounds' items, used for training only" in (plan.ratio_source or "")
+    assert plan.ratio_dict()["cross_validation"] == cross_validation
+
+
+def test_round_two_r_from_repeated_splits_moves_less_with_the_seed_than_one_split(pairs_project: Project) -> None:
+    add_noisy_round_one(pairs_project, separation=1.0, data_seed=5)
+    summed, single = [], []
+    for seed in range(6):
+        plan = preview_round(pairs_project, size=4, low=0.0, high=1.0, seed=seed)
+        assert plan.ratio is not None and plan.cross_validation is not None
+        summed.append(plan.ratio.r)
+        single.append(plan.cross_validation["r_per_split"][0])  # what one split alone gives, as before
+    assert None not in summed and None not in single
+    # Each seed splits the items otherwise, so one split's R moves with it; the sum of the splits moves less.
+    assert len(set(single)) > 1
+    assert float(np.std(summed)) < 0.75 * float(np.std(single))
 
 
 def test_too_few_labelled_items_are_refused_with_the_numbers_and_nothing_changes(

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from annotate.pairmath.subsampling import promised_h_share, subsampling_ratio
+from annotate.pairmath.subsampling import promised_h_share, split_spread, subsampled_class, subsampling_ratio
 
 
 def kept_h_and_n(tp: int, fp: int, tn: int, fn: int, keep_h: float, keep_n: float) -> tuple[float, float]:
@@ -234,3 +234,33 @@ def test_promised_h_share_of_given_shares() -> None:
     # Keep everything: H = 40+15 = 55 of 95.
     assert promised_h_share(40, 10, 30, 15, 1.0, 1.0) == pytest.approx(55 / 95)
     assert promised_h_share(0, 0, 0, 0, 1.0, 1.0) is None
+
+
+def test_summed_split_counts_check_min_counts_against_the_items_behind_them() -> None:
+    # 12 items counted 5 times: 60 predictions, but only 12 labelled items, fewer than min_counts = 20.
+    summed = subsampling_ratio(20, 10, 20, 10, min_counts=20, items=12)
+    assert summed.action == "random_too_few" and summed.r is None
+    assert "only 12 labelled items, fewer than min_counts = 20" in (summed.reason or "")
+    assert "each of the 12 items 5 times" in (summed.reason or "")
+    # Enough items: R is the same as from the counts of one split in the same proportions.
+    assert subsampling_ratio(40, 20, 40, 20, min_counts=20, items=24).r == subsampling_ratio(8, 4, 8, 4).r
+
+
+@pytest.mark.parametrize("items", [-1, 61, True, 0])
+def test_items_beyond_the_counts_total_are_refused_by_name(items: object) -> None:
+    with pytest.raises(ValueError, match="items"):
+        subsampling_ratio(20, 10, 20, 10, items=items)  # type: ignore[arg-type]
+
+
+def test_split_spread_gives_each_splits_r_and_whether_they_thin_the_same_class() -> None:
+    # R = 1.6 and R = 4 (the review's two seeds): both thin predicted N, by 1/1.6 and 1/4.
+    spread = split_spread([(5, 10, 4, 12), (8, 9, 5, 9)])
+    assert spread["r_per_split"] == [1.6, 4.0]
+    assert (spread["r_low"], spread["r_high"], spread["subsampled"], spread["agree"]) == (1.6, 4.0, ["N"], True)
+    # R = 0 (TN = FN) and R < 0 with H-majority groups both keep no predicted H: the same class thinned.
+    assert split_spread([(20, 5, 10, 10), (20, 5, 5, 10)])["subsampled"] == ["H"]
+    # One split thins predicted H, another predicted N: they disagree.
+    mixed = split_spread([(40, 10, 30, 15), (5, 10, 4, 12)])
+    assert mixed["subsampled"] == ["H", "N"] and mixed["agree"] is False
+    assert subsampled_class(subsampling_ratio(10, 10, 10, 10)) == "neither"
+    assert subsampled_class(subsampling_ratio(1, 1, 1, 1)) == "random"

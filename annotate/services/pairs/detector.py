@@ -26,8 +26,11 @@ ten times slower (2.7 s against 0.28 s for 3,000 x 385 items), not faster.
 from __future__ import annotations
 
 import io
+import threading
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +43,30 @@ L2 = 1e-3
 MAX_ITERATIONS = 300
 THRESHOLD = 0.5  # P(H) at or above which the detector predicts H
 CV_FOLDS = 5
+CV_REPEATS = 5  # fold splits whose counts are summed for R (see cv_repeats)
+CV_REPEAT_UP_TO = 500
 TRAINED_STATES = (PairItem.State.CONSENSUS, PairItem.State.LABELLED)
+
+
+_blas = threading.local()
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS on one thread (see the module docstring); nested uses cost nothing.
+
+    Entering threadpoolctl's limit scans the loaded libraries (about 2 ms);
+    the 25 fits and scorings of a repeated cross-validation enter it once.
+    """
+    if getattr(_blas, "limited", False):
+        yield
+        return
+    _blas.limited = True
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        _blas.limited = False
 
 
 class RoundRefused(Exception):
@@ -72,7 +98,7 @@ class Head:
             raise ValueError(f"vectors of shape {vectors.shape} do not fit a head of dimension {self.dimension}")
         scores = np.empty(len(vectors), dtype=np.float64)
         # In blocks: a 100,000-row pool never needs a 100,000 x HIDDEN float64 matrix at once.
-        with threadpool_limits(limits=1):
+        with one_blas_thread():
             self._score_blocks(vectors, scores)
         return scores
 
@@ -126,7 +152,7 @@ def train_head(vectors: np.ndarray, labels: np.ndarray, *, seed: int) -> Head:
         max_iter=MAX_ITERATIONS,
         random_state=seed % (2**32),
     )
-    with warnings.catch_warnings(), threadpool_limits(limits=1):
+    with warnings.catch_warnings(), one_blas_thread():
         # The iteration cap bounds the time per round; stopping at it before sklearn's tolerance is harmless.
         warnings.simplefilter("ignore", ConvergenceWarning)
         classifier.fit((x - mean) / scale, labels, sample_weight=class_weights(labels))
@@ -136,24 +162,55 @@ def train_head(vectors: np.ndarray, labels: np.ndarray, *, seed: int) -> Head:
                 w2=w2.astype(np.float32), b2=b2.astype(np.float32))
 
 
-def cross_validated_p_h(vectors: np.ndarray, labels: np.ndarray, *, seed: int, folds: int = CV_FOLDS) -> np.ndarray:
-    """P(H) of each training item from a head trained without it (stratified folds, seeded).
+def cv_repeats(items: int) -> int:
+    """How many fold splits to sum for R over ``items`` training items.
 
-    The honest estimate of how the detector errs on items it has not seen,
-    used for R when no earlier detector was scored on fresh items (round 2).
+    With a few dozen items, which items share a fold moves each count by
+    several units, and R with them: a review saw seed 7 give R = 1.6 and
+    another seed R = 4 on the demo. Summing ``CV_REPEATS`` splits shrinks that
+    spread (to about a third on tests/pairs' built case) for 25 small fits:
+    0.6 s on the demo's 25 labelled items (two busy cores), against 0.15 s
+    for one split. It cannot steady R where the detector is close to chance
+    (TP - FP near 0): the page then says the splits disagree. Past
+    ``CV_REPEAT_UP_TO`` items one split moves the counts by a few percent,
+    and repeats would add seconds to each fresh preview, so one is used.
+    """
+    return CV_REPEATS if items <= CV_REPEAT_UP_TO else 1
+
+
+def repeated_cross_validated_p_h(
+    vectors: np.ndarray, labels: np.ndarray, *, seed: int, folds: int = CV_FOLDS, repeats: int = 1
+) -> np.ndarray:
+    """P(H) of each training item from heads trained without it, once per fold split: shape (repeats, items).
+
+    Each row is one stratified ``folds``-fold split (scikit-learn's
+    RepeatedStratifiedKFold, seeded), so every item is scored once per row.
+    Held-out scores are the honest estimate of how the detector errs on items
+    it has not seen; scoring the training items with the head trained on them
+    would count only its training errors, which are few.
     Raises ValueError when a class has fewer than two items (no folds possible).
     """
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import RepeatedStratifiedKFold
 
     labels = np.asarray(labels, dtype=np.int64)
     smallest = int(min((labels == 0).sum(), (labels == 1).sum()))
     if smallest < 2:
         raise ValueError(f"cross-validation needs at least 2 items of each class; the smaller class has {smallest}")
-    splitter = StratifiedKFold(n_splits=min(folds, smallest), shuffle=True, random_state=seed % (2**32))
-    scores = np.empty(len(labels), dtype=np.float64)
-    for fold, (train, test) in enumerate(splitter.split(vectors, labels)):
-        scores[test] = train_head(vectors[train], labels[train], seed=seed + fold).p_h(vectors[test])
+    if repeats < 1:
+        raise ValueError(f"repeats must be 1 or more, not {repeats}")
+    n_splits = min(folds, smallest)
+    splitter = RepeatedStratifiedKFold(n_splits=n_splits, n_repeats=repeats, random_state=seed % (2**32))
+    scores = np.empty((repeats, len(labels)), dtype=np.float64)
+    with one_blas_thread():
+        for index, (train, test) in enumerate(splitter.split(vectors, labels)):
+            head = train_head(vectors[train], labels[train], seed=seed + index)
+            scores[index // n_splits, test] = head.p_h(vectors[test])
     return scores
+
+
+def cross_validated_p_h(vectors: np.ndarray, labels: np.ndarray, *, seed: int, folds: int = CV_FOLDS) -> np.ndarray:
+    """P(H) of each training item from a head trained without it: one seeded stratified fold split."""
+    return repeated_cross_validated_p_h(vectors, labels, seed=seed, folds=folds, repeats=1)[0]
 
 
 def confusion_counts(labels: np.ndarray, p_h: np.ndarray, threshold: float = THRESHOLD) -> tuple[int, int, int, int]:

@@ -10,10 +10,21 @@ this file back and ignores the judging keys.
 ``hades``: rows imported from a HaDes file come back as the line they were
 read from, byte for byte, unless judging in FaithLab has since given the item
 a consensus (a -1 row drawn into a round): then the row is the same with
-``hallucination`` set to 1 or 0. Other items are written in HaDes form:
-lower-cased words split on whitespace, the words the span touches wrapped in
-``===``, ``replaced_ids`` the first and last of them, ``hallucination`` 1 or 0
-from the consensus or imported label, -1 otherwise.
+``hallucination`` set to 1 or 0. Other items are written in HaDes form
+(``hades_row``): the text tokenised as the HaDes release is, the tokens the
+span touches wrapped in ``===``, ``replaced_ids`` the first and last of them,
+``hallucination`` 1 or 0 from the consensus or imported label, -1 otherwise.
+
+HaDes tokens: the release's text is BERT's basic tokenisation of WIKI-40B,
+lower-cased ("the u . s .", "19 - year - old", "program ' s run"; DESIGN.md's
+example: "western side ."): split at whitespace, and every punctuation
+character is a token of its own: ASCII symbols and Unicode's P categories,
+so "£100m" stays one token. The tokenizers library's BertPreTokenizer splits
+exactly so and gives code-point offsets, which place the item's span.
+Accents are kept and CJK characters are not split apart (BERT-uncased does
+both): DESIGN.md asks only for lower-casing, and keeping them loses nothing.
+Tokenising is idempotent, so a FaithLab export imported as HaDes and exported
+again gives the same lines.
 
 Items are read in id order with ``.iterator()``; the votes take one grouped
 query, so an export is two queries whatever the project's size.
@@ -27,14 +38,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, QuerySet
+from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from annotate.models import PairItem, PairJudgement, Project
 from annotate.services.export import ExportError
 
 FORMATS: tuple[str, ...] = ("pairs", "hades")
 CHUNK = 2000
-WORD = re.compile(r"\S+")  # the words of str.split()
+# Python's str.split() also splits at these four separators, which BertPreTokenizer keeps inside words.
+_PYTHON_ONLY_SPACES = re.compile("[\x1c-\x1f]")
+_BERT_WORDS = BertPreTokenizer()
 HADES_VALUES = {"H": 1, "N": 0}
 DECIDED = (PairItem.State.CONSENSUS, PairItem.State.LABELLED)
 
@@ -85,11 +99,27 @@ def pair_row(item: PairItem, votes: dict[str, int] | None) -> dict[str, Any]:
     }
 
 
-def hades_row(text: str, start: int, end: int, hallucination: int) -> dict[str, Any]:
-    """A span of a text in HaDes form: the words it touches (whole) are the marked ones."""
-    words = [(match.start(), match.end(), match.group().lower()) for match in WORD.finditer(text)]
+def hades_tokens(text: str) -> list[tuple[int, int, str]]:
+    """The HaDes tokens of ``text`` (see the module docstring): (start, end, lower-cased token), code points.
+
+    The same as ``" ".join(tokens).split()`` gives back, so ``replaced_ids``
+    count the tokens an importer sees.
+    """
+    spaced = _PYTHON_ONLY_SPACES.sub(" ", text)  # same length: the offsets still point into ``text``
+    return [(start, end, token.lower()) for token, (start, end) in _BERT_WORDS.pre_tokenize_str(spaced)]
+
+
+def hades_row(
+    text: str, start: int, end: int, hallucination: int, tokens: list[tuple[int, int, str]] | None = None
+) -> dict[str, Any]:
+    """A span of a text in HaDes form: the tokens it touches (whole) are the marked ones.
+
+    ``tokens``: ``hades_tokens(text)`` when the caller already has them (the
+    items of one perturbed text share them).
+    """
+    words = hades_tokens(text) if tokens is None else tokens
     touched = [i for i, (s, e, _) in enumerate(words) if s < end and e > start]
-    if not touched:  # a span of whitespace only: mark the word after it (or the last word)
+    if not touched:  # a span of whitespace only: mark the token after it (or the last token)
         after = [i for i, (s, _, _) in enumerate(words) if s >= end]
         touched = [after[0] if after else max(len(words) - 1, 0)]
     first, last = touched[0], touched[-1]
@@ -104,16 +134,21 @@ def _hades_value(item: PairItem) -> int:
     return HADES_VALUES.get(item.label, -1) if item.state in DECIDED else -1
 
 
-def hades_line(item: PairItem) -> str:
+def _imported_hades_row(item: PairItem) -> dict[str, Any] | None:
     kept = item.imported_fields or {}
-    if kept.get("format") == "hades" and "row" in kept:
-        row = kept["row"]
+    return kept["row"] if kept.get("format") == "hades" and "row" in kept else None
+
+
+def hades_line(item: PairItem, tokens: list[tuple[int, int, str]] | None = None) -> str:
+    """The item's HaDes line: an imported row as it came (with a FaithLab consensus), others in HaDes form."""
+    row = _imported_hades_row(item)
+    if row is not None:
         value = _hades_value(item)
         if item.state == PairItem.State.CONSENSUS and row.get("hallucination") != value:
             return json.dumps({**row, "hallucination": value}, ensure_ascii=False)
-        return kept.get("source_line") or json.dumps(row, ensure_ascii=False)
-    row = hades_row(item.perturbed.text, item.perturbed_start, item.perturbed_end, _hades_value(item))
-    return json.dumps(row, ensure_ascii=False)
+        return item.imported_fields.get("source_line") or json.dumps(row, ensure_ascii=False)
+    made = hades_row(item.perturbed.text, item.perturbed_start, item.perturbed_end, _hades_value(item), tokens)
+    return json.dumps(made, ensure_ascii=False)
 
 
 def export_lines(project: Project, fmt: str) -> Iterator[str]:
@@ -124,12 +159,20 @@ def export_lines(project: Project, fmt: str) -> Iterator[str]:
         raise ExportError(f"format: {fmt!r} is for pairs projects; {project.slug!r} is a span annotation project")
     items = PairItem.objects.filter(project=project).order_by("id")
     if fmt == "hades":
-        for item in items.select_related("perturbed").iterator(chunk_size=CHUNK):
-            yield hades_line(item) + "\n"
+        yield from _hades_lines(items)
         return
     votes = _votes(project)
     for item in items.select_related("perturbed__original", "round").iterator(chunk_size=CHUNK):
         yield json.dumps(pair_row(item, votes.get(item.pk)), ensure_ascii=False) + "\n"
+
+
+def _hades_lines(items: QuerySet[PairItem]) -> Iterator[str]:
+    """HaDes lines in id order; a text is tokenised once for its run of items (the items of a text are made together)."""
+    text_id, tokens = None, None
+    for item in items.select_related("perturbed").iterator(chunk_size=CHUNK):
+        if _imported_hades_row(item) is None and item.perturbed_id != text_id:
+            text_id, tokens = item.perturbed_id, hades_tokens(item.perturbed.text)
+        yield hades_line(item, tokens if item.perturbed_id == text_id else None) + "\n"
 
 
 def export_pairs(project: Project, fmt: str) -> str:
