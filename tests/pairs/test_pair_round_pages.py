@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from annotate.models import Job, PairItem, PairRound, Project
+from annotate.pairmath.subsampling import subsampling_ratio
 from annotate.services.pairs import rounds
 from tests.conftest import login
 from tests.pairs.conftest import make_pair_items
-from tests.pairs.factories_rounds import add_items, add_training
+from tests.pairs.factories_rounds import add_items, add_noisy_round_one, add_training
 from tests.pairs.page_helpers import HTMX, OPEN, WIZARD, funnel, text_of
 
 pytestmark = pytest.mark.django_db
@@ -66,13 +67,48 @@ def test_the_wizard_explains_the_subsampling_ratio(detector_project: Project, ad
     panel = text_of(html, r'(<div data-role="ratio">.*?</div>)')
     for name in ("tp", "fp", "tn", "fn"):
         assert text_of(panel, rf'data-count="{name}">(\d+)<') == str(getattr(ratio, name))
-    assert ratio.tp + ratio.fp + ratio.tn + ratio.fn == 40  # cross-validated over the 40 labelled items
+    cross_validation = plan.cross_validation
+    assert cross_validation is not None
+    # Cross-validated over the 40 labelled items, each counted once per fold split.
+    assert ratio.tp + ratio.fp + ratio.tn + ratio.fn == 40 * cross_validation["repeats"]
     assert text_of(panel, r'data-figure="alpha">([^<]+)<') == f"{ratio.tp / (ratio.tp + ratio.fn):.4f}"
     assert text_of(panel, r'data-figure="gamma">([^<]+)<') == (
         f"{ratio.tp / (ratio.tp + ratio.fp):.4f}" if ratio.tp + ratio.fp else "—")
     if ratio.r is not None and ratio.tp != ratio.fp:
         assert text_of(panel, r'data-figure="R">([^<]+)<') == f"{(ratio.tn - ratio.fn) / (ratio.tp - ratio.fp):.4f}"
     assert f'data-action="{ratio.action}"' in panel and "Where the counts come from" in panel
+    # The panel says the counts are cross-validated with the round's seed, and that they vary with it.
+    assert "split at random into 5 folds with the round&#x27;s seed (5)" in panel
+    assert f"summed over {cross_validation['repeats']} fold splits" in panel
+    assert "they vary with the seed" in panel
+    low = cross_validation["r_low"]
+    if low is not None:
+        assert text_of(panel, r'data-figure="split-r-low">([^<]+)<') == f"{low:.4f}"
+
+
+@pytest.mark.parametrize("separation", [1.0, 0.6])
+def test_the_ratio_panel_says_how_far_r_moves_with_the_fold_split(pairs_project: Project, admin_user: Any,
+                                                                   separation: float) -> None:
+    # 1.0: a fair detector, whose splits agree; 0.6: one close to chance, whose splits do not.
+    add_noisy_round_one(pairs_project, separation=separation, data_seed=4 if separation < 1 else 5)
+    html = login(admin_user).get(WIZARD, {**OPEN, "low": "0", "high": "1", "seed": "7"}).content.decode()
+    plan = rounds.preview_round(pairs_project, size=100, low=0.0, high=1.0, seed=7)
+    cross_validation = plan.cross_validation
+    assert cross_validation is not None
+    panel = text_of(html, r'(<div data-role="ratio">.*?</div>)')
+    assert "round&#x27;s seed (7)" in panel and "they vary with the seed" in panel
+    defined = [r for r in cross_validation["r_per_split"] if r is not None]
+    if defined:
+        assert text_of(panel, r'data-figure="split-r-low">([^<]+)<') == f"{min(defined):.4f}"
+    # Which predicted class each split alone would thin out.
+    thinned = set()
+    for split in cross_validation["per_split"]:
+        ratio = subsampling_ratio(*split)
+        thinned.add("H" if ratio.keep_predicted_h < 1 else "N" if ratio.keep_predicted_n < 1 else "neither")
+    assert cross_validation["agree"] is (len(thinned) == 1)
+    assert ('data-role="splits-disagree"' in panel) is (len(thinned) > 1)
+    assert ("every split thins out the same predicted class" in panel) is (len(thinned) == 1)
+    assert (len(thinned) == 1) is (separation == 1.0)  # the built cases do what they are built for
 
 
 def test_too_few_labelled_items_is_refused_with_the_numbers(pairs_project: Project, admin_user: Any) -> None:
@@ -89,6 +125,7 @@ def test_too_few_labelled_items_is_refused_with_the_numbers(pairs_project: Proje
 
 
 def test_bad_wizard_fields_are_named_and_nothing_starts(pairs_project: Project, admin_user: Any) -> None:
+    PairRound.objects.create(project=pairs_project, number=1, size=3, seed=1)  # round 2 has the filter fields
     make_pair_items(pairs_project, 3, round_number=None)
     html = login(admin_user).get(WIZARD, {**OPEN, "size": "0", "low": "0.8", "high": "0.2", "seed": "x"},
                                  **HTMX).content.decode()
@@ -97,7 +134,7 @@ def test_bad_wizard_fields_are_named_and_nothing_starts(pairs_project: Project, 
     assert 'data-role="funnel"' not in html
     response = login(admin_user).post(WIZARD, {**OPEN, "drop_fraction": "2"})
     assert response.status_code == 400 and "drop_fraction: 2 is outside 0..1" in response.content.decode()
-    assert not Job.objects.exists() and not PairRound.objects.exists()
+    assert not Job.objects.exists() and PairRound.objects.count() == 1
 
 
 def test_creating_a_round_runs_a_job_and_lands_on_the_round_page(detector_project: Project, admin_user: Any) -> None:

@@ -17,11 +17,14 @@ round k + 1 follows DESIGN.md ("Model-in-the-loop rounds"):
    predictions on the last round's consensus items, which it selected but was
    not trained on. When there is no previous detector (round 2: round 1 was
    random), the counts are the new detector's cross-validated predictions on
-   its training items instead. Those items are the random round-1 draw (plus
-   any imported labels), so held-out predictions on them estimate how the
-   detector errs on the pool without bias; sampling round 2 at random instead
-   would skip the rebalancing in the round where the pool is most lopsided
-   (HaDes: 90% H at random);
+   round 1's consensus items instead (folds over every labelled item; only
+   round 1's items counted), summed over several fold splits drawn with the
+   round's seed while the items are few (pool_scores.CrossValidation; the page
+   shows the R each split gives alone, since the counts move with the split).
+   Those items are the random round-1 draw, so held-out predictions on them
+   estimate how the detector errs on the pool without bias; sampling round 2
+   at random instead would skip the rebalancing in the round where the pool is
+   most lopsided (HaDes: 90% H at random);
 7. draw the round: the kept share of each predicted class (keep_predicted_h /
    keep_predicted_n) is taken at random, and ``size`` items are drawn from
    what is kept in proportion to the two classes, so the share R set holds in
@@ -45,7 +48,7 @@ import numpy as np
 from django.db.models import Max
 
 from annotate.models import PairItem, PairRound, Project
-from annotate.pairmath.subsampling import SubsamplingRatio, subsampling_ratio
+from annotate.pairmath.subsampling import SubsamplingRatio, split_spread, subsampling_ratio
 from annotate.services.pairs import detector as detection
 from annotate.services.pairs import pool_scores, preview_cache, vectors
 from annotate.services.pairs.config import get_config
@@ -93,6 +96,8 @@ class RoundPlan:
     # Expected share of H among the drawn items if the detector errs on the pool as on the counts; None when random.
     promised_h_share: float | None = None
     ratio_source: str | None = None  # where the confusion counts behind R come from, in words
+    # When the counts are cross-validated: folds, splits, seed, each split's counts and the R each gives alone.
+    cross_validation: dict[str, Any] | None = None
     detector: dict[str, Any] | None = None  # the detector this round would train: number, encoder, training counts
     head: detection.Head | None = field(default=None, repr=False)
     training: detection.TrainingSet | None = field(default=None, repr=False)
@@ -106,6 +111,7 @@ class RoundPlan:
         stored: dict[str, Any] = self.ratio.as_dict() if self.ratio is not None else {"R": None, "action": None}
         stored["counts_from"] = self.ratio_source
         stored["seed"] = self.seed
+        stored["cross_validation"] = self.cross_validation
         if self.ratio is None:
             stored["reason"] = self.ratio_source
         return stored
@@ -196,6 +202,8 @@ def _plan_random(project: Project, plan: RoundPlan, size: int) -> RoundPlan:
         PairItem.objects.filter(project=project, state=PairItem.State.POOL).order_by("pk").values_list("pk", flat=True),
         dtype=np.int64,
     )
+    # Round 1 applies no filter: it stores none, so nothing shows thresholds that were never used.
+    plan.filters = {}
     plan.funnel.append(_step(POOL, len(pool), "Items not yet drawn into a round. Round 1 has no detector yet: "
                                               "it is drawn from the whole pool at random."))
     if not len(pool):
@@ -212,6 +220,24 @@ def _plan_random(project: Project, plan: RoundPlan, size: int) -> RoundPlan:
         explanation += f" The pool holds fewer items than the size asked for ({size}): all of them are drawn."
     plan.funnel.append(_step(SELECTED, len(drawn), explanation))
     return plan
+
+
+def _unscored_pool_explanation(project: Project, encoder: str) -> str:
+    """The pool step of a plan that could not score the pool: when vectors are missing, that scoring waits for them.
+
+    Without this the pool row reads as if the pool held nothing to score, when the items are there and only their
+    span vectors are not (yet).
+    """
+    missing = vectors.stale_items(project, encoder).filter(
+        state__in=(PairItem.State.POOL, PairItem.State.CONSENSUS, PairItem.State.LABELLED)
+    ).count()
+    if not missing:
+        return "Items not yet drawn into a round."
+    return (
+        f"Items not yet drawn into a round. Scoring them waits for the span vectors: {missing} item"
+        f"{'' if missing == 1 else 's'} (pool and labelled) {'has' if missing == 1 else 'have'} none from the encoder "
+        f"{encoder!r} yet. The band, filters and subsampling follow once they are computed."
+    )
 
 
 def _plan_with_detector(project: Project, plan: RoundPlan, size: int, *, reuse_scores: bool) -> RoundPlan:
@@ -240,7 +266,7 @@ def _plan_with_detector(project: Project, plan: RoundPlan, size: int, *, reuse_s
             if fingerprint is not None:
                 preview_cache.keep_scores(project, fingerprint, scored)
     if scored is None or refusal is not None:
-        plan.funnel.append(_step(POOL, pool_count, "Items not yet drawn into a round."))
+        plan.funnel.append(_step(POOL, pool_count, _unscored_pool_explanation(project, encoder)))
         plan.refusal = refusal
         return plan
 
@@ -286,7 +312,13 @@ def _plan_with_detector(project: Project, plan: RoundPlan, size: int, *, reuse_s
     counts, source = scored.counts, scored.counts_source
     plan.ratio_source = source
     if counts is not None:
-        plan.ratio = subsampling_ratio(*counts, min_counts=config.min_counts)
+        plan.ratio = subsampling_ratio(*counts, min_counts=config.min_counts, items=scored.counted_items)
+        if scored.cross_validation is not None:
+            plan.cross_validation = {
+                **scored.cross_validation.as_dict(),
+                **split_spread(list(scored.cross_validation.per_split), min_counts=config.min_counts,
+                               items=scored.cross_validation.items),
+            }
         keep_h, keep_n = plan.ratio.keep_predicted_h, plan.ratio.keep_predicted_n
         plan.promised_h_share = plan.ratio.promised_h_share()
         why = plan.ratio.reason or ""

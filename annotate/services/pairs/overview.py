@@ -19,6 +19,7 @@ from annotate.models import (
     PerturbedText,
     Project,
 )
+from annotate.services import members
 from annotate.services.pairs import agreement, config, perturb, queue
 
 PAIR_JOB_KINDS = (Job.Kind.PERTURB, Job.Kind.PAIR_VECTORS, Job.Kind.PAIR_ROUND)
@@ -54,10 +55,31 @@ def pair_jobs(project: Project) -> list[Job]:
     return list(Job.objects.filter(project=project, kind__in=PAIR_JOB_KINDS)[:5])
 
 
+def block_of(project: Project, user: AbstractBaseUser) -> BlockedJudge | None:
+    """The user's block in the project, if an admin blocked them."""
+    return BlockedJudge.objects.filter(project=project, judge=user).first()
+
+
+def judge_standing(project: Project, user: AbstractBaseUser) -> dict[str, Any]:
+    """What an annotator's project page says about their own work.
+
+    Unblocked: their progress (counted answers, items left). Blocked: the block
+    and every answer they gave. Progress would mislead there: none of a blocked
+    judge's answers counts, so it reads 0, and its items left are items the
+    queue refuses to serve them.
+    """
+    block = block_of(project, user)
+    if block is None:
+        return {"progress": queue.judge_progress(project, user), "judge_block": None, "can_label": True}
+    given = PairJudgement.objects.filter(item__project=project, judge=user, answered_at__isnull=False).count()
+    # Not "block": templates that extend another take that name for the block being rendered.
+    return {"judge_block": block, "answers_given": given, "can_label": False}
+
+
 def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -> dict[str, Any]:
     """The project page's figures. An annotator gets their own progress only: no counts of others' work."""
     if not sees_figures(role):
-        return {"progress": queue.judge_progress(project, user), "sees_figures": False, "is_admin": False}
+        return {**judge_standing(project, user), "sees_figures": False, "is_admin": False}
     judgements = PairJudgement.objects.filter(item__project=project).exclude(label="")
     jobs = pair_jobs(project)
     overall = agreement.pair_agreement(project)
@@ -66,6 +88,8 @@ def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -
     return {
         "sees_figures": True,
         "is_admin": is_admin,
+        # Auditors and curators do not judge, and the queue refuses a blocked admin: no link to a page that says 403.
+        "can_label": role in queue.JUDGE_ROLES and block_of(project, user) is None,
         "can_export": role in (Membership.Role.ADMIN, Membership.Role.AUDITOR),
         "originals": PairOriginal.objects.filter(project=project).count(),
         "unperturbed": perturb.pending_originals(project).count(),
@@ -76,6 +100,8 @@ def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -
         "judgements_not_counted": judgements.filter(counted=False).count(),
         "jobs": jobs,
         "active_jobs": any(job.is_active for job in jobs),
+        # While a perturbation runs its originals are being claimed: the section says so instead of offering a start.
+        "perturbing": any(job.kind == Job.Kind.PERTURB and job.is_active for job in jobs),
         "rounds": rounds,
         "next_round": (rounds[-1]["round"].number + 1) if rounds else 1,
         "overall_agreement": overall,
@@ -84,3 +110,25 @@ def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -
         "missing_models": config.missing_model_settings(project) if is_admin else [],
         "config": config.get_config(project),
     }
+
+
+def pair_member_rows(project: Project) -> list[dict[str, Any]]:
+    """The members page's table for a pairs project: each member with the answers they gave and whether blocked.
+
+    Pairs projects have no batches, so the span table's assignments say nothing
+    here; what an admin weighs before changing a role or removing someone is
+    the judge's answers. ``answers_given`` counts every answer, a blocked
+    judge's too (shown with the block, as none of theirs counts).
+    """
+    rows = members.member_rows(project)
+    given = dict(
+        PairJudgement.objects.filter(item__project=project, answered_at__isnull=False)
+        .values_list("judge_id").annotate(n=Count("id")).order_by()
+    )
+    blocked = set(BlockedJudge.objects.filter(project=project).values_list("judge_id", flat=True))
+    for row in rows:
+        user_id = row["user"].pk
+        row["judges"] = row["membership"].role in queue.JUDGE_ROLES or user_id in given
+        row["answers_given"] = given.get(user_id, 0)
+        row["blocked"] = user_id in blocked
+    return rows

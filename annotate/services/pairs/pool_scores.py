@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +20,27 @@ from annotate.models import PairItem, PairRound, Project
 from annotate.services.pairs import detector as detection
 
 ConfusionCounts = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """How cross-validated counts for R were made; the page shows it, since the counts move with the fold split.
+
+    ``per_split`` holds each split's own counts over the ``items`` counted
+    items; the counts for R are their sums, so each item counts ``repeats``
+    times. ``seed`` is the round's seed, from which the splits are drawn.
+    """
+
+    folds: int
+    repeats: int
+    seed: int
+    items: int
+    trained_on: int
+    per_split: tuple[ConfusionCounts, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"folds": self.folds, "repeats": self.repeats, "seed": self.seed, "items": self.items,
+                "trained_on": self.trained_on, "per_split": [list(counts) for counts in self.per_split]}
 
 
 @dataclass
@@ -35,6 +57,7 @@ class ScoredPool:
     train_seconds: float
     counts: ConfusionCounts | None  # for R; None when they cannot be had
     counts_source: str  # where the counts come from, or why there are none, in words
+    cross_validation: CrossValidation | None = None  # set when the counts are cross-validated (round 2)
     timings: dict[str, float] = field(default_factory=dict)
     # The labelled items the head was trained on; only a fresh score has them (a round stores its detector from them).
     training: detection.TrainingSet | None = field(default=None, repr=False)
@@ -42,6 +65,11 @@ class ScoredPool:
     @property
     def trained_n(self) -> int:
         return self.trained_on - self.trained_h
+
+    @property
+    def counted_items(self) -> int | None:
+        """How many labelled items the counts come from when each counts more than once; None when once."""
+        return self.cross_validation.items if self.cross_validation is not None else None
 
 
 @dataclass
@@ -61,13 +89,13 @@ def score_pool(
 
     Returns (the scored pool, the pool's size, None), or (None, the pool's size,
     why it cannot be done) with nothing trained: missing vectors, too few
-    labelled items, one class only, an empty pool.
+    labelled items, one class only, an empty pool. The pool's size counts every
+    pool item, those still waiting for their span vector too.
     """
     timings: dict[str, float] = {}
     began = time.perf_counter()
-    candidates, training, round_of, refusal = _load(project, encoder)
+    candidates, training, round_of, pool_count, refusal = _load(project, encoder)
     timings["read"] = time.perf_counter() - began
-    pool_count = len(candidates.ids)
     if refusal is None:
         refusal = detection.training_refusal(len(training.labels), training.h, min_counts)
     if refusal is None and not pool_count:
@@ -80,18 +108,25 @@ def score_pool(
     p_h = head.p_h(candidates.vectors)
     timings["score"] = time.perf_counter() - began
     began = time.perf_counter()
-    counts, source = _counts_for_ratio(project, number, seed, training, round_of, encoder)
+    counts, source, cross_validation = _counts_for_ratio(project, number, seed, training, round_of, encoder)
     timings["ratio"] = time.perf_counter() - began
     scored = ScoredPool(
         ids=candidates.ids, p_h=p_h, paraphrase=candidates.paraphrase, swap=candidates.swap,
         trained_on=len(training.labels), trained_h=training.h, head=head, train_seconds=seconds,
-        counts=counts, counts_source=source, timings=timings, training=training,
+        counts=counts, counts_source=source, cross_validation=cross_validation, timings=timings,
+        training=training,
     )
     return scored, pool_count, None
 
 
-def _load(project: Project, encoder: str) -> tuple[_Candidates, detection.TrainingSet, dict[int, int], str | None]:
-    """Pool items and labelled items with their vectors; a refusal when some vectors are missing."""
+def _load(
+    project: Project, encoder: str
+) -> tuple[_Candidates, detection.TrainingSet, dict[int, int], int, str | None]:
+    """Pool items and labelled items with their vectors, the pool's size; a refusal when some vectors are missing.
+
+    The size is that of the whole pool: an item waiting for its vector is still in the pool, and the funnel
+    says so rather than show a pool of 0.
+    """
     rows = list(
         PairItem.objects.filter(
             project=project, state__in=(PairItem.State.POOL, PairItem.State.CONSENSUS, PairItem.State.LABELLED)
@@ -131,13 +166,22 @@ def _load(project: Project, encoder: str) -> tuple[_Candidates, detection.Traini
         labels=np.asarray([1 if row[2] == "H" else 0 for row in usable_train], dtype=np.int64),
     )
     round_of = {row[0]: row[3] for row in usable_train if row[1] == PairItem.State.CONSENSUS}
-    return candidates, training, round_of, refusal
+    return candidates, training, round_of, len(pool_rows), refusal
 
 
 def _counts_for_ratio(
     project: Project, number: int, seed: int, training: detection.TrainingSet, round_of: dict[int, int], encoder: str
-) -> tuple[ConfusionCounts | None, str]:
-    """Confusion counts for R and where they come from (in words); None counts when they cannot be had."""
+) -> tuple[ConfusionCounts | None, str, CrossValidation | None]:
+    """Confusion counts for R, where they come from (in words), and how they were cross-validated if they were.
+
+    DESIGN.md takes the counts from the detector's predictions on the last
+    round's consensus items. From round 3 on, the previous detector selected
+    those items and was not trained on them, so its predictions are used as
+    they are. In round 2 (or after an encoder change) no such detector
+    exists, and the new one is trained on those very items: its predictions on
+    them would count only training errors, so they are cross-validated instead
+    (annotate.services.pairs.detector.cv_repeats says how many splits).
+    """
     last = PairRound.objects.filter(project=project, number__lt=number).order_by("-number").first()
     previous = last.detector if last is not None else None
     dimension = training.vectors.shape[1] if training.vectors.size else 0
@@ -151,18 +195,48 @@ def _counts_for_ratio(
             return counts, (
                 f"Detector {previous.number}'s predictions (P(H) >= {detection.THRESHOLD}) on the {len(rows)} "
                 f"consensus items of round {last.number}, the round it selected and was not trained on."
-            )
+            ), None
     why = (f"round {last.number} was drawn at random" if last is not None and previous is None
            else "the previous detector used another encoder")
+    return _cross_validated_counts(number, seed, training, round_of, last, why)
+
+
+def _cross_validated_counts(
+    number: int, seed: int, training: detection.TrainingSet, round_of: dict[int, int], last: PairRound | None,
+    why: str,
+) -> tuple[ConfusionCounts | None, str, CrossValidation | None]:
+    """Counts for R from out-of-fold predictions on the last round's consensus items, summed over fold splits."""
+    counted = [index for index, item_id in enumerate(training.item_ids)
+               if last is None or round_of.get(item_id) == last.pk]
+    counted_words = (f"the {len(counted)} consensus items of round {last.number}" if last is not None
+                     else f"the {len(counted)} labelled items")
+    if not counted:
+        return None, (f"R is undefined: {why}, and there are no consensus items of round {number - 1} to count "
+                      "the detector's errors on; the round samples at random."), None
+    repeats = detection.cv_repeats(len(training.labels))
     try:
-        p_h = detection.cross_validated_p_h(training.vectors, training.labels, seed=seed + 1)
+        # seed + 1: the fold heads are seeded apart from the detector itself, which trains with the round's seed.
+        p_h = detection.repeated_cross_validated_p_h(training.vectors, training.labels, seed=seed + 1,
+                                                     repeats=repeats)
     except ValueError as error:
         return None, (f"R is undefined: {why}, and cross-validation is not possible ({error}); "
-                      "the round samples at random.")
-    counts = detection.confusion_counts(training.labels, p_h)
+                      "the round samples at random."), None
+    labels = training.labels[counted]
+    per_split = tuple(detection.confusion_counts(labels, scores[counted]) for scores in p_h)
+    tp, fp, tn, fn = (int(sum(column)) for column in zip(*per_split, strict=True))
     folds = min(detection.CV_FOLDS, training.h, training.n)
-    return counts, (
-        f"No earlier detector was scored on fresh items ({why}), so the counts are detector "
-        f"{number - 1}'s {folds}-fold cross-validated predictions on its {len(training.labels)} training items: "
-        "each item scored by a head trained without it."
+    others = len(training.labels) - len(counted)
+    trained = f"the {len(training.labels)} labelled items" + (
+        f" ({others} of them imported labels or earlier rounds' items, used for training only)" if others else "")
+    repeated = (f" The split is redone {repeats} times and the counts summed, so each counted item counts "
+                f"{repeats} times." if repeats > 1 else "")
+    source = (
+        f"No earlier detector was scored on fresh items ({why}), and detector {number - 1} is trained on "
+        f"{counted_words}, so its own predictions on them would count only its training errors. The counts are "
+        f"cross-validated instead: {trained} are split at random into {folds} folds with the round's seed "
+        f"({seed}), each fold is scored by a head trained on the other folds, and the predictions on "
+        f"{counted_words} are counted.{repeated}"
     )
+    cross_validation = CrossValidation(folds=folds, repeats=repeats, seed=seed, items=len(counted),
+                                       trained_on=len(training.labels), per_split=per_split)
+    return (tp, fp, tn, fn), source, cross_validation

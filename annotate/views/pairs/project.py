@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, Streami
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
 from annotate import access
 from annotate.models import Project
@@ -22,12 +22,27 @@ IMPORT_FORMATS = {
 }
 
 
+# Sent with the status section's last poll (no job running any more): sections outside it refresh themselves.
+JOBS_FINISHED_EVENT = "pair-jobs-finished"
+
+
 def project_page(request: HttpRequest, project: Project, role: str) -> HttpResponse:
-    """Called by annotate.views.annotation.project_detail for `pairs` projects (it has checked the role)."""
+    """Called by annotate.views.annotation.project_detail for `pairs` projects (it has checked the role).
+
+    htmx asks for one section by its id: ``pair-status`` polls itself while a job runs, and its answer once none
+    runs carries the JOBS_FINISHED_EVENT; ``perturbation`` listens for it and asks for itself again, so its
+    button and counts follow the finished job without a reload.
+    """
     context = {"project": project, "role": role, "import_formats": IMPORT_FORMATS,
                **pair_project_overview(project, request.user, role)}
-    if request.htmx and request.htmx.target == "pair-status" and context["sees_figures"]:
-        return render(request, "annotate/pairs/project.html#status", context)
+    target = request.htmx.target if request.htmx else None
+    if target == "pair-status" and context["sees_figures"]:
+        response = render(request, "annotate/pairs/project.html#status", context)
+        if not context["active_jobs"]:
+            trigger_client_event(response, JOBS_FINISHED_EVENT)
+        return response
+    if target == "perturbation" and context["is_admin"]:
+        return render(request, "annotate/pairs/project.html#perturbation", context)
     return render(request, "annotate/pairs/project.html", context)
 
 

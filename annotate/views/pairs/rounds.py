@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
 from annotate import access
 from annotate.models import Job, PairItem, PairRound, Project
@@ -57,6 +57,10 @@ FILTERS = {
     rounds.SUBSAMPLING: "the subsampling",
 }
 ITEMS_PER_PAGE = 100
+# The filters of a round drawn by the detector; round 1 is drawn at random and takes none of them.
+FILTER_FIELDS = ("low", "high", "paraphrase_max", "drop_fraction")
+# Sent with the span-vector section's answer once no vector job runs: the wizard's form previews again.
+VECTORS_FINISHED_EVENT = "span-vectors-finished"
 
 
 @dataclass
@@ -81,11 +85,15 @@ def _number(form: RoundForm, name: str, kind: type, low: float, high: float | No
     form.parameters[name] = value
 
 
-def read_round_form(data: QueryDict, *, fresh_seed: bool = False) -> RoundForm:
+def read_round_form(data: QueryDict, *, fresh_seed: bool = False, random_draw: bool = False) -> RoundForm:
     """The wizard's fields from the request; a first visit gets a fixed random seed, so that the round created
-    draws exactly the items the preview showed."""
+    draws exactly the items the preview showed.
+
+    ``random_draw`` (round 1): the filter fields are not read, since the wizard does not show them and a random
+    draw applies none; a stale value in the URL cannot then fail a form with no such field."""
     defaults = {**DEFAULTS, "seed": str(secrets.randbelow(2**31))} if fresh_seed else DEFAULTS
-    form = RoundForm({name: data.get(name, default) for name, default in defaults.items()})
+    form = RoundForm({name: default if random_draw and name in FILTER_FIELDS else data.get(name, default)
+                      for name, default in defaults.items()})
     _number(form, "size", int, 1, None)
     for name in ("low", "high", "drop_fraction"):
         _number(form, name, float, 0, 1)
@@ -133,10 +141,12 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
     and starts nothing.
     """
     project, _ = _pairs_project(request, slug, admin=True)
-    data = request.POST if request.method == "POST" else request.GET
-    form = read_round_form(data, fresh_seed=request.method == "GET" and not data)
     number = rounds.next_round_number(project)
-    stale = vectors.stale_items(project, vectors.encoder_name(project)).count() if number > 1 else 0
+    if request.method == "GET" and request.htmx and request.htmx.target == "span-vectors":
+        return _span_vectors_section(request, project, number)
+    data = request.POST if request.method == "POST" else request.GET
+    form = read_round_form(data, fresh_seed=request.method == "GET" and not data, random_draw=number == 1)
+    stale = _stale_vectors(project, number)
     plan = refusal = None
     if not form.errors:
         if request.method == "POST" and stale:
@@ -153,8 +163,7 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
         "number": number,
         "plan": plan,
         "refusal": refusal,
-        "stale_vectors": stale,
-        "vector_jobs": list(Job.objects.filter(project=project, kind=Job.Kind.PAIR_VECTORS)[:1]),
+        **_vector_context(project, stale),
         "round_one": number == 1,
         "unfinished": rounds.unfinished_open_round(project),
         "ratio": ratio_context(plan.ratio_dict() if plan and plan.number > 1 else None),
@@ -167,6 +176,31 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
     status = 400 if (form.errors or refusal) and request.method == "POST" and not request.htmx else 200
     template = "annotate/pairs/round_new.html#preview" if request.htmx else "annotate/pairs/round_new.html"
     return render(request, template, context, status=status)
+
+
+def _stale_vectors(project: Project, number: int) -> int:
+    """Items without a span vector from the project's encoder; round 1 needs none (it draws at random)."""
+    return vectors.stale_items(project, vectors.encoder_name(project)).count() if number > 1 else 0
+
+
+def _vector_context(project: Project, stale: int) -> dict[str, Any]:
+    jobs = list(Job.objects.filter(project=project, kind=Job.Kind.PAIR_VECTORS)[:1])
+    return {"stale_vectors": stale, "vector_jobs": jobs, "vectors_running": any(job.is_active for job in jobs)}
+
+
+def _span_vectors_section(request: HttpRequest, project: Project, number: int) -> HttpResponse:
+    """The span-vector section alone, which polls itself while a vector job runs.
+
+    Its answer once no job runs carries VECTORS_FINISHED_EVENT: the wizard's form previews again with the
+    values it holds, so the stale count, the funnel's pool and the refusal follow the finished job without a
+    reload (and without a fresh seed).
+    """
+    context = {"project": project, "round_one": number == 1,
+               **_vector_context(project, _stale_vectors(project, number))}
+    response = render(request, "annotate/pairs/round_new.html#vectors", context)
+    if not context["vectors_running"]:
+        trigger_client_event(response, VECTORS_FINISHED_EVENT)
+    return response
 
 
 def _to_round_job(request: HttpRequest, project: Project, job: Job) -> HttpResponse:
@@ -195,8 +229,9 @@ def round_job(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         url = reverse("pairs-round", args=[project.slug, job.options["round"]])
         return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
     parameters = {name: job.options[name] for name in DEFAULTS if job.options.get(name) is not None}
-    context = {"project": project, "job": job, "again": f"{reverse('pairs-round-new', args=[project.slug])}?"
-                                                        f"{urlencode(parameters)}"}
+    # The job does not know its round until it is done; the next number says whether it draws round 1 at random.
+    context = {"project": project, "job": job, "round_one": rounds.next_round_number(project) == 1,
+               "again": f"{reverse('pairs-round-new', args=[project.slug])}?{urlencode(parameters)}"}
     template = "annotate/pairs/round_job.html#job" if request.htmx else "annotate/pairs/round_job.html"
     return render(request, template, context)
 

@@ -72,8 +72,17 @@ def _items_in_project(project: Project, texts: set[str]) -> dict[ItemKey, str]:
     return found
 
 
-def find_repeats(project: Project | None, parsed: ParsedImport) -> Repeats:
-    """The parsed items that are already in ``project`` (None: a new project, so none)."""
+def _what_matched(fmt: str, key: ItemKey) -> str:
+    """What the row shares with the item, in the words of the row's format (a HaDes row has no original text)."""
+    if fmt == "hades":
+        return "the same text and replaced span (fields replaced and replaced_ids)"
+    if key[0] is None:
+        return "the same perturbed text and replaced span"
+    return "the same original, perturbed text and replaced span"
+
+
+def find_repeats(project: Project | None, parsed: ParsedImport, fmt: str) -> Repeats:
+    """The parsed items that are already in ``project`` (None: a new project, so none); ``fmt`` words the messages."""
     repeats = Repeats()
     if project is None:
         return repeats
@@ -83,8 +92,7 @@ def find_repeats(project: Project | None, parsed: ParsedImport) -> Repeats:
         key = _key(parsed, index)
         if key in existing:
             repeats.rows.append(Repeat(item.line, f"{item.line.where}: this row is already in project "
-                                       f"{project.slug!r}: {existing[key]} has the same original, perturbed text "
-                                       "and replaced span"))
+                                       f"{project.slug!r}: {existing[key]} has {_what_matched(fmt, key)}"))
             repeats.item_indexes.add(index)
     return repeats
 

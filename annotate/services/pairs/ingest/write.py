@@ -182,8 +182,8 @@ def import_pairs(
     ``hades`` (the HaDes release format). All or nothing: every file is read and
     checked before anything is written, the writes run in one transaction, and
     any problem raises PairImportFailed with every message (file, line, field).
-    A HaDes row already in the project (same original, perturbed text and
-    replaced span, see ``repeats``) is such a problem; with ``skip_existing`` those rows are left out instead and the
+    A HaDes row already in the project (same text and replaced span, see
+    ``repeats``) is such a problem; with ``skip_existing`` those rows are left out instead and the
     report lists them. Rows of the other formats carry ids, and an id already
     in the project is refused whatever ``skip_existing`` says.
     """
@@ -200,7 +200,7 @@ def import_pairs(
     pairs_project = project is not None and project.kind == Project.Kind.PAIRS
     skipped: list[Line] = []
     if fmt == "hades" and (pairs_project or project is None):
-        repeats = find_repeats(project, parsed)
+        repeats = find_repeats(project, parsed, fmt)
         if skip_existing:
             skipped = [repeat.line for repeat in repeats.rows]
         else:
