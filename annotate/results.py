@@ -201,7 +201,7 @@ def evaluate_detectors(
             truth_labels.append(0 if category in hallucinated else 1)
             predicted_labels.append(1 if predicted else 0)
         report[detector] = (
-            {"n": len(truth_labels), "missing": missing, "invalid": invalid}
+            {"n": len(truth_labels), "invalid": missing + invalid, "missing": missing}
             | _scores(truth_labels, predicted_labels)
             | {"rule": decision_rule(detector in verdicts, threshold)}
         )
@@ -407,7 +407,9 @@ def evaluate_detector_outputs(
         predicted = consistent[valid].astype(np.int64)
         status = outputs.status[key][rows]
         report[key] = (
-            {"n": int(valid.sum()), "missing": int((status == _ABSENT).sum()), "invalid": int((status == _OTHER).sum())}
+            # DESIGN.md's "invalid": every prediction left out, missing or unusable; "missing": those of them absent.
+            {"n": int(valid.sum()), "invalid": int((status == _ABSENT).sum() + (status == _OTHER).sum()),
+             "missing": int((status == _ABSENT).sum())}
             | _scores(truth[valid], predicted)
             | {"rule": decision_rule(key in verdicts, threshold)}
         )

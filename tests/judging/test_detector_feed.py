@@ -75,7 +75,7 @@ def test_a_rubric_judge_scores_like_sklearn_on_its_verdicts_with_failures_invali
     verdicts = {"s0": 1, "s1": 0, "s2": 0, "t0": 1, "t1": 1}
     report = stats.project_detector_eval(scene["project"], 0.5, 1)
     assert set(report) == {"hhem", "gpt", "judge:llm"}
-    assert report["judge:llm"] == {"n": 5, "missing": 1, "invalid": 1, "rule": SCORE_RULE} | expected(verdicts)
+    assert report["judge:llm"] == {"n": 5, "missing": 1, "invalid": 2, "rule": SCORE_RULE} | expected(verdicts)
     # Recall of "consistent" 1/1 (t1), of "hallucinated" 2/4 (s1, s2 of s0 s1 s2 t0): (1 + 0.5) / 2.
     assert report["judge:llm"]["balanced_accuracy"] == 75.0
 
@@ -87,7 +87,7 @@ def test_score_four_is_consistent_and_three_is_not(scene: dict[str, Any]) -> Non
         samples(scene)[name].pk: verdict for name, verdict in (("t1", 1), ("t3", 0), ("s0", 0), ("s1", 1))
     }
     report = stats.project_detector_eval(scene["project"], 0.5, 1)["judge:llm"]
-    assert report == {"n": 4, "missing": 3, "invalid": 0, "rule": SCORE_RULE} | expected(
+    assert report == {"n": 4, "missing": 3, "invalid": 3, "rule": SCORE_RULE} | expected(
         {"t1": 1, "t3": 0, "s0": 0, "s1": 1})
     assert run.judgements.count() == 4
 
@@ -99,7 +99,7 @@ def test_an_error_judgement_is_invalid_not_a_verdict(scene: dict[str, Any]) -> N
     assert predictions[samples(scene)["s0"].pk] == "error"  # its status, never a number
     report = stats.project_detector_eval(scene["project"], 0.5, 1)["judge:llm"]
     # 7 samples with a truth: 2 verdicts, 1 error (invalid), 4 never judged (missing).
-    assert (report["n"], report["missing"], report["invalid"]) == (2, 4, 1)
+    assert (report["n"], report["missing"], report["invalid"]) == (2, 4, 5)
 
 
 def test_rubric_verdicts_ignore_the_threshold_even_when_a_judge_says_only_consistent(scene: dict[str, Any]) -> None:
@@ -110,10 +110,10 @@ def test_rubric_verdicts_ignore_the_threshold_even_when_a_judge_says_only_consis
     rubric_run(scene, lenient, {"s0": 4, "s1": 5, "t1": 5, "t3": 4})
     for threshold in (0.0, 0.5, 1.0):
         report = stats.project_detector_eval(scene["project"], threshold, 1)
-        assert report["judge:mixed"] == {"n": 4, "missing": 3, "invalid": 0, "rule": SCORE_RULE} | expected(
+        assert report["judge:mixed"] == {"n": 4, "missing": 3, "invalid": 3, "rule": SCORE_RULE} | expected(
             {"s0": 0, "s1": 0, "t1": 1, "t3": 1})
         assert report["judge:mixed"]["balanced_accuracy"] == 100.0
-        assert report["judge:lenient"] == {"n": 4, "missing": 3, "invalid": 0, "rule": SCORE_RULE} | expected(
+        assert report["judge:lenient"] == {"n": 4, "missing": 3, "invalid": 3, "rule": SCORE_RULE} | expected(
             {"s0": 1, "s1": 1, "t1": 1, "t3": 1})
         assert report["judge:lenient"]["balanced_accuracy"] == 50.0
 
@@ -138,7 +138,7 @@ def test_detector_eval_command_and_results_page_show_the_judge(scene: dict[str, 
     out = io.StringIO()
     call_command("detector_eval", "--project", "demo", "--json", stdout=out)
     command = json.loads(out.getvalue())
-    assert command["judge:llm"] == {"n": 4, "missing": 3, "invalid": 0, "rule": SCORE_RULE} | expected(
+    assert command["judge:llm"] == {"n": 4, "missing": 3, "invalid": 3, "rule": SCORE_RULE} | expected(
         {"s0": 0, "s1": 1, "t1": 1, "t3": 0})
     page = tags(login(scene["admin"]).get("/projects/demo/results/"))
     row = page.one("tr", data_detector="judge:llm")
@@ -165,7 +165,7 @@ def test_the_kept_figures_refresh_after_new_judgements(scene: dict[str, Any], se
     assert results_cache.data_version(scene["project"]) != version
     html = client.get("/projects/demo/results/").content.decode()
     row = html.split('data-detector="judge:llm"', 1)[1].split("</tr>", 1)[0]
-    assert 'data-metric="n">4<' in row and 'data-metric="missing">3<' in row and 'data-metric="invalid">0<' in row
+    assert 'data-metric="n">4<' in row and 'data-metric="missing">3<' in row and 'data-metric="invalid">3<' in row
 
 
 def metric_cells(page: str, detector: str) -> dict[str, str]:
@@ -184,12 +184,12 @@ def test_a_judge_run_on_flagged_samples_only_leaves_the_others_missing_not_inval
     rubric_run(scene, reasoner, {"s0": 2, "t1": 5, "s1": "parse_error", "t2": "error"})
     report = stats.project_detector_eval(scene["project"], 0.5, 1)["judge:reasoner"]
     # n: the two usable answers; invalid: the two answers without a score; missing: s2, t0, t3, never judged.
-    assert report == {"n": 2, "missing": 3, "invalid": 2, "rule": SCORE_RULE} | expected({"s0": 0, "t1": 1})
-    assert report["n"] + report["missing"] + report["invalid"] == len(CONSISTENT)
+    assert report == {"n": 2, "missing": 3, "invalid": 5, "rule": SCORE_RULE} | expected({"s0": 0, "t1": 1})
+    assert report["n"] + report["invalid"] == len(CONSISTENT)  # invalid: every prediction left out
 
     page = login(scene["admin"]).get("/projects/demo/results/?threshold=0.75").content.decode()
     shown = metric_cells(page, "judge:reasoner")
-    assert (shown["n"], shown["missing"], shown["invalid"]) == ("2", "3", "2")
+    assert (shown["n"], shown["missing"], shown["invalid"]) == ("2", "3", "5")
     # Each row shows the rule that applies to it: the threshold only to probabilities.
     assert shown["rule"] == "score >= 4 (1-5 score)"
     assert metric_cells(page, "hhem")["rule"] == "p >= 0.75"
@@ -200,5 +200,5 @@ def test_a_judge_whose_answers_all_failed_is_still_evaluated(scene: dict[str, An
     broken = rubric_judge(scene, "broken")
     rubric_run(scene, broken, {"s0": "parse_error", "t3": "error"})
     report = stats.project_detector_eval(scene["project"], 0.5, 1)["judge:broken"]
-    assert report == {"n": 0, "missing": 5, "invalid": 2, "balanced_accuracy": None, "f1_macro": None,
+    assert report == {"n": 0, "missing": 5, "invalid": 7, "balanced_accuracy": None, "f1_macro": None,
                       "rule": SCORE_RULE}

@@ -42,12 +42,12 @@ class Command(BaseCommand):
         width = max(len("detector"), *(len(name) for name in report))
         lines = [
             f"Project {project.slug}, round {round_number}, threshold {threshold:g}",
-            f"{'detector':<{width}}  {'n':>6}  {'missing':>7}  {'invalid':>7}  {'bal. acc. %':>11}  "
+            f"{'detector':<{width}}  {'n':>6}  {'invalid':>7}  {'missing':>7}  {'bal. acc. %':>11}  "
             f"{'F1-macro %':>10}  consistent when",
         ]
         for detector, row in report.items():
             lines.append(
-                f"{detector:<{width}}  {row['n']:>6}  {row['missing']:>7}  {row['invalid']:>7}  "
+                f"{detector:<{width}}  {row['n']:>6}  {row['invalid']:>7}  {row['missing']:>7}  "
                 f"{_percent(row['balanced_accuracy']):>11}  {_percent(row['f1_macro']):>10}  {row['rule']}"
             )
         self.stdout.write("\n".join(lines))
