@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotate.models import Assignment, Batch, Membership, Project, SampleReview
-from annotate.services import ingest, members, progress, projects, spans
-from tests.annotate.test_ingest import example
+from annotate.models import Assignment, Batch, SampleReview
+from annotate.services import members, progress, projects, spans
 from tests.conftest import PASSWORD, login
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def imported(admin_user: Any) -> Batch:
-    project = Project.objects.create(name="FaithBench", slug="fb")
-    Membership.objects.create(project=project, user=admin_user, role=Membership.Role.ADMIN)
-    ingest.import_files(project, [("batch_1.json", json.dumps(example()).encode())])
-    return Batch.objects.get(project=project)
 
 
 def logged_in_via_set_password_link(username: str) -> Client:

@@ -7,25 +7,14 @@ the missing reviews as "not done" (an empty progress bar beside "submitted", eve
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
-from annotate.models import Batch, Membership, Project
-from annotate.services import ingest
-from tests.annotate.test_ingest import example
+from annotate.models import Batch
 from tests.conftest import login
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def imported(admin_user: Any) -> Batch:
-    project = Project.objects.create(name="FaithBench", slug="fb")
-    Membership.objects.create(project=project, user=admin_user, role=Membership.Role.ADMIN)
-    ingest.import_files(project, [("batch_1.json", json.dumps(example()).encode())])
-    return Batch.objects.get(project=project)
 
 
 def test_the_sample_browser_shows_imported_annotators_done_without_a_time(imported: Batch, admin_user: Any) -> None:
