@@ -167,7 +167,11 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}"
+    found = f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}"
+    torch = sys.modules.get("torch")  # benchmarks that run models say which GPU they ran on
+    if torch is not None and torch.cuda.is_available():
+        found += f", GPU {torch.cuda.get_device_name(0)} (CUDA {torch.version.cuda})"
+    return found
 
 
 def summary(values_seconds: list[float]) -> dict[str, float]:

@@ -113,7 +113,7 @@ def run(options: argparse.Namespace) -> int:
         assert set(tokens) == {REFERENCE_TOKENS}, tokens
         outcomes = score_pair_outcomes(model, pairs[:1], batch_size=options.batch_size)  # warm-up
         windows = outcomes[0].windows
-        print(f"machine: {machine()}; torch {torch.__version__}")
+        print(f"machine: {machine()}; torch {torch.__version__}; model on {model.device}")
         print(f"model: DeBERTa-base-sized sequence classifier ({sum(p.numel() for p in model.model.parameters()) / 1e6:.0f}M "
               f"parameters, random weights), built in {built:.1f} s, loaded through the app's loader in {loaded:.1f} s")
         print(f"pairs: {len(pairs)}, references of {REFERENCE_TOKENS} tokens, hypotheses of "

@@ -14,7 +14,10 @@ text:
 - baseline: the same pipeline with ``batched=False``: one candidate after the
   other, one forward pass per masked piece per candidate, ranked one by one.
 
-Both give the same perturbation (checked). Prints texts/s and median and p95
+Both give the same perturbation (checked). On a machine with a GPU the loader
+puts both models on it (as a worker would) and the benchmark also perturbs the
+first text with copies of the models on the CPU: the same candidates and
+perplexities within 1e-4 (checked). Prints texts/s and median and p95
 seconds per text for each, and the ratio. Target: batched >= 5x faster.
 
     .venv/bin/python bench/bench_perturb.py [--texts 4] [--sentences 3] [--candidates 20] [--threads N] [--quick]
@@ -117,6 +120,29 @@ def main() -> int:
     return code
 
 
+def same_on_cpu(text: str, models, params, seed: int) -> bool:
+    """The GPU's perturbation of ``text`` against one by copies of the models on the CPU."""
+    import copy
+    import dataclasses
+
+    from annotate.perturbation.pipeline import perturb_text
+
+    on_cpu = dataclasses.replace(
+        models,
+        masked=dataclasses.replace(models.masked, model=copy.deepcopy(models.masked.model).cpu()),
+        causal=dataclasses.replace(models.causal, model=copy.deepcopy(models.causal.model).cpu()),
+    )
+    gpu, cpu = perturb_text(text, models, params, seed), perturb_text(text, on_cpu, params, seed)
+    same = gpu.candidates == cpu.candidates and gpu.chosen == cpu.chosen
+    worst = max(abs(a - b) / b for a, b in zip(gpu.perplexities, cpu.perplexities, strict=True))
+    print(f"GPU against CPU on text 1: same candidates and choice: {'yes' if same else 'NO'}; "
+          f"largest relative difference of the perplexities {worst:.1g}")
+    if not same or worst > 1e-4:
+        print("bench: the GPU and the CPU perturbation disagree", file=sys.stderr)
+        return False
+    return True
+
+
 def run(options: argparse.Namespace) -> int:
     import torch
     from transformers.utils import logging as transformers_logging
@@ -139,7 +165,8 @@ def run(options: argparse.Namespace) -> int:
         started = time.perf_counter()
         models = load_models(str(bert_dir), str(gpt2_dir))
         loaded = time.perf_counter() - started
-        print(f"machine: {machine()}; torch {torch.__version__}, {torch.get_num_threads()} intra-op threads")
+        print(f"machine: {machine()}; torch {torch.__version__}, {torch.get_num_threads()} intra-op threads; "
+              f"models on {models.masked.model.device}")
         print(f"models: BERT-base-sized masked LM ({sum(p.numel() for p in models.masked.model.parameters()) / 1e6:.0f}M "
               f"parameters) and GPT-2-sized causal LM ({sum(p.numel() for p in models.causal.model.parameters()) / 1e6:.0f}M), "
               f"random weights; built and saved in {built:.1f} s, loaded through the app's loader in {loaded:.1f} s")
@@ -174,6 +201,8 @@ def run(options: argparse.Namespace) -> int:
         ratio = sum(times["baseline"]) / sum(times["batched"])
         median_ratio = statistics.median(times["baseline"]) / statistics.median(times["batched"])
         print(f"speed-up (throughput): {ratio:.2f}x; of the medians: {median_ratio:.2f}x")
+        if torch.cuda.is_available() and not same_on_cpu(texts[0], models, params, options.seed * 1000):
+            return 1
         print(f"target: batched at least {TARGET_RATIO:.0f}x faster: {yes_no(ratio >= TARGET_RATIO)}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)

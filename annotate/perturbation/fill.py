@@ -16,7 +16,8 @@ candidate after the other and gives the same pieces). Candidates whose pieces
 so far are identical are the same input; the model sees each distinct one
 once. Sampling uses uniforms drawn up front from a seeded ``torch.Generator``,
 one per candidate and step, so a seed gives the same perturbation whichever
-way the forward passes are grouped.
+way the forward passes are grouped. The model may sit on a GPU: only its input
+rows go there, and only the logits at the filled position come back.
 """
 
 from __future__ import annotations
@@ -119,21 +120,27 @@ def choose_pieces(
 ROW_TOKENS = 8192  # input tokens per forward pass: bounds attention memory when texts are long
 
 
+def model_device(model: Any) -> torch.device:
+    """Where the model's weights are (transformers models say it; anything else is on the CPU)."""
+    return getattr(model, "device", None) or torch.device("cpu")
+
+
 def masked_logits(model: Any, rows: torch.Tensor, position: int) -> torch.Tensor:
-    """Logits [rows, vocab] at one position. BERT- and RoBERTa-style models get the vocabulary
+    """Logits [rows, vocab] at one position, on the CPU. BERT- and RoBERTa-style models get the vocabulary
     projection at that position only (it is a fifth of BERT-base's forward pass over every position)."""
     per_pass = max(1, ROW_TOKENS // rows.shape[1])
     if rows.shape[0] > per_pass:
         return torch.cat([masked_logits(model, rows[first : first + per_pass], position)
                           for first in range(0, rows.shape[0], per_pass)])
+    rows = rows.to(model_device(model))
     base = getattr(model, getattr(model, "base_model_prefix", ""), None)
     head = getattr(model, "cls", None)
     if head is None:
         head = getattr(model, "lm_head", None)
     if base is not None and head is not None:
         hidden = base(input_ids=rows).last_hidden_state
-        return head(hidden[:, position])
-    return model(input_ids=rows).logits[:, position]
+        return head(hidden[:, position]).cpu()
+    return model(input_ids=rows).logits[:, position].cpu()
 
 
 @dataclass(frozen=True)

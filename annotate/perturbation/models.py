@@ -93,6 +93,13 @@ def _directory(path: str, what: str, hint: str, heads: tuple[str, ...], wanted: 
     return Path(path).expanduser()
 
 
+def _place(model: Any) -> Any:
+    """On the GPU when torch sees one (as the NLI judge), else the CPU; in inference mode either way."""
+    import torch
+
+    return model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu")).eval()
+
+
 def _first_line(error: Exception) -> str:
     # transformers' load errors go on with a list of every model class it knows: the first line says it.
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
@@ -110,7 +117,7 @@ def load_masked_lm(path: str, hint: str = MASKED_HINT) -> MaskedLM:
 
             try:
                 tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
-                model = AutoModelForMaskedLM.from_pretrained(directory, local_files_only=True).eval()
+                model = _place(AutoModelForMaskedLM.from_pretrained(directory, local_files_only=True))
             except Exception as error:
                 raise PerturbationModelError(
                     f"The masked LM at {path!r} does not load ({_first_line(error)}). {hint}"
@@ -138,7 +145,7 @@ def load_causal_lm(path: str, hint: str = CAUSAL_HINT) -> CausalLM:
 
             try:
                 tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
-                model = AutoModelForCausalLM.from_pretrained(directory, local_files_only=True).eval()
+                model = _place(AutoModelForCausalLM.from_pretrained(directory, local_files_only=True))
             except Exception as error:
                 raise PerturbationModelError(
                     f"The causal LM at {path!r} does not load ({_first_line(error)}). {hint}"

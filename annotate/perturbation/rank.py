@@ -12,7 +12,8 @@ sentences), so the batched path runs that shared prefix once, keeps its
 key/value cache, and runs only the rest of each candidate on top of it: the
 same numbers as a pass over each whole text, for a fraction of the work.
 Rows are grouped so that one pass's logits stay under ``LOGITS_BUDGET`` floats
-(GPT-2's vocabulary makes them large).
+(GPT-2's vocabulary makes them large). On a GPU the inputs go to the model and
+only the summed NLL per candidate comes back.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import math
 from typing import Any
 
 import torch
+
+from annotate.perturbation.fill import model_device
 
 LOGITS_BUDGET = 64_000_000  # floats: 256 MB of float32 logits per forward pass
 
@@ -60,6 +63,7 @@ def _token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 def total_nll(model: Any, sequences: list[list[int]], pad_id: int) -> list[float]:
     """Summed token NLL of each whole sequence, in one forward pass."""
     input_ids, attention = _padded(sequences, pad_id)
+    input_ids, attention = input_ids.to(model_device(model)), attention.to(model_device(model))
     logits = model(input_ids=input_ids, attention_mask=attention).logits
     nll = _token_nll(logits[:, :-1], input_ids[:, 1:]).masked_fill(~attention[:, 1:].bool(), 0.0)
     return [float(value) for value in nll.double().sum(dim=1)]
@@ -76,7 +80,8 @@ def _common_prefix(sequences: list[list[int]]) -> int:
 def _shared_prefix_nll(model: Any, sequences: list[list[int]], prefix: int, pad_id: int, rows_per_pass: int
                        ) -> list[float]:
     """Summed token NLL of each sequence, the first ``prefix`` tokens (the same in all) run once."""
-    head = torch.tensor([sequences[0][:prefix]], dtype=torch.long)
+    device = model_device(model)
+    head = torch.tensor([sequences[0][:prefix]], dtype=torch.long, device=device)
     out = model(input_ids=head, use_cache=True)
     prefix_nll = float(_token_nll(out.logits[:, :-1], head[:, 1:]).double().sum()) if prefix > 1 else 0.0
     last = out.logits[:, -1:]  # predicts each candidate's first token after the prefix
@@ -84,11 +89,12 @@ def _shared_prefix_nll(model: Any, sequences: list[list[int]], prefix: int, pad_
     for first in range(0, len(sequences), rows_per_pass):
         chunk = [ids[prefix:] for ids in sequences[first : first + rows_per_pass]]
         rest, attention = _padded(chunk, pad_id)
+        rest, attention = rest.to(device), attention.to(device)
         rows, width = rest.shape
         cache = copy.deepcopy(out.past_key_values)
         cache.batch_repeat_interleave(rows)
-        full_attention = torch.cat([torch.ones((rows, prefix), dtype=torch.long), attention], dim=1)
-        positions = torch.arange(prefix, prefix + width).unsqueeze(0).expand(rows, width)
+        full_attention = torch.cat([torch.ones((rows, prefix), dtype=torch.long, device=device), attention], dim=1)
+        positions = torch.arange(prefix, prefix + width, device=device).unsqueeze(0).expand(rows, width)
         logits = model(input_ids=rest, attention_mask=full_attention, past_key_values=cache,
                        position_ids=positions, use_cache=True).logits
         logits = torch.cat([last.expand(rows, 1, -1), logits[:, :-1]], dim=1)

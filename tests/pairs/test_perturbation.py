@@ -139,6 +139,29 @@ def test_head_at_one_position_gives_the_full_models_logits(models: PerturbationM
         assert torch.allclose(masked_logits(models.masked.model, rows, 7), full, atol=1e-5)
 
 
+def test_rows_go_to_the_models_device_and_the_logits_come_back_to_the_cpu(models: PerturbationModels) -> None:
+    # A worker with a GPU keeps the models there (verified on a GPU by bench/bench_perturb.py, which compares the
+    # GPU's perturbation with the CPU's). Here a stand-in on the "meta" device records where its input was.
+    ids = models.masked.tokenizer(TEXT)["input_ids"]
+    rows = torch.tensor([ids, ids])
+    with torch.inference_mode():
+        full = models.masked.model(input_ids=rows).logits
+
+    class Elsewhere:
+        device = torch.device("meta")
+        seen: list[torch.device] = []
+
+        def __call__(self, input_ids: torch.Tensor) -> Any:
+            self.seen.append(input_ids.device)
+            return type("Output", (), {"logits": full})()
+
+    model = Elsewhere()
+    logits = masked_logits(model, rows, 7)
+    assert model.seen == [torch.device("meta")]
+    assert logits.device == torch.device("cpu")
+    assert torch.equal(logits, full[:, 7])
+
+
 def test_entity_pieces_are_filled_left_to_right_each_seeing_the_pieces_filled_before_it(
     models: PerturbationModels,
 ) -> None:
