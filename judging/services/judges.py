@@ -284,14 +284,32 @@ def create_judge(project: Project, *, name: str, kind: str, by: Any = None, **se
         ) from None
 
 
-def update_judge(judge: Judge, **settings: Any) -> Judge:
-    """Change some settings (and the name) of a judge; all are checked before any is saved."""
+def check_judge_update(
+    judge: Judge, settings: dict[str, Any], *, refused: Collection[str] = ()
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Changes to a judge's settings (and ``name``), checked whole: the cleaned changes and every problem.
+
+    ``refused``: fields a caller has refused already (a form's types and ranges), neither checked again nor
+    counted as changed. Nothing is written.
+    """
+    settings = {field: value for field, value in settings.items() if field not in refused}
     name = settings.pop("name", None)
-    cleaned = clean_judge_settings(judge.kind, settings)
+    cleaned, problems = _clean_each(judge.kind, settings)
     merged = {field: getattr(judge, field) for field in (*RUBRIC_SETTINGS, *NLI_SETTINGS)} | cleaned
-    _check_complete(judge.kind, merged)
+    _add(problems, _completeness_problems(judge.kind, merged, skip={*refused, *problems}))
     if name is not None:
-        cleaned["name"] = _clean_name(judge.project, name, exclude=judge.pk)
+        try:
+            cleaned["name"] = _clean_name(judge.project, name, exclude=judge.pk)
+        except JudgeSettingsError as error:
+            _add(problems, error.problems)
+    return cleaned, problems
+
+
+def update_judge(judge: Judge, **settings: Any) -> Judge:
+    """Change some settings (and the name) of a judge; all are checked before any is saved (every refusal at once)."""
+    cleaned, problems = check_judge_update(judge, settings)
+    if problems:
+        raise JudgeSettingsError.of(problems)
     for field, value in cleaned.items():
         setattr(judge, field, value)
     if cleaned:

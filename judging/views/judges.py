@@ -36,6 +36,8 @@ from judging.services import overview
 from judging.services.judges import (
     JudgeSettingsError,
     PromptRefused,
+    check_judge_update,
+    check_new_judge,
     create_judge,
     judging_settings,
     save_prompt,
@@ -56,6 +58,13 @@ def _refusal_on_form(form: forms.Form, error: JudgeSettingsError) -> None:
             form.data[form.add_prefix("api_key_env")] = ""
         for message in refusals:
             form.add_error(field if field in form.fields else None, message)
+
+
+def _add_problems(form: forms.Form, problems: dict[str, list[str]]) -> None:
+    """A service's problems for fields the form has not refused already."""
+    fresh = {field: messages for field, messages in problems.items() if field not in form.errors}
+    if fresh:
+        _refusal_on_form(form, JudgeSettingsError.of(fresh))
 
 
 def _latest_prompt(project: Project, kind: str) -> PromptVersion | None:
@@ -131,6 +140,11 @@ def judge_create(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
         else:
             messages.success(request, f"Judge {judge.name} created.")
             return _back(project, "judges")
+    else:  # the service's checks of the fields the form accepted too, so every problem shows at once
+        accepted = dict(form.cleaned_data)
+        _, more = check_new_judge(project, name=accepted.pop("name", None), kind=kind, settings=accepted,
+                                  refused=set(form.errors))
+        _add_problems(form, more)
     return _render_judges(request, project, status=400, **{f"{kind}_form": form, "open": f"new-{kind}"})
 
 
@@ -149,6 +163,9 @@ def judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         else:
             messages.success(request, f"Judge {judge.name} saved.")
             return _back(judge.project, "judges")
+    else:  # as judge_create: the service's checks of what the form accepted, beside the form's own
+        _, more = check_judge_update(judge, dict(form.cleaned_data), refused=set(form.errors))
+        _add_problems(form, more)
     judge.refresh_from_db()  # the list shows what is stored, the form what was typed
     return _render_judges(request, judge.project, status=400, edit_forms={judge.pk: form}, open=f"judge-{judge.pk}")
 

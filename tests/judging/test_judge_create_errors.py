@@ -92,3 +92,39 @@ def test_the_judges_page_shows_every_refused_setting_beside_its_field(batch: Bat
     assert 'data-error-for="name">name &#x27;taken&#x27; is already used' in page
     assert 'data-error-for="base_url">base_url must be an http(s) URL' in page
     assert Judge.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_judges_page_names_the_services_refusals_beside_the_forms_own(batch: Batch, admin_user: Any) -> None:
+    """A concurrency the form refuses (0) does not hide a base_url only the service refuses, nor a taken name."""
+    make_judge(batch.project, "taken")
+    response = login(admin_user).post(reverse("judging-judge-create", args=["demo", "rubric"]), {
+        "rubric-name": "taken", "rubric-base_url": "ftp://example.org/v1", "rubric-model": "m",
+        "rubric-api_key_env": "", "rubric-concurrency": "0", "rubric-timeout_seconds": "thirty",
+        "rubric-max_retries": "1", "rubric-price_input_per_mtok": "0", "rubric-price_output_per_mtok": "0",
+    })
+    assert response.status_code == 400
+    page = response.content.decode()
+    for field in ("name", "base_url", "concurrency", "timeout_seconds"):
+        assert page.count(f'data-error-for="{field}"') == 1, field
+    assert 'data-error-for="base_url">base_url must be an http(s) URL' in page
+    assert "timeout_seconds is required" not in page  # refused by the form, so not also reported missing
+    assert Judge.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_editing_a_judge_names_the_services_refusals_beside_the_forms_own(batch: Batch, admin_user: Any) -> None:
+    judge = make_judge(batch.project, "first")
+    make_judge(batch.project, "taken")
+    before = Judge.objects.values().get(pk=judge.pk)
+    prefix = f"judge-{judge.pk}-"
+    fields = {"name": "taken", "base_url": "ftp://example.org/v1", "model": "m", "api_key_env": "",
+              "concurrency": "-3", "timeout_seconds": "30", "max_retries": "1", "price_input_per_mtok": "0",
+              "price_output_per_mtok": "0"}
+    response = login(admin_user).post(reverse("judging-judge-update", args=["demo", judge.pk]),
+                                      {prefix + field: value for field, value in fields.items()})
+    assert response.status_code == 400
+    page = response.content.decode()
+    for field in ("name", "base_url", "concurrency"):
+        assert f'data-error-for="{field}"' in page, field
+    assert Judge.objects.values().get(pk=judge.pk) == before
