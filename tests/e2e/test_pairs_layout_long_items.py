@@ -86,6 +86,17 @@ def moved(before: dict[str, list[float]], after: dict[str, list[float]]) -> list
     ]
 
 
+ANSWERS_BELOW_THE_FOLD = """() => [...document.querySelectorAll('.pair-answer')]
+  .filter((button) => button.getBoundingClientRect().bottom > window.innerHeight)
+  .map((button) => `${button.dataset.label}: bottom ${button.getBoundingClientRect().bottom} > ${window.innerHeight}`)"""
+
+
+def assert_answers_in_view(page: Page) -> None:
+    """Every answer button is on screen without scrolling the page, at every window size a judge may use."""
+    below = page.evaluate(ANSWERS_BELOW_THE_FOLD)
+    assert below == [], f"answers below the fold: {below}"
+
+
 def assert_target_in_view(page: Page) -> None:
     for role in ("original", "perturbed"):
         problem = page.evaluate(TARGET_IN_VIEW, role)
@@ -93,7 +104,8 @@ def assert_target_in_view(page: Page) -> None:
 
 
 @pytest.mark.parametrize(
-    "viewport", [{"width": 1280, "height": 800}, {"width": 720, "height": 900}], ids=["desktop", "narrow"]
+    "viewport", [{"width": 1280, "height": 800}, {"width": 720, "height": 900}, {"width": 390, "height": 844}],
+    ids=["desktop", "narrow", "phone"],
 )
 def test_the_controls_stay_put_from_a_short_item_to_a_long_one_and_back_with_the_span_in_view(
     page: Page, live_server: Any, log_in: Any, alice: Any, pairs_project: Project, viewport: dict[str, int]
@@ -108,6 +120,7 @@ def test_the_controls_stay_put_from_a_short_item_to_a_long_one_and_back_with_the
     expect(page.locator('[data-role="guidelines"]')).not_to_have_attribute("open", "")
     at_short = boxes_after_settling(page)
     assert_target_in_view(page)
+    assert_answers_in_view(page)
 
     page.keyboard.press("h")
     shown_item(page, long)
@@ -115,6 +128,7 @@ def test_the_controls_stay_put_from_a_short_item_to_a_long_one_and_back_with_the
     changes = moved(at_short, at_long)
     assert not changes, "moved from the short item to the long one:\n" + "\n".join(changes)
     assert_target_in_view(page)
+    assert_answers_in_view(page)
 
     page.keyboard.press("n")
     shown_item(page, short_again)
