@@ -11,13 +11,23 @@ import {
   others,
   page,
   root,
+  spanColor,
   state,
   visibleSpans,
 } from "./state.js";
 import { renderText } from "./texts.js";
 
 export const spanList = $('[data-role="span-list"]');
-const labelChip = (label) => make("span", "chip cat-" + categoryOf([label]), label);
+const labelChip = (label) => {
+  const chip = make("span", "chip cat-" + categoryOf([label]), label);
+  chip.style.boxShadow = `inset 3px 0 0 ${spanColor([label])}`; // the label's own colour, as its underline
+  return chip;
+};
+const swatch = (labels) => {
+  const mark = make("span", "span-swatch");
+  mark.style.background = spanColor(labels);
+  return mark;
+};
 const noSpans = $('[data-role="no-spans"]');
 const spanCount = $('[data-role="span-count"]');
 
@@ -33,7 +43,7 @@ export function renderList() {
     }
     if (!span.mine) item.classList.add("others");
     item.tabIndex = -1;
-    item.appendChild(make("span", "span-swatch"));
+    item.appendChild(swatch(span.labels));
     const body = make("div", "span-body");
     const line = make("div", "span-line");
     line.appendChild(make("q", "span-text", span.text));
@@ -192,7 +202,7 @@ function renderOthers() {
     item.dataset.role = "other-span";
     item.dataset.otherIndex = String(i);
     if (state.preview === i) item.classList.add("active");
-    item.appendChild(make("span", "span-swatch"));
+    item.appendChild(swatch(other.labels || []));
     const body = make("div", "span-body");
     const line = make("div", "span-line");
     line.appendChild(make("q", "span-text", other.text));

@@ -16,9 +16,11 @@ export const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 /* ---------- labels ---------- */
 
 const labelCategory = {};
+const labelColor = {};
 export const labelByHotkey = {};
 for (const label of page.labels || []) {
   labelCategory[label.name] = label.category;
+  if (label.color) labelColor[label.name] = label.color;
   if (label.hotkey) labelByHotkey[String(label.hotkey)] = label.name;
   let parent = label.name;
   while (parent.includes(".")) {
@@ -38,6 +40,14 @@ export function categoryOf(labels) {
 
 /* FaithBench stores ["Unwanted", "Unwanted.Intrinsic"]; show only the most specific ones. */
 export const leafLabels = (labels) => labels.filter((label) => !labels.some((other) => other.startsWith(label + ".")));
+
+/* The colour a span is drawn in: its own colour of the first label of its worst category that has one (two labels
+   of one category, Intrinsic and Extrinsic, then look different), else its category's. */
+export function spanColor(labels) {
+  const category = categoryOf(labels);
+  const own = leafLabels(labels).find((label) => labelColor[label] && categoryOf([label]) === category);
+  return own ? labelColor[own] : `var(--span-${category})`;
+}
 
 /* ---------- the two texts ---------- */
 

@@ -1,6 +1,6 @@
 /* Rendering the summary and the source: sentences, saved spans, the linked source text. */
 
-import { SEVERITY, activeSpan, categoryOf, leafLabels, make, previewedOther, sides, state, visibleSpans } from "./state.js";
+import { SEVERITY, activeSpan, categoryOf, leafLabels, make, previewedOther, sides, spanColor, state, visibleSpans } from "./state.js";
 import { captureSelection, restoreSelection } from "./selection.js";
 import { applyShading } from "./shading.js";
 
@@ -95,9 +95,9 @@ function summarySegment(covering) {
   if (spans.some((span) => !span.id)) seg.classList.add("pending");
   if (spans.some((span) => !span.mine)) seg.classList.add("others");
   seg.dataset.spans = spans.map((span) => span.key).join(" ");
-  // One underline per covering span, stacked, so overlaps stay readable.
-  seg.style.boxShadow = categories
-    .map((category, i) => `inset 0 -${2 * (i + 1)}px 0 var(--span-${category})`)
+  // One underline per covering span in its label's colour, stacked, so overlaps stay readable.
+  seg.style.boxShadow = spans
+    .map((span, i) => `inset 0 -${2 * (i + 1)}px 0 ${spanColor(span.labels)}`)
     .join(", ");
   seg.title = spans.map((span) => leafLabels(span.labels).join(", ") + (span.mine ? "" : ` (${span.annotator})`)).join(" · ");
   return seg;

@@ -161,10 +161,18 @@ def test_the_app_refuses_the_misspelling_and_retired_labels_which_imports_accept
 def test_hotkey_labels_leave_out_retired_ones_and_carry_the_colour() -> None:
     taxonomy = {"labels": default_labels()}
     taxonomy["labels"][0]["color"] = "#c8412f"
+    del taxonomy["labels"][1]["color"]
     taxonomy["labels"][3]["retired"] = True
     offered = hotkey_labels(taxonomy)
     assert [label["name"] for label in offered] == ["Unwanted.Intrinsic", "Unwanted.Extrinsic", "Questionable"]
     assert [label["color"] for label in offered] == ["#c8412f", None, None]
+
+
+def test_the_two_unwanted_labels_have_different_colours_by_default() -> None:
+    """One category (U), two kinds of error: on the annotation page they must not look the same."""
+    colours = {label["name"]: label.get("color") for label in default_labels()}
+    assert colours["Unwanted.Intrinsic"] and colours["Unwanted.Extrinsic"]
+    assert colours["Unwanted.Intrinsic"] != colours["Unwanted.Extrinsic"]
 
 
 # --------------------------------------------------------------------------- service
@@ -398,4 +406,6 @@ def test_annotation_page_offers_only_active_labels_with_colours(sample: Any, ali
     start = html.index(marker) + len(marker)
     offered = json.loads(html[start : html.index("</script>", start)])["labels"]
     assert [(label["name"], label["color"]) for label in offered] == [
-        ("Unwanted.Intrinsic", None), ("Unwanted.Extrinsic", "#123456"), ("Benign", None)]
+        ("Unwanted.Intrinsic", "#c93c3c"), ("Unwanted.Extrinsic", "#123456"), ("Benign", None)]
+    # The label buttons' swatches take the label's own colour too.
+    assert '<span class="swatch" aria-hidden="true" style="background: #123456"></span>Unwanted.Extrinsic' in html
