@@ -17,7 +17,7 @@ from judging.clients import load_nli_model
 from judging.judges.nli import score_pairs
 from judging.models import CallCache, Judge, Judgement, JudgeRun
 from judging.services import runs
-from judging.services.judges import create_judge, current_prompt
+from judging.services.judges import JudgeSettingsError, create_judge, current_prompt
 from tests.judging.llm_server import InFlight, LoopbackLLM, Reply, user_text
 from tests.judging.run_factories import add_samples, closed_port_url, tag_of
 from tests.judging.tiny_nli import reference_text, tiny_nli_fixture  # noqa: F401  (the tiny_nli_path fixture)
@@ -321,12 +321,30 @@ def test_a_synthetic_set_run_judges_its_items_against_their_samples_source(proje
     assert runs.latest_judgements(project) == {}  # samples only
 
 
-def test_an_nli_judge_whose_directory_is_not_a_model_fails_the_run_naming_the_setting(
-    project: Project, tmp_path: Any
-) -> None:
+def test_an_nli_judge_saved_before_its_model_is_copied_in_cannot_start_a_run(project: Project, tmp_path: Any) -> None:
+    """The judge may be saved pointing at an empty folder; starting a run refuses at once, naming the setting, instead
+    of queueing a run that fails on the worker."""
     add_samples(project, 2)
     judge = create_judge(project, name="empty", kind="nli", nli_model_path=str(tmp_path))
-    run = run_once(project, judge)
+    with pytest.raises(JudgeSettingsError) as refused:
+        runs.start_run(project, judge, queue=False)
+    assert refused.value.field == "nli_model_path" and "no config.json" in str(refused.value)
+    assert not JudgeRun.objects.exists() and not Judgement.objects.exists()
+
+
+def test_an_nli_judge_whose_model_went_missing_after_the_start_fails_the_run_naming_the_setting(
+    project: Project, tiny_nli_path: str, tmp_path: Any
+) -> None:
+    import shutil
+
+    add_samples(project, 2)
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_nli_path, folder)
+    judge = create_judge(project, name="moved", kind="nli", nli_model_path=str(folder))
+    run = runs.start_run(project, judge, queue=False)
+    shutil.rmtree(folder)
+    folder.mkdir()
+    run = runs.execute_run(run.pk)
     assert run.status == JudgeRun.Status.FAILED and "nli_model_path" in run.error
     assert not Judgement.objects.exists()
 

@@ -81,7 +81,8 @@ def start_run(
 def check_judge_runs_here(judge: Judge) -> None:
     """Refuse, with JudgeSettingsError naming the field, a judge that cannot run from this server: one holding
     imported outputs, a rubric judge whose API-key variable is not set, an NLI judge whose model path is not a
-    directory or holds another kind of model (config.json alone: the model loads on the worker).
+    directory, has no config.json yet (a judge may be saved before its model is copied in, not run) or holds
+    another kind of model (config.json alone: the model loads on the worker).
 
     start_run makes these checks for its judge; start_triage makes them for the explainer too, before the first
     pass starts, so that a triage never stops halfway on a setting it could have named at once.
@@ -94,7 +95,7 @@ def check_judge_runs_here(judge: Judge) -> None:
             raise JudgeSettingsError("api_key_env", problem)
         return
     try:
-        check_nli_checkpoint(judge.nli_model_path, judge.nli_consistent_label, needs_config=False)
+        check_nli_checkpoint(judge.nli_model_path, judge.nli_consistent_label)
     except ModelSettingError as error:
         raise JudgeSettingsError(error.setting, f"judge {judge.name!r}: {error}") from None
 
