@@ -124,6 +124,9 @@ def _load(name: str) -> None:
         from annotate import highlight
 
         highlight.prepare()
+        # The results page's detector evaluation needs scikit-learn's metrics, which take seconds to import: here,
+        # not in the first results request (its compute time counted the import).
+        import sklearn.metrics  # noqa: F401
     except EmbeddingModelError as error:
         _load_errors[name] = error
         log.error("%s", error)
