@@ -1,5 +1,8 @@
 /* The audit page, keyboard first: 1-5 score, a agrees with the shown judge, w marks the reasoning wrong,
  * n goes to the note, Enter saves and shows the next output, b switches blind mode, ? lists the keys.
+ * The keys work wherever the focus is but in a text field (the note); Enter on a button, checkbox, link or
+ * summary in focus does that control's own action and never saves (nothing on this page takes a verdict back);
+ * Ctrl/Cmd+Enter saves from anywhere. The next output opens at the page's top with the focus on its section.
  *
  * The server renders everything (texts with their quoted passages marked at code points, the judges'
  * answers, or in blind mode none of them until a score is given); htmx posts the forms and swaps
@@ -18,6 +21,9 @@ const state = {
   failure: null,
   revealing: null, // blind mode: the item whose score was sent to reveal its judges, until their answer settles
   saveAfterReveal: null, // the item whose verdict Enter asked to save while its reveal was on its way
+  swappedFrom: undefined, // the item on screen when the view was swapped, and the control that had the focus
+  focusedControl: null,
+  scrollBeforeHelp: null, // where the page was when ? brought the shortcut list into view: Esc goes back there
 };
 
 /* ---------- feedback ---------- */
@@ -127,9 +133,18 @@ function toggleBlind() {
 
 function toggleHelp(show) {
   const help = document.getElementById("audit-help");
-  help.open = show === undefined ? !help.open : show;
-  // The list sits under the verdict form, below the fold on a laptop screen: bring it into view, or ? seems to do nothing.
-  if (help.open) help.scrollIntoView({ block: "nearest" });
+  const open = show === undefined ? !help.open : show;
+  if (open === help.open) return;
+  help.open = open;
+  if (open) {
+    // The list sits under the verdict form, below the fold on a laptop screen: bring it into view, or ? seems to do
+    // nothing; and remember where the page was, so hiding the list brings the auditor back to the item.
+    state.scrollBeforeHelp = window.scrollY;
+    help.scrollIntoView({ block: "nearest" });
+  } else if (state.scrollBeforeHelp !== null) {
+    window.scrollTo({ top: state.scrollBeforeHelp, behavior: "instant" });
+    state.scrollBeforeHelp = null;
+  }
 }
 
 /* ---------- quotes: a reasoning quote and its marks in the texts light up together ---------- */
@@ -164,6 +179,39 @@ setInterval(() => {
   el.textContent = seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }, 1000);
 
+/* ---------- the swapped view: where the page and the focus are ---------- */
+
+/* A control, named by what it is rather than by the element (the swap replaces every element of the view). */
+function controlName(el) {
+  if (!el || !root.contains(el) || el === document.body) return null;
+  if (el.dataset.score) return `[data-score="${CSS.escape(el.dataset.score)}"]`;
+  if (el.dataset.role) return `[data-role="${CSS.escape(el.dataset.role)}"]`;
+  return null;
+}
+
+/* The item's section, or the empty queue's: where Tab goes on from once an item is shown. */
+function focusItem() {
+  const anchor = $('#audit-view [data-role="item"]') || $('[data-role="audit-empty"]');
+  if (anchor) anchor.focus({ preventScroll: true });
+}
+
+/* After a swap. Another output (a verdict saved, or a refusal that serves the next one): the page goes back to its
+ * top, or the new output would open scrolled as far down as the last one was (on a phone a thousand pixels, the
+ * source's top hidden), and the focus goes to its section, never back to a control that Enter or Space would
+ * press on an output not yet read. The same output (blind mode switched, the judges revealed): the page stays
+ * where it is and the control that had the focus gets it back; if none did, the section takes it, not the body. */
+function settleView(before, focused) {
+  if (shownItem() !== before) {
+    state.scrollBeforeHelp = null;
+    window.scrollTo({ top: 0, behavior: "instant" });
+    focusItem();
+    return;
+  }
+  const control = focused ? $(`#audit-view ${focused}`) : null;
+  if (control && !control.disabled) control.focus({ preventScroll: true });
+  else if (!root.contains(document.activeElement) || document.activeElement === root) focusItem();
+}
+
 /* ---------- htmx: save status, errors shown in place, the new item ---------- */
 
 const ours = (event) => root.contains(event.target) || event.target === document.body;
@@ -177,6 +225,10 @@ document.addEventListener("htmx:beforeRequest", (event) => {
   setStatus(event.detail.requestConfig && event.detail.requestConfig.verb !== "get");
 });
 document.addEventListener("htmx:beforeSwap", (event) => {
+  if (ours(event)) {
+    state.swappedFrom = shownItem();
+    state.focusedControl = controlName(document.activeElement);
+  }
   // A refused verdict (400 bad input, 409 answered already or not yours) comes with the page saying why.
   const code = event.detail.xhr.status;
   if (code === 400 || code === 409) {
@@ -208,6 +260,9 @@ document.addEventListener("htmx:afterSwap", (event) => {
   if (!ours(event)) return;
   showChoice();
   startClock();
+  settleView(state.swappedFrom, state.focusedControl);
+  state.swappedFrom = undefined;
+  state.focusedControl = null;
 });
 // htmx wires a swapped-in form when it settles: the waiting verdict is sent then, through htmx like any other.
 document.addEventListener("htmx:afterSettle", (event) => {
@@ -233,6 +288,23 @@ root.addEventListener("click", (event) => {
   else if (target.dataset.role === "toggle-help") toggleHelp();
 });
 
+/* Controls whose own action Enter is: a button is pressed, a link followed, a summary opened, the checkbox ticked. */
+const OWN_ENTER = [
+  "button", "a[href]", "summary", "input[type='checkbox']", "input[type='radio']", "[role='button']", "[role='link']",
+].join(", ");
+
+function controlOwnsEnter(event) {
+  const target = event.target;
+  if (!target || target.nodeType !== 1 || !target.matches(OWN_ENTER)) return false;
+  if (target.matches("input[type='checkbox']")) {
+    // The browser gives Enter no meaning on a checkbox (or submits its form: a verdict saved): Enter ticks it,
+    // as Space does, once per press.
+    event.preventDefault();
+    if (!event.repeat) target.click();
+  }
+  return true;
+}
+
 document.addEventListener("keydown", (event) => {
   if (event.defaultPrevented || event.isComposing) return;
   const key = event.key;
@@ -243,9 +315,14 @@ document.addEventListener("keydown", (event) => {
     return;
   }
   if (isTyping(event.target)) {
-    if (key === "Escape") event.target.blur();
+    // Leaving the note: the focus goes to the item, so Tab goes on from there and the keys work again.
+    if (key === "Escape") {
+      event.target.blur();
+      focusItem();
+    }
     return;
   }
+  if (key === "Enter" && controlOwnsEnter(event)) return;
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   if (/^[1-5]$/.test(key)) {
     event.preventDefault();

@@ -108,6 +108,19 @@ function renderMarked(el, text, target, others) {
 
 const spanOf = (pair, kind) => (Array.isArray(pair) && pair.length === 2 ? { start: pair[0], end: pair[1], kind } : null);
 
+/* After an answer (or an undo) the next item is shown where the last one was: the focus goes to its section unless
+ * it is on a text box, which stays (the box holds the new text). Never on the clicked answer button, where Enter or
+ * Space, held or not, would "click" it again: the same answer on the new item, unread. Never on the page's body,
+ * where Tab would start again from the top of the page. */
+function keepFocusInItem() {
+  const focused = document.activeElement;
+  const lost = !focused || focused === document.body || !root.contains(focused) || focused.disabled
+    || Boolean(focused.closest("[hidden]"));
+  if (!lost && !focused.matches("[data-label]")) return;
+  const anchor = state.item ? els.item : els.end;
+  anchor.focus({ preventScroll: true });
+}
+
 function renderItem(item) {
   state.item = item;
   root.dataset.itemId = String(item.id);
@@ -131,9 +144,6 @@ function renderItem(item) {
   );
   els.change.title = els.change.textContent; // the line is cut short when the words are long
   for (const button of root.querySelectorAll("[data-label]")) button.setAttribute("aria-pressed", "false");
-  // A clicked answer button keeps the focus, and Enter or Space (held or not) would "click" it again:
-  // the same answer on this new item, unread. Only the answer keys answer, each press once.
-  if (document.activeElement && document.activeElement.matches("#pair-labeler [data-label]")) document.activeElement.blur();
   els.item.classList.remove("answering");
   els.item.hidden = false;
   els.item.removeAttribute("aria-busy");
@@ -222,6 +232,7 @@ async function answer(label) {
       setProgress(result.data && result.data.progress);
       if (next) renderItem(next);
       else renderEnd(null);
+      keepFocusInItem();
       return;
     }
     els.item.classList.remove("answering");
@@ -231,8 +242,10 @@ async function answer(label) {
       // serve expired and its slot went to someone else: say which, then carry on with what is next.
       notice(`Not saved: ${errorMessage(result.data, result.status)} Showing your next item.`, "warn");
       showServed(await request("GET", api.next_url));
+      keepFocusInItem();
     } else if (result.status === 403) {
       renderEnd(errorMessage(result.data, result.status));
+      keepFocusInItem();
     } else {
       state.status.error = errorMessage(result.data, result.status);
       setStatus();
@@ -251,6 +264,7 @@ async function undo() {
     if (result.status === 200 && result.data) {
       const taken = state.lastAnswer;
       renderItem(result.data);
+      keepFocusInItem();
       state.lastAnswer = null;
       notice(
         taken ? `Your answer "${LABEL_WORDS[taken.label]}" on "${taken.words}" was taken back: answer again.`
@@ -273,7 +287,7 @@ for (const button of root.querySelectorAll("[data-label]")) {
   button.addEventListener("click", () => answer(button.dataset.label));
 }
 els.undo.addEventListener("click", () => undo());
-$('[data-role="check-again"]').addEventListener("click", () => loadNext());
+$('[data-role="check-again"]').addEventListener("click", () => loadNext().then(keepFocusInItem));
 
 function showGuidelines(show) {
   els.guidelines.open = show === undefined ? !els.guidelines.open : show;
