@@ -123,7 +123,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # drf-spectacular's AutoSchema plus the errors every endpoint shares (400/401/403/404).
     "DEFAULT_SCHEMA_CLASS": "annotate.api.schema.FaithLabAutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # ?limit=&offset=, limit at most 1000; a bad value of either is a 400 naming it.
+    "DEFAULT_PAGINATION_CLASS": "annotate.api.pagination.LimitOffsetPages",
     "PAGE_SIZE": 100,
     # ?format= is ours (export formats), not DRF's renderer override.
     "URL_FORMAT_OVERRIDE": None,

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from annotate.api.errors import api_not_found
 
 urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
@@ -13,6 +15,9 @@ urlpatterns = [
     path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
     path("api/", include("judging.api.urls")),
     path("api/", include("annotate.api.urls")),
+    # Any other /api/.../ address: a JSON 404, never Django's HTML page. (Without its final slash, Django's
+    # APPEND_SLASH redirects there first, as it does for the real endpoints.)
+    re_path(r"^api/(?:.*/)?$", api_not_found, name="api-not-found"),
     path("", include("judging.urls")),
     path("", include("annotate.urls")),
 ]

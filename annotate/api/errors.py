@@ -12,9 +12,12 @@ item in its message (``"labels[0]: This field may not be null."``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -77,3 +80,39 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     elif isinstance(exc, ValidationError) and not _in_shape(exc.detail):
         exc = ValidationError(as_field_errors(exc.detail))
     return exception_handler(exc, context)
+
+
+# --------------------------------------------------------------------------- 404 for any other URL under /api/
+
+# The collections under /api/ whose next path segment names an object, and the form that segment takes there
+# (the URL patterns' own): a segment of another form names no object of theirs.
+_ID = r"[0-9]{1,18}"
+_KEYED_COLLECTIONS: dict[str, tuple[str, str, str]] = {
+    "projects": ("project", r"[-a-zA-Z0-9_]+", "slugs are ASCII letters, digits, - and _"),
+    "samples": ("sample", _ID, "sample ids are whole numbers"),
+    "spans": ("span", _ID, "span ids are whole numbers"),
+    "pairs": ("pair item", _ID, "pair item ids are whole numbers"),
+    "judge-runs": ("judge run", _ID, "judge run ids are whole numbers"),
+    "audit-items": ("audit item", _ID, "audit item ids are whole numbers"),
+}
+
+
+def _not_found_detail(path_info: str, path: str) -> str:
+    """What was not found: an object whose key cannot exist, else the address itself."""
+    segments = [segment for segment in path_info.removeprefix("/api/").split("/") if segment]
+    if len(segments) >= 2 and segments[0] in _KEYED_COLLECTIONS:
+        noun, form, rule = _KEYED_COLLECTIONS[segments[0]]
+        if not re.fullmatch(form, segments[1]):
+            return f"No {noun} {segments[1]!r} ({rule}); nothing at {path}"
+    return f"No API endpoint at {path}: the endpoints and their paths are listed in the schema at /api/schema/"
+
+
+@csrf_exempt  # it changes nothing: a POST from a session without its CSRF token gets the 404 too
+def api_not_found(request: HttpRequest) -> JsonResponse:
+    """Every URL under /api/ that no endpoint serves: 404 ``{"detail": ...}`` like the API's other 404s.
+
+    Without it Django answered its HTML page, and with DEBUG on the technical one
+    listing every URL pattern. It is the last API route (config/urls.py), so it
+    answers in DEBUG too, where Django skips ``handler404``.
+    """
+    return JsonResponse({"detail": _not_found_detail(request.path_info, request.path)}, status=404)

@@ -1,7 +1,8 @@
 """Agreement and results as JSON: the same objects the commands print with --json.
 
 Admins and auditors only (annotators 403, outsiders 404), as on the pages.
-Every number comes straight from annotate.services.stats, the service the
+Span projects only: a pairs project gets 400 on ``project`` pointing at its
+own figures (the pairs endpoints). Every number comes straight from annotate.services.stats, the service the
 commands call, computed for each request: the API never answers with the
 stale figures a page may show while they refresh. Bad query parameters get
 400 with the parameter named: ``{"scheme": ["..."]}``.
@@ -128,6 +129,24 @@ FOR_ADMINS_AND_AUDITORS = OpenApiResponse(
 # --------------------------------------------------------------------------- views
 
 
+def span_project_for_results(user: Any, slug: str) -> Project:
+    """The project, for its admins and auditors, when it is a span project: these figures are span annotation's.
+
+    A pairs project has no span rounds; its figures are the pairs endpoints'.
+    """
+    project, _ = get_project_for_results(user, slug)
+    if project.kind == Project.Kind.PAIRS:
+        raise field_error(
+            "project",
+            f"{project.slug!r} is a pairs project: agreement, hallucination rates and detector evaluation are "
+            "figures of span annotation projects. A pairs project's figures are at "
+            f"/api/projects/{project.slug}/pair-rounds/ (rounds, items by state, funnel, ratio), "
+            f"/api/pairs/?project={project.slug} (items with votes and consensus) and "
+            f"/api/projects/{project.slug}/export/?format=pairs (every item with its votes)",
+        )
+    return project
+
+
 def _checked(project: Project, query: serializers.Serializer) -> dict[str, Any]:
     query.is_valid(raise_exception=True)
     data = dict(query.validated_data)
@@ -146,7 +165,7 @@ class AgreementView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         """Krippendorff's alpha of the worst-pooled sample labels; the ``agreement --json`` object."""
-        project, _ = get_project_for_results(request.user, slug)
+        project = span_project_for_results(request.user, slug)
         query = _checked(project, AgreementQuerySerializer(data=request.query_params))
         report = stats.project_agreement(
             project, query["scheme"], query["level"], query["aggregate"], query["round"], bootstrap=query["bootstrap"]
@@ -158,7 +177,7 @@ class HaluRatesView(APIView):
     @extend_schema(parameters=[RoundQuerySerializer], responses={200: RATES_RESPONSE, 403: FOR_ADMINS_AND_AUDITORS})
     def get(self, request: Request, slug: str) -> Response:
         """Hallucination rate per generator (U, U+Q, U+Q+B, percent); the ``halu_rates --json`` object."""
-        project, _ = get_project_for_results(request.user, slug)
+        project = span_project_for_results(request.user, slug)
         query = _checked(project, RoundQuerySerializer(data=request.query_params))
         return Response(stats.project_halu_rates(project, query["round"]))
 
@@ -169,6 +188,6 @@ class DetectorEvalView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         """Balanced accuracy and F1-macro of the detectors in the samples' metadata; ``detector_eval --json``."""
-        project, _ = get_project_for_results(request.user, slug)
+        project = span_project_for_results(request.user, slug)
         query = _checked(project, DetectorQuerySerializer(data=request.query_params))
         return Response(stats.project_detector_eval(project, query["threshold"], query["round"]))

@@ -6,7 +6,7 @@ errors every endpoint shares are added here, so a new endpoint gets them
 without repeating them:
 
 - 400 with field errors, field -> [messages] (annotate.api.errors), when the operation reads a body or
-  query parameters;
+  query parameters (a paginated list's limit and offset too: annotate.api.pagination);
 - 401 for a call without valid credentials (token auth is the first
   authentication class, so DRF answers 401 with ``WWW-Authenticate: Token``);
 - 403 on writes (a session call without its CSRF token, or a role that may
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.plumbing import force_instance
+from drf_spectacular.plumbing import force_instance, is_patched_serializer
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.permissions import IsAuthenticated
 
@@ -35,7 +35,6 @@ from annotate.api.serializers import (
 )
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-PAGINATION_PARAMETERS = ("limit", "offset")
 
 
 # --------------------------------------------------------------------------- parameters and responses for views
@@ -56,8 +55,9 @@ ROUND_QUERY = OpenApiParameter(
     description="Round number: 1, or 2 for reconciliation (default 1).",
 )
 VERSION_QUERY = OpenApiParameter(
-    "version", integer(1, MAX_VERSION), OpenApiParameter.QUERY,
-    description="The version you last read (here or in the body; one of the two is required). A stale one gets 409.",
+    "version", integer(1, MAX_VERSION), OpenApiParameter.QUERY, required=True,
+    description="The version you last read (a JSON body's `version` is read when the query has none); without it, "
+    "400. A stale one gets 409.",
 )
 SPAN_CONFLICT = OpenApiResponse(
     SpanConflictSerializer,
@@ -122,6 +122,11 @@ class FaithLabAutoSchema(AutoSchema):
         instance = force_instance(serializer)
         if isinstance(instance, RejectsUnknownFields):
             schema["additionalProperties"] = False
+            if type(instance).__doc__ is None:  # not the base class's docstring, which is about our code
+                schema.pop("description", None)
+            # A PATCH body is all optional, except what the serializer still requires of a partial write.
+            if is_patched_serializer(instance, direction) and instance.required_when_partial:
+                schema["required"] = sorted(instance.required_when_partial)
         # A 400 body that documents some fields by name may still name any other, with a list of messages.
         if isinstance(instance, FieldErrorsSerializer):
             schema.update(additionalProperties=FIELD_MESSAGES, minProperties=1)
@@ -132,7 +137,7 @@ class FaithLabAutoSchema(AutoSchema):
         if operation is None:
             return None
         parameters = operation.get("parameters", [])
-        reads_query = any(p["in"] == "query" and p["name"] not in PAGINATION_PARAMETERS for p in parameters)
+        reads_query = any(p["in"] == "query" for p in parameters)
         shared: dict[str, OpenApiResponse] = {}
         if "requestBody" in operation or reads_query:
             shared["400"] = FIELD_ERRORS

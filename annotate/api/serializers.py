@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from django.http import QueryDict
 from rest_framework import serializers
 
 from annotate.models import Batch, GoldLabel, Membership, Project, Sample
@@ -104,11 +105,13 @@ class RejectsUnknownFields(serializers.Serializer):
     """
 
     read_only_reasons: ClassVar[dict[str, str]] = {}
+    # Fields a partial write (PATCH) still needs, with what to send: the schema marks them required too.
+    required_when_partial: ClassVar[dict[str, str]] = {}
     # Django's CSRF form field rides along with a session form post; it is no span field.
     IGNORED: ClassVar[frozenset[str]] = frozenset({"csrfmiddlewaretoken"})
 
     def to_internal_value(self, data: Any) -> Any:
-        refused = self._refused_keys(data)
+        refused = {**self._missing_keys(data), **self._refused_keys(data)}
         try:
             value = super().to_internal_value(data)
         except serializers.ValidationError as error:
@@ -119,17 +122,47 @@ class RejectsUnknownFields(serializers.Serializer):
             raise serializers.ValidationError(refused)
         return value
 
+    def _missing_keys(self, data: Any) -> dict[str, list[str]]:
+        if not self.partial or not isinstance(data, Mapping):
+            return {}  # a full write: DRF names a missing required field itself
+        return {name: [message] for name, message in self.required_when_partial.items() if name not in data}
+
     def _refused_keys(self, data: Any) -> dict[str, list[str]]:
         if not isinstance(data, Mapping):
             return {}  # DRF answers that one itself, under non_field_errors
         writable = sorted(name for name, field in self.fields.items() if not field.read_only)
+        allowed = f"fields you may send: {', '.join(writable)}" if writable else "this endpoint takes no fields"
         refused: dict[str, list[str]] = {}
         for name in sorted(set(data) - set(writable) - self.IGNORED):
             if name in self.read_only_reasons:
                 refused[name] = [f"{name} is read-only ({self.read_only_reasons[name]}); nothing was saved"]
             else:
-                refused[name] = [f"unknown field {name!r}; nothing was saved (fields you may send: {', '.join(writable)})"]
+                refused[name] = [f"unknown field {name!r}; nothing was saved ({allowed})"]
         return refused
+
+
+class NoBodySerializer(RejectsUnknownFields):
+    """The body of an action that takes no fields (dismissing a flag): empty, or ``{}``; any key gets 400."""
+
+
+# The schema of that body: an empty object. Optional, so sending no body at all is described too.
+NO_BODY: dict[str, Any] = {
+    "application/json": {"type": "object", "additionalProperties": False, "description": "No fields: send {} or no body."}
+}
+
+
+class QueryParamsSerializer(serializers.Serializer):
+    """Query parameters read as given: ``?format=`` is an empty value, refused with 400 like any bad one.
+
+    DRF reads a QueryDict as a form, where an empty optional field counts as
+    not sent and takes its default: ``?format=`` answered the default format
+    although the schema gives the parameter no empty value.
+    """
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, QueryDict):
+            data = {name: data[name] for name in data}  # the last value of each, as request.GET[name] gives
+        return super().to_internal_value(data)
 
 
 class SpanWriteSerializer(RejectsUnknownFields):
@@ -156,6 +189,8 @@ class SpanUpdateSerializer(RejectsUnknownFields):
         "round": "a span stays in its round; save a new one in the other round",
     }
 
+    required_when_partial = {"version": "send the version you last read"}
+
     version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)
     start = serializers.IntegerField(required=False)
     end = serializers.IntegerField(required=False)
@@ -171,7 +206,7 @@ class SimilarityRequestSerializer(serializers.Serializer):
     end = serializers.IntegerField(min_value=0)
 
 
-class ReviewSerializer(serializers.Serializer):
+class ReviewSerializer(RejectsUnknownFields):
     round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
     done = serializers.BooleanField()
     seconds = serializers.IntegerField(default=0, min_value=0, max_value=86400)

@@ -3,7 +3,8 @@
 
 Who gets what is judging.access's ``get_project_for_export``, as on the pages: admins everything, auditors their own
 audits (judgements 403), annotators 403 (they work blind), outsiders and pairs projects 404, anonymous callers 401.
-A choice that cannot be used is a 400 ``{"field": ["message"]}`` before any line is sent.
+A choice that cannot be used is a 400 ``{"field": ["message"]}`` before any line is sent; an empty one too
+(``?format=``), rather than the default (annotate.api.serializers.QueryParamsSerializer).
 """
 
 from __future__ import annotations
@@ -20,25 +21,28 @@ from rest_framework.views import APIView
 
 from annotate.access import AnyUser
 from annotate.api.errors import field_error
-from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.serializers import MAX_ID, ErrorSerializer, QueryParamsSerializer
 from annotate.models import Project
 from judging import access
 from judging.services.export import FORMATS, ExportRefused, read_export_request
 from judging.views.exports import streamed
 
 FORMAT_HELP = "jsonl: one object a line, with the keys the judgement import reads; csv: a header, then a row a line."
+FORMAT_ERRORS = {"invalid_choice": '"{input}" is not a format: choose ' + " or ".join(FORMATS)}
 
 
-class JudgementExportQuerySerializer(serializers.Serializer):
-    format = serializers.ChoiceField(choices=list(FORMATS), default="jsonl", help_text=FORMAT_HELP)
+class JudgementExportQuerySerializer(QueryParamsSerializer):
+    format = serializers.ChoiceField(choices=list(FORMATS), default="jsonl", help_text=FORMAT_HELP,
+                                     error_messages=FORMAT_ERRORS)
     run = serializers.IntegerField(
         min_value=1, max_value=MAX_ID, required=False, help_text="Only this judge run's judgements (its id); "
         "without it, every run's."
     )
 
 
-class AuditExportQuerySerializer(serializers.Serializer):
-    format = serializers.ChoiceField(choices=list(FORMATS), default="jsonl", help_text=FORMAT_HELP)
+class AuditExportQuerySerializer(QueryParamsSerializer):
+    format = serializers.ChoiceField(choices=list(FORMATS), default="jsonl", help_text=FORMAT_HELP,
+                                     error_messages=FORMAT_ERRORS)
 
 
 def _download(project: Project, auditor: AnyUser | None, what: str, body: dict[str, Any]) -> StreamingHttpResponse:

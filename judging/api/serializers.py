@@ -14,7 +14,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from annotate.api.serializers import MAX_ID, FieldErrorsSerializer
+from annotate.api.serializers import MAX_ID, FieldErrorsSerializer, RejectsUnknownFields
 from judging.models import Judge, Judgement, JudgeRun
 from judging.models.judges import SCORE_LABELS
 from judging.services.judges import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_SECONDS
@@ -113,7 +113,7 @@ class JudgeRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class JudgeRunRequestSerializer(serializers.Serializer):
+class JudgeRunRequestSerializer(RejectsUnknownFields):
     judge = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="The id of a rubric or NLI judge of "
                                      "the project.")
     scope = serializers.ChoiceField(

@@ -255,13 +255,13 @@ def test_the_schema_lists_the_real_statuses_and_media_types(client: Any, admin_u
     assert statuses("/api/spans/{id}/", "delete") == {"204", "400", "401", "403", "404", "409"}
     assert statuses("/api/spans/", "post") == {"200", "201", "400", "401", "403", "409"}
     assert statuses("/api/samples/{id}/similarity/", "post") == {"200", "400", "401", "403", "404", "409", "503"}
-    assert statuses("/api/projects/", "get") == {"200", "401"}
+    assert statuses("/api/projects/", "get") == {"200", "400", "401"}  # 400: a bad limit or offset
     conflict = paths["/api/spans/{id}/"]["patch"]["responses"]["409"]["content"]["application/json"]["schema"]
     assert conflict == {"$ref": "#/components/schemas/SpanConflict"}
     export_200 = paths["/api/projects/{slug}/export/"]["get"]["responses"]["200"]["content"]
     assert set(export_200) == {"application/jsonl", "text/csv", "application/zip"}
     formats = next(p for p in paths["/api/projects/{slug}/export/"]["get"]["parameters"] if p["name"] == "format")
-    assert sorted(formats["schema"]["enum"]) == ["csv", "faithbench", "jsonl"]
+    assert sorted(formats["schema"]["enum"]) == ["csv", "faithbench", "hades", "jsonl", "pairs"]
 
 
 # --------------------------------------------------------------------------- anonymous calls

@@ -272,10 +272,12 @@ def test_the_schema_describes_the_judges_endpoints_statuses_and_bodies(client: C
         return set(paths[path][method]["responses"])
 
     for path in ("/api/projects/{slug}/judges/", "/api/projects/{slug}/judge-runs/"):
-        assert statuses(path, "get") == {"200", "401", "403", "404"}
         assert statuses(path, "post") == {"201", "400", "401", "403", "404"}
+    assert statuses("/api/projects/{slug}/judges/", "get") == {"200", "401", "403", "404"}
+    # The paginated lists: 400 for a bad limit or offset.
+    assert statuses("/api/projects/{slug}/judge-runs/", "get") == {"200", "400", "401", "403", "404"}
     assert statuses("/api/judge-runs/{id}/", "get") == {"200", "401", "403", "404"}
-    assert statuses("/api/judge-runs/{id}/judgements/", "get") == {"200", "401", "403", "404"}
+    assert statuses("/api/judge-runs/{id}/judgements/", "get") == {"200", "400", "401", "403", "404"}
     imported = paths["/api/projects/{slug}/judgements/import/"]["post"]
     assert set(imported["requestBody"]["content"]) == {"multipart/form-data"}
     assert statuses("/api/projects/{slug}/judgements/import/", "post") == {"201", "400", "401", "403", "404"}

@@ -241,6 +241,8 @@ NOT_REQUESTED = {
     # Django's admin site: its own staff check guards every view (admin_view); the index is asked
     # by test_roles_matrix.test_django_admin_is_for_site_staff_only, its ~120 model pages are not.
     "admin/": "Django admin",
+    # Any other /api/.../ address: a JSON 404 for everyone, anonymous callers too (tests/annotate/test_api_not_found.py).
+    "^api/(?:.*/)?$": "the API's catch-all 404",
 }
 
 
@@ -268,9 +270,10 @@ KIND_AGNOSTIC: dict[str, frozenset[int]] = {
     "curation": READ,
     "agreement": READ,
     "results": READ,
-    "project-export (api)": READ,  # an empty JSONL file
+    "project-export (api)": frozenset({400}),  # format=jsonl: not a pairs format (pairs and hades are)
     # 400 "the project has no round 1": a pairs project has no span rounds
     "disputes": frozenset({400}),
+    # 400 on project: a pairs project, whose figures are at the pairs endpoints
     "api-agreement": frozenset({400}),
     "api-halu-rates": frozenset({400}),
     "api-detector-eval": frozenset({400}),

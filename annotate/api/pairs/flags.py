@@ -21,7 +21,7 @@ from annotate.api.pairs.serializers import (
     UnblockResultSerializer,
 )
 from annotate.api.schema import integer
-from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.serializers import MAX_ID, NO_BODY, ErrorSerializer, NoBodySerializer
 from annotate.models import JudgeFlag, Project
 from annotate.pairmath import spam
 from annotate.services.pairs import flags
@@ -125,7 +125,7 @@ class UnblockJudgeView(APIView):
 class DismissFlagView(APIView):
     @extend_schema(
         parameters=[FLAG_ID],
-        request=None,
+        request=NO_BODY,
         responses={
             200: JudgeFlagSerializer,
             403: FOR_ADMINS,
@@ -133,8 +133,9 @@ class DismissFlagView(APIView):
         },
     )
     def post(self, request: Request, slug: str, id: str) -> Response:
-        """The judge is fine: the flag stays dismissed unless their figures get worse."""
+        """The judge is fine: the flag stays dismissed unless their figures get worse. Takes no fields."""
         project, flag = _flag_for_admin(request.user, slug, id)
+        NoBodySerializer(data=request.data).is_valid(raise_exception=True)
         try:
             flags.dismiss_flag(flag, request.user)
         except flags.FlagReviewError as error:

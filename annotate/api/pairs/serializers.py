@@ -7,7 +7,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
-from annotate.api.serializers import MAX_ROUND, ErrorSerializer
+from annotate.api.serializers import MAX_ROUND, ErrorSerializer, RejectsUnknownFields
 from annotate.models import JudgeFlag, PairItem, PairRound
 from annotate.services.pairs import flags, queue
 
@@ -48,7 +48,7 @@ class PairToJudgeSerializer(serializers.Serializer):
     progress = PairProgressSerializer()
 
 
-class PairJudgementRequestSerializer(serializers.Serializer):
+class PairJudgementRequestSerializer(RejectsUnknownFields):
     label = serializers.ChoiceField(
         choices=list(queue.LABELS),
         help_text=LABEL_HELP,
@@ -142,7 +142,7 @@ class FlagQuerySerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=JudgeFlag.Status.values, required=False)
 
 
-class BlockRequestSerializer(serializers.Serializer):
+class BlockRequestSerializer(RejectsUnknownFields):
     reason = serializers.CharField(max_length=flags.MAX_REASON, required=False, allow_blank=True)
 
 
