@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.utils import timezone
 
 from annotate.access import AssignmentStates
@@ -102,30 +102,36 @@ def reopenings(project: Project) -> list[RoundReopening]:
     )
 
 
-def stale_gold_samples(project: Project) -> dict[int, str]:
+def stale_gold_samples(project: Project, *, sample_id: int | None = None) -> dict[int, str]:
     """Gold labels built from spans that changed afterwards: sample id -> what changed.
 
     A gold label is stale when a span of its sample and round was written after the
-    label was decided, or when a span it was built from no longer exists.
+    label was decided, or when a span it was built from no longer exists. ``sample_id``
+    asks about one sample only (the adjudication page). The spans are selected by a join
+    on the gold labels, never by lists of ids, which grow with the project.
     """
-    golds = list(GoldLabel.objects.filter(sample__project=project).values_list("sample_id", "round", "decided_at",
-                                                                                 "spans"))
-    if not golds:
+    golds = GoldLabel.objects.filter(sample__project=project)
+    spans = SpanAnnotation.objects.filter(sample__project=project, sample__gold__isnull=False)
+    if sample_id is not None:
+        golds, spans = golds.filter(sample_id=sample_id), spans.filter(sample_id=sample_id)
+    rows = list(golds.values_list("sample_id", "round", "decided_at", "spans"))
+    if not rows:
         return {}
     latest = {
         (row["sample_id"], row["round"]): row["last"]
-        for row in SpanAnnotation.objects.filter(
-            Q(sample__project=project), Q(sample_id__in=[g[0] for g in golds])
-        ).values("sample_id", "round").annotate(last=Max("updated_at")).order_by()
+        for row in spans.values("sample_id", "round").annotate(last=Max("updated_at")).order_by()
     }
-    used = {pk for *_, spans in golds for pk in (span.get("from_span") for span in spans) if pk}
-    existing = set(SpanAnnotation.objects.filter(pk__in=used).values_list("pk", flat=True))
+    # A gold span comes from a span of the same sample, so the spans of samples with a gold label are enough.
+    existing = set(spans.values_list("pk", flat=True))
     stale: dict[int, str] = {}
-    for sample_id, round, decided_at, spans in golds:
-        gone = [span["from_span"] for span in spans if span.get("from_span") and span["from_span"] not in existing]
-        last = latest.get((sample_id, round))
+    for gold_sample_id, round, decided_at, gold_spans in rows:
+        gone = [span["from_span"] for span in gold_spans
+                if span.get("from_span") and span["from_span"] not in existing]
+        last = latest.get((gold_sample_id, round))
         if gone:
-            stale[sample_id] = f"{len(gone)} span(s) it was built from were deleted"
+            stale[gold_sample_id] = f"{len(gone)} span(s) it was built from were deleted"
         elif last is not None and last > decided_at:
-            stale[sample_id] = f"spans changed on {timezone.localtime(last):%Y-%m-%d %H:%M}, after the gold label"
+            stale[gold_sample_id] = (
+                f"spans changed on {timezone.localtime(last):%Y-%m-%d %H:%M}, after the gold label"
+            )
     return stale

@@ -133,8 +133,10 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
         )
 
     latest_round: dict[int, int] = {}
+    by_batch: dict[int, list[Assignment]] = {}
     for a in assignments:
         latest_round[a.batch_id] = max(latest_round.get(a.batch_id, a.round), a.round)
+        by_batch.setdefault(a.batch_id, []).append(a)
     rows = []
     for batch in batches:
         people = [
@@ -147,10 +149,11 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
                 "done": done_count(batch, a),
                 "percent": round(100 * done_count(batch, a) / batch.sample_count) if batch.sample_count else 0,
             }
-            for a in assignments
-            if a.batch_id == batch.pk
+            for a in by_batch.get(batch.pk, [])
         ]
-        ready, why = rounds.reconciliation_ready(batch) if role == Membership.Role.ADMIN else (False, "")
+        # From the assignments loaded above (an admin's are every one of the batch's): no query per batch.
+        ready, why = (rounds.reconciliation_state(by_batch.get(batch.pk, []))
+                      if role == Membership.Role.ADMIN else (False, ""))
         rows.append({"batch": batch, "people": people, "round2_ready": ready, "round2_why": why})
     is_admin = role == Membership.Role.ADMIN
     can_export = role in (Membership.Role.ADMIN, Membership.Role.AUDITOR)

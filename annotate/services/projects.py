@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils.text import slugify
 
 from annotate.models import Assignment, Batch, Membership, PairConfig, Project, Sample, SampleReview
@@ -169,20 +169,35 @@ def assigned_sample_count(annotator: AbstractBaseUser, project: Project) -> int:
     return sum(len(sample_ids) for sample_ids in assigned_samples(annotator, project).values())
 
 
+def _reviews_by_batch_round(
+    annotator: AbstractBaseUser, assignments: QuerySet[Assignment]
+) -> dict[tuple[int, int], dict[int, bool]]:
+    """(batch id, round) -> {sample id: done} of the annotator's reviews in the assignments' batches.
+
+    One query for all the assignments together: the home page lists every one, and a query each grew with them.
+    """
+    reviews: dict[tuple[int, int], dict[int, bool]] = {}
+    rows = (
+        SampleReview.objects.filter(annotator=annotator, sample__batch_id__in=assignments.values("batch_id"))
+        .order_by()
+        .values_list("sample__batch_id", "round", "sample_id", "done")
+    )
+    for batch_id, round, sample_id, done in rows:
+        reviews.setdefault((batch_id, round), {})[sample_id] = done
+    return reviews
+
+
 def batch_progress(annotator: AbstractBaseUser, project: Project | None = None) -> list[dict]:
     """An annotator's assignments with done counts and the next unfinished sample."""
     assignments = Assignment.objects.filter(annotator=annotator).select_related("batch__project")
     if project is not None:
         assignments = assignments.filter(batch__project=project)
     by_batch = assigned_samples(annotator, project)
+    reviews_of = _reviews_by_batch_round(annotator, assignments)
     rows = []
     for assignment in assignments.order_by("batch__project__name", "batch__position", "round"):
         samples = by_batch.get(assignment.batch_id, [])
-        reviews = dict(
-            SampleReview.objects.filter(
-                sample__batch=assignment.batch, annotator=annotator, round=assignment.round
-            ).values_list("sample_id", "done")
-        )
+        reviews = reviews_of.get((assignment.batch_id, assignment.round), {})
         # The project page's and sample browser's rule: imported work is submitted without reviews.
         done = set(
             progress.done_samples(samples, reviews, submitted=assignment.status == Assignment.Status.SUBMITTED)

@@ -13,6 +13,8 @@ from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanA
 from annotate.taxonomy import CATEGORY_NAMES, category_of, label_categories, worst_category
 
 RECONCILIATION_ROUND = 2
+# Sample ids per IN list when reading spans: well under SQLite's oldest limit of 999 variables a query.
+SAMPLES_PER_QUERY = 500
 
 
 class RoundError(ValueError):
@@ -21,9 +23,20 @@ class RoundError(ValueError):
 
 def reconciliation_ready(batch: Batch) -> tuple[bool, str]:
     """Whether round 2 can open: every round-1 annotator submitted, and round 2 is not open yet."""
-    first = list(batch.assignments.filter(round=1))
-    if batch.assignments.filter(round=RECONCILIATION_ROUND).exists():
+    assignments = batch.assignments.filter(round__in=(1, RECONCILIATION_ROUND)).select_related("annotator")
+    return reconciliation_state(assignments)
+
+
+def reconciliation_state(assignments: Iterable[Assignment]) -> tuple[bool, str]:
+    """``reconciliation_ready`` from one batch's assignments as already loaded (their annotators with them).
+
+    The project page holds every assignment of the project; asking per batch would cost
+    three queries a batch.
+    """
+    rows = list(assignments)
+    if any(a.round == RECONCILIATION_ROUND for a in rows):
         return False, "round 2 is already open"
+    first = [a for a in rows if a.round == 1]
     if len(first) < 2:
         return False, "reconciliation needs at least two round-1 annotators"
     waiting = [a.annotator.username for a in first if a.status != Assignment.Status.SUBMITTED]
@@ -111,11 +124,22 @@ def others_round_one(sample: Sample, viewer: AbstractBaseUser, my_spans: list[di
     return {"spans": spans, "worst_labels": labels, "disagree": len(set(worst.values())) > 1}
 
 
-def _gold_span(span: SpanAnnotation) -> dict[str, Any]:
+# The span fields a gold label copies, in the order ``_gold_span_values`` takes them.
+GOLD_SPAN_FIELDS = ("pk", "start", "end", "text", "labels", "note", "source_start", "source_end")
+
+
+def _gold_span_values(
+    pk: int, start: int, end: int, text: str, labels: list[str], note: str, source_start: int | None,
+    source_end: int | None,
+) -> dict[str, Any]:
     return {
-        "start": span.start, "end": span.end, "text": span.text, "labels": span.labels, "note": span.note,
-        "source_start": span.source_start, "source_end": span.source_end, "from_span": span.pk,
+        "start": start, "end": end, "text": text, "labels": labels, "note": note,
+        "source_start": source_start, "source_end": source_end, "from_span": pk,
     }
+
+
+def _gold_span(span: SpanAnnotation) -> dict[str, Any]:
+    return _gold_span_values(*(getattr(span, name) for name in GOLD_SPAN_FIELDS))
 
 
 @transaction.atomic
@@ -138,24 +162,50 @@ def adjudicate_sample(
     return gold
 
 
-def sample_disagreements(project: Project, round: int, batch: Batch | None = None) -> dict[int, dict[str, str]]:
-    """Per sample of batches with submitted work: each submitter's worst category."""
-    categories = label_categories(project.taxonomy)
+def _submitted_roster(project: Project, round: int, batch: Batch | None) -> dict[int, dict[int, str]]:
+    """Batch id -> {annotator id: username} of the round's submitted assignments."""
     assignments = Assignment.objects.filter(batch__project=project, round=round, status=Assignment.Status.SUBMITTED)
     if batch is not None:
         assignments = assignments.filter(batch=batch)
     roster: dict[int, dict[int, str]] = defaultdict(dict)
     for batch_id, user_id, username in assignments.values_list("batch_id", "annotator_id", "annotator__username"):
         roster[batch_id][user_id] = username
-    samples = Sample.objects.filter(batch_id__in=roster).values_list("id", "batch_id")
-    labels: dict[int, dict[str, str]] = {pk: dict.fromkeys(roster[b].values(), "C") for pk, b in samples}
-    spans = SpanAnnotation.objects.filter(sample_id__in=labels, round=round).values_list(
-        "sample_id", "annotator_id", "labels", "sample__batch_id"
+    return roster
+
+
+def sample_disagreements(project: Project, round: int, batch: Batch | None = None) -> dict[int, dict[str, str]]:
+    """Per sample of batches with submitted work: each submitter's worst category.
+
+    Three queries whatever the size. The spans are read as each annotator's distinct label
+    lists per sample (DISTINCT in the database), not span by span: an annotator's five
+    Benign spans on one sample are one row and one JSON decode, and a label list's
+    category is worked out once per distinct list.
+    """
+    categories = label_categories(project.taxonomy)
+    roster = _submitted_roster(project, round, batch)
+    if not roster:
+        return {}
+    batch_ids = list(roster)
+    batch_of: dict[int, int] = {}
+    labels: dict[int, dict[str, str]] = {}
+    for pk, batch_id in Sample.objects.filter(batch_id__in=batch_ids).values_list("id", "batch_id"):
+        batch_of[pk] = batch_id
+        labels[pk] = dict.fromkeys(roster[batch_id].values(), "C")
+    spans = (
+        SpanAnnotation.objects.filter(sample__batch_id__in=batch_ids, round=round)
+        .values_list("sample_id", "annotator_id", "labels")
+        .distinct()
+        .order_by()  # no ORDER BY: its columns would join the DISTINCT
     )
-    for sample_id, user_id, span_labels, batch_id in spans:
-        name = roster[batch_id].get(user_id)
-        if name is not None:
-            labels[sample_id][name] = worst_category((labels[sample_id][name], category_of(span_labels, categories)))
+    category_by_labels: dict[tuple[str, ...], str | None] = {}
+    for sample_id, user_id, span_labels in spans:
+        name = roster[batch_of[sample_id]].get(user_id)
+        if name is None:
+            continue
+        key = tuple(span_labels)
+        if key not in category_by_labels:
+            category_by_labels[key] = category_of(span_labels, categories)
+        labels[sample_id][name] = worst_category((labels[sample_id][name], category_by_labels[key]))
     return labels
 
 
@@ -164,17 +214,32 @@ def accept_agreed_samples(project: Project, curator: AbstractBaseUser, *, round:
     """Gold labels for every sample where all (two or more) annotators gave the same worst label.
 
     The gold spans are the annotators' spans of that sample, one copy of each distinct
-    (start, end, labels). Samples that already have a gold label are left alone.
+    (start, end, labels), the first in (start, id) order. Samples that already have a gold
+    label are left alone. The spans are read as plain values, SAMPLES_PER_QUERY samples a
+    query, and the labels written with bulk_create: a thousand samples take a few queries
+    and no span model instances.
     """
+    # One acceptance at a time per project: a second curator's click waits, then finds these samples decided.
+    Project.objects.select_for_update().filter(pk=project.pk).exists()
     decided = set(GoldLabel.objects.filter(sample__project=project).values_list("sample_id", flat=True))
     agreed = {
         pk: next(iter(set(per.values())))
         for pk, per in sample_disagreements(project, round).items()
         if len(per) >= 2 and len(set(per.values())) == 1 and pk not in decided
     }
+    if not agreed:
+        return 0
     spans: dict[int, dict[tuple, dict[str, Any]]] = defaultdict(dict)
-    for span in SpanAnnotation.objects.filter(sample_id__in=agreed, round=round).order_by("start", "id"):
-        spans[span.sample_id].setdefault((span.start, span.end, tuple(span.labels)), _gold_span(span))
+    agreed_ids = sorted(agreed)
+    for at in range(0, len(agreed_ids), SAMPLES_PER_QUERY):
+        rows = (
+            SpanAnnotation.objects.filter(sample_id__in=agreed_ids[at : at + SAMPLES_PER_QUERY], round=round)
+            .order_by("start", "id")
+            .values_list("sample_id", *GOLD_SPAN_FIELDS)
+        )
+        for sample_id, *values in rows:
+            span = _gold_span_values(*values)
+            spans[sample_id].setdefault((span["start"], span["end"], tuple(span["labels"])), span)
     GoldLabel.objects.bulk_create(
         [
             GoldLabel(sample_id=pk, round=round, category=category, spans=list(spans[pk].values()),

@@ -11,8 +11,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotate import access
 from annotate.models import GoldLabel, Sample, SpanAnnotation
-from annotate.services import freeze, rounds
+from annotate.services import curation, freeze, rounds
 from annotate.taxonomy import CATEGORY_NAMES
+
+ADJUDICATION_DEFERRED = (
+    "embeddings", "sentences", "metadata", "imported_fields",
+    "passage__embeddings", "passage__sentences",
+)
 
 
 def _round(request: HttpRequest) -> int:
@@ -25,22 +30,14 @@ def _round(request: HttpRequest) -> int:
 def curation_list(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = access.get_project_for_curator(request.user, slug)
     round = _round(request)
-    labels = rounds.sample_disagreements(project, round)
-    gold = dict(GoldLabel.objects.filter(sample__project=project).values_list("sample_id", "category"))
-    samples = {s.pk: s for s in Sample.objects.filter(pk__in=labels).select_related("batch")}
-    stale = freeze.stale_gold_samples(project)
-    rows = [
-        {"sample": samples[pk], "labels": {n: CATEGORY_NAMES.get(c, c) for n, c in sorted(per.items())},
-         "disputed": len(set(per.values())) > 1, "gold": CATEGORY_NAMES.get(gold[pk]) if pk in gold else None,
-         "stale": stale.get(pk)}
-        for pk, per in labels.items()
-    ]
-    # Stale gold labels first: they were built from work that has changed since.
-    rows.sort(key=lambda row: (row["stale"] is None, not row["disputed"], row["gold"] is not None,
-                               row["sample"].batch.position, row["sample"].position))
-    agreed_open = sum(1 for row in rows if not row["disputed"] and row["gold"] is None and len(row["labels"]) >= 2)
-    return render(request, "annotate/curation.html", {"project": project, "rows": rows, "round": round,
-                                                      "agreed_open": agreed_open, "stale_count": len(stale)})
+    listing = curation.curation_list(project, round, request.GET.get("page"))
+    # The page links keep every other parameter of the query (the round).
+    kept = request.GET.copy()
+    kept.pop("page", None)
+    return render(request, "annotate/curation.html", {
+        "project": project, "rows": listing.rows, "round": round, "listing": listing, "page": listing.page,
+        "page_query": kept.urlencode(), "agreed_open": listing.agreed_open, "stale_count": listing.stale_count,
+    })
 
 
 @require_POST
@@ -56,7 +53,10 @@ def accept_agreed(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, _ = access.get_project_for_curator(request.user, slug)
-    sample = get_object_or_404(Sample.objects.select_related("passage", "batch"), pk=pk, project=project)
+    # The page prints texts and names: the embeddings, sentences and metadata stay in the database.
+    sample = get_object_or_404(
+        Sample.objects.select_related("passage", "batch").defer(*ADJUDICATION_DEFERRED), pk=pk, project=project
+    )
     round = _round(request)
     if request.method == "POST":
         try:
@@ -73,6 +73,6 @@ def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     chosen = {span["from_span"] for span in gold.spans} if gold else set()
     return render(request, "annotate/adjudicate.html", {
         "project": project, "sample": sample, "spans": spans, "gold": gold, "chosen": chosen, "round": round,
-        "stale": freeze.stale_gold_samples(project).get(sample.pk) if gold else None,
+        "stale": freeze.stale_gold_samples(project, sample_id=sample.pk).get(sample.pk) if gold else None,
         "gold_name": CATEGORY_NAMES.get(gold.category) if gold else None,
     })

@@ -93,7 +93,7 @@ class Head:
         return int(self.mean.shape[0])
 
     def p_h(self, vectors: np.ndarray) -> np.ndarray:
-        """P(H) of each row of ``vectors`` (float32 rows of the head's dimension)."""
+        """P(H) of each row of ``vectors`` (float16 or float32 rows of the head's dimension; float32 inside)."""
         if vectors.ndim != 2 or vectors.shape[1] != self.dimension:
             raise ValueError(f"vectors of shape {vectors.shape} do not fit a head of dimension {self.dimension}")
         scores = np.empty(len(vectors), dtype=np.float64)
@@ -104,7 +104,10 @@ class Head:
 
     def _score_blocks(self, vectors: np.ndarray, scores: np.ndarray) -> None:
         for at in range(0, len(vectors), 20_000):
-            block = (vectors[at : at + 20_000].astype(np.float32) - self.mean) / self.scale
+            # One float32 copy of the block, standardised in place: no second and third copy of it.
+            block = vectors[at : at + 20_000].astype(np.float32)
+            block -= self.mean
+            block /= self.scale
             hidden = np.maximum(block @ self.w1 + self.b1, 0.0)
             logit = (hidden @ self.w2 + self.b2).astype(np.float64).ravel()
             scores[at : at + 20_000] = 0.5 * (1.0 + np.tanh(0.5 * logit))  # the logistic function, without overflow
@@ -226,7 +229,7 @@ def decode_vectors(blobs: list[bytes | memoryview]) -> np.ndarray:
     """Stored float16 vectors (all of one length) as a float32 matrix, one row each."""
     if not blobs:
         return np.zeros((0, 0), dtype=np.float32)
-    joined = b"".join(bytes(blob) for blob in blobs)
+    joined = b"".join(blobs)  # memoryviews (PostgreSQL) join as they are, without a copy each
     return np.frombuffer(joined, dtype=np.float16).reshape(len(blobs), -1).astype(np.float32)
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.db import transaction
+from django.db.models import Count, Q
 
 from annotate.models import PairItem, PairRound, Project
 from annotate.services.pairs import detector as detection
@@ -74,12 +76,76 @@ class ScoredPool:
 
 @dataclass
 class _Candidates:
-    """The pool items with their vectors and the features the funnel reads, in id order."""
+    """The pool items with their vectors and the features the funnel reads, in id order.
+
+    ``vectors`` holds the stored float16 values as they are: Head.p_h turns each block of
+    rows into float32 (exactly), so the scores are those of a float32 copy at half its memory.
+    """
 
     ids: np.ndarray
     vectors: np.ndarray
     paraphrase: np.ndarray
     swap: np.ndarray
+
+
+# Pool rows fetched at a time while their vectors are copied into the pool's matrix.
+READ_CHUNK = 2_000
+
+
+class _PoolReader:
+    """The pool's rows, chunk by chunk, into preallocated arrays: one float16 matrix, the ids, the two features.
+
+    No per-item object outlives its chunk: at 52,000 items the rows, their blobs, a joined
+    copy and a float32 copy held 170 MB at once; the matrix alone is 40 MB.
+    """
+
+    def __init__(self, expected: int) -> None:
+        self.size = 0
+        self.ids = np.empty(expected, dtype=np.int64)
+        self.paraphrase = np.empty(expected, dtype=np.float64)
+        self.swap = np.empty(expected, dtype=object)
+        self.vectors: np.ndarray | None = None  # allocated at the first vector, whose length gives the width
+        self.lengths: set[int] = set()  # byte lengths of the vectors seen; more than one cannot be scored
+
+    def add(self, rows: list[tuple[int, bytes | memoryview, float | None, str | None]]) -> None:
+        count = len(rows)
+        self._make_room(count, len(rows[0][1]))
+        at, end = self.size, self.size + count
+        self.ids[at:end] = [row[0] for row in rows]
+        self.paraphrase[at:end] = [np.nan if row[2] is None else row[2] for row in rows]
+        self.swap[at:end] = [row[3] or "" for row in rows]
+        lengths = {len(row[1]) for row in rows}
+        self.lengths |= lengths
+        if len(self.lengths) == 1 and self.vectors is not None:
+            # bytes.join takes PostgreSQL's memoryviews as they are: no copy per item.
+            self.vectors[at:end] = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16).reshape(count, -1)
+        self.size = end
+
+    def _make_room(self, count: int, first_length: int) -> None:
+        if self.vectors is None:
+            self.vectors = np.empty((len(self.ids), first_length // 2), dtype=np.float16)
+        if self.size + count <= len(self.ids):
+            return
+        # More rows than counted a moment ago (an import meanwhile): grow, rarely.
+        capacity = max(2 * len(self.ids), self.size + count)
+        self.ids, self.paraphrase, self.swap = (
+            _grown(self.ids, capacity), _grown(self.paraphrase, capacity), _grown(self.swap, capacity)
+        )
+        self.vectors = _grown(self.vectors, capacity)
+
+    def candidates(self, usable: bool) -> _Candidates:
+        """What was read (nothing when the vectors cannot be scored together)."""
+        size = self.size if usable else 0
+        width = self.vectors.shape[1] if self.vectors is not None else 0
+        vectors = self.vectors[:size] if self.vectors is not None else np.zeros((0, width), dtype=np.float16)
+        return _Candidates(ids=self.ids[:size], vectors=vectors, paraphrase=self.paraphrase[:size],
+                           swap=self.swap[:size])
+
+
+def _grown(array: np.ndarray, capacity: int) -> np.ndarray:
+    grown = np.empty((capacity, *array.shape[1:]), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
 
 
 def score_pool(
@@ -125,48 +191,64 @@ def _load(
     """Pool items and labelled items with their vectors, the pool's size; a refusal when some vectors are missing.
 
     The size is that of the whole pool: an item waiting for its vector is still in the pool, and the funnel
-    says so rather than show a pool of 0.
+    says so rather than show a pool of 0. Three queries: the counts, the pool's vectors and features (streamed
+    into one matrix, only the columns the funnel reads), the labelled items' vectors.
     """
-    rows = list(
-        PairItem.objects.filter(
-            project=project, state__in=(PairItem.State.POOL, PairItem.State.CONSENSUS, PairItem.State.LABELLED)
-        )
-        .order_by("pk")
-        .values_list("pk", "state", "label", "round_id", "vector", "vector_model", "paraphrase_similarity", "swap_kind")
+    items = PairItem.objects.filter(project=project)
+    labelled = Q(state__in=detection.TRAINED_STATES, label__in=("H", "N"))
+    with_vector = Q(vector_model=encoder, vector__isnull=False)
+    sizes = items.aggregate(
+        pool=Count("id", filter=Q(state=PairItem.State.POOL)),
+        pool_with_vector=Count("id", filter=Q(state=PairItem.State.POOL) & with_vector),
+        labelled=Count("id", filter=labelled),
     )
-    pool_rows = [row for row in rows if row[1] == PairItem.State.POOL]
-    train_rows = [row for row in rows if row[1] != PairItem.State.POOL and row[2] in ("H", "N")]
-    missing_pool = sum(1 for row in pool_rows if not row[4] or row[5] != encoder)
-    missing_train = sum(1 for row in train_rows if not row[4] or row[5] != encoder)
+    reader = _PoolReader(sizes["pool_with_vector"])
+    chunk: list[tuple[int, bytes | memoryview, float | None, str | None]] = []
+    pool_rows = (
+        items.filter(with_vector, state=PairItem.State.POOL)
+        .order_by("pk")
+        .values_list("pk", "vector", "paraphrase_similarity", "swap_kind")
+        .iterator(chunk_size=READ_CHUNK)
+    )
+    # Inside a transaction PostgreSQL streams the rows from a plain server-side cursor; outside one, Django
+    # declares it WITH HOLD, which makes the server copy the whole result before the first row.
+    with transaction.atomic():
+        for row in pool_rows:
+            if len(row[1]):  # an empty blob is no vector
+                chunk.append(row)
+            if len(chunk) == READ_CHUNK:
+                reader.add(chunk)
+                chunk = []
+    if chunk:
+        reader.add(chunk)
+    train_rows = [
+        row for row in items.filter(labelled & with_vector).order_by("pk")
+        .values_list("pk", "state", "label", "round_id", "vector")
+        if len(row[4])
+    ]
+    missing_pool = sizes["pool"] - reader.size
+    missing_train = sizes["labelled"] - len(train_rows)
     refusal = None
     if missing_pool or missing_train:
         refusal = (
-            f"{missing_pool} of the {len(pool_rows)} pool items and {missing_train} of the {len(train_rows)} "
+            f"{missing_pool} of the {sizes['pool']} pool items and {missing_train} of the {sizes['labelled']} "
             f"labelled items have no span vector from the encoder {encoder!r} yet: compute the span vectors "
             "first (the round job and `pairs_round` compute them before drawing a round)."
         )
-    usable_pool = [row for row in pool_rows if row[4] and row[5] == encoder]
-    usable_train = [row for row in train_rows if row[4] and row[5] == encoder]
-    lengths = {len(row[4]) for row in usable_pool + usable_train}
-    if len(lengths) > 1 and refusal is None:
-        refusal = (f"The kept span vectors of encoder {encoder!r} have different lengths ({sorted(lengths)} bytes): "
-                   "compute them again (clear the items' vector_model).")
-        usable_pool, usable_train = [], []
-    candidates = _Candidates(
-        ids=np.asarray([row[0] for row in usable_pool], dtype=np.int64),
-        vectors=detection.decode_vectors([row[4] for row in usable_pool]),
-        paraphrase=np.asarray(
-            [np.nan if row[6] is None else row[6] for row in usable_pool], dtype=np.float64
-        ),
-        swap=np.asarray([row[7] or "" for row in usable_pool], dtype=object),
-    )
+    lengths = reader.lengths | {len(row[4]) for row in train_rows}
+    usable = len(lengths) <= 1
+    if not usable:
+        train_rows = []
+        if refusal is None:
+            refusal = (f"The kept span vectors of encoder {encoder!r} have different lengths ({sorted(lengths)} "
+                       "bytes): compute them again (clear the items' vector_model).")
     training = detection.TrainingSet(
-        item_ids=[row[0] for row in usable_train],
-        vectors=detection.decode_vectors([row[4] for row in usable_train]),
-        labels=np.asarray([1 if row[2] == "H" else 0 for row in usable_train], dtype=np.int64),
+        item_ids=[row[0] for row in train_rows],
+        vectors=detection.decode_vectors([row[4] for row in train_rows]),
+        labels=np.asarray([1 if row[2] == "H" else 0 for row in train_rows], dtype=np.int64),
     )
-    round_of = {row[0]: row[3] for row in usable_train if row[1] == PairItem.State.CONSENSUS}
-    return candidates, training, round_of, len(pool_rows), refusal
+    round_of = {row[0]: row[3] for row in train_rows if row[1] == PairItem.State.CONSENSUS}
+    return reader.candidates(usable), training, round_of, sizes["pool"], refusal
 
 
 def _counts_for_ratio(

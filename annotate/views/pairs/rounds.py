@@ -241,7 +241,9 @@ def _preview_items(plan: Any, limit: int = 20) -> list[tuple[PairItem, dict[str,
     if plan is None or not plan.selected:
         return []
     chosen = plan.selected[:limit]
-    items = PairItem.objects.in_bulk([item_id for item_id, _ in chosen])
+    items = PairItem.objects.only("external_id", "original_words", "perturbed_words").in_bulk(
+        [item_id for item_id, _ in chosen]
+    )
     return [(items[item_id], selection) for item_id, selection in chosen if item_id in items]
 
 
