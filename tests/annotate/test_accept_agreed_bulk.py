@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from annotate.models import Assignment, Batch, GoldLabel, Passage, Project, Sample, SpanAnnotation
 from annotate.services import rounds
 from tests.conftest import SOURCE, login
+from tests.queries import counted
 
 pytestmark = pytest.mark.django_db
-
-
-@contextmanager
-def counted() -> Iterator[list[str]]:
-    statements: list[str] = []
-
-    def record(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
-        statements.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(record):
-        yield statements
 
 
 def make_batch(project: Project, name: str, size: int, people: list[Any], *, round: int = 1) -> list[Sample]:

@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from annotate.models import Assignment, Batch, GoldLabel, Passage, Project, Sample, SpanAnnotation
 from annotate.services import curation, rounds
 from tests.conftest import SOURCE, login
+from tests.queries import counted
 
 pytestmark = pytest.mark.django_db
-
-
-@contextmanager
-def counted() -> Iterator[list[str]]:
-    """Every statement run inside, as the database sees it (a test Client request included)."""
-    statements: list[str] = []
-
-    def record(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
-        statements.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(record):
-        yield statements
 
 
 def submitted_batch(project: Project, name: str, position: int, people: list[Any], labels: list[list[str]]) -> Batch:

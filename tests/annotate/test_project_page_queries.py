@@ -7,30 +7,15 @@ for 60 batches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from annotate.models import Assignment, Batch, Passage, Project, Sample, SampleReview
 from tests.conftest import SOURCE, login
+from tests.queries import counted
 
 pytestmark = pytest.mark.django_db
-
-
-@contextmanager
-def counted() -> Iterator[list[str]]:
-    """Every statement run inside, as the database sees it (a test Client request included)."""
-    statements: list[str] = []
-
-    def record(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
-        statements.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(record):
-        yield statements
 
 
 def add_batches(project: Project, count: int, people: list[Any], *, submitted: bool, start: int = 0) -> list[Batch]:
