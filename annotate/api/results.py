@@ -5,7 +5,8 @@ Span projects only: a pairs project gets 400 on ``project`` pointing at its
 own figures (the pairs endpoints). Every number comes straight from annotate.services.stats, the service the
 commands call, computed for each request: the API never answers with the
 stale figures a page may show while they refresh. Bad query parameters get
-400 with the parameter named: ``{"scheme": ["..."]}``.
+400 with the parameter named: ``{"scheme": ["..."]}``; an empty one (``?level=``)
+too, rather than the default (annotate.api.serializers.QueryParamsSerializer).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rest_framework.views import APIView
 
 from annotate import agreement
 from annotate.api.errors import field_error
-from annotate.api.serializers import MAX_ROUND, ErrorSerializer
+from annotate.api.serializers import MAX_ROUND, ErrorSerializer, QueryParamsSerializer
 from annotate.models import Project
 from annotate.services import stats
 from annotate.views.results import get_project_for_results
@@ -31,7 +32,7 @@ MAX_BOOTSTRAP = 10_000
 # --------------------------------------------------------------------------- queries
 
 
-class AgreementQuerySerializer(serializers.Serializer):
+class AgreementQuerySerializer(QueryParamsSerializer):
     scheme = serializers.CharField(
         help_text="Label scheme: groups of C, B, Q, U in order, '|' between groups, '+' merging, e.g. 'C+B|Q+U'."
     )
@@ -57,7 +58,7 @@ class AgreementQuerySerializer(serializers.Serializer):
         return data
 
 
-class RoundQuerySerializer(serializers.Serializer):
+class RoundQuerySerializer(QueryParamsSerializer):
     round = serializers.IntegerField(min_value=1, max_value=MAX_ROUND, default=1)
 
 

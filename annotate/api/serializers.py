@@ -5,6 +5,7 @@ from typing import Any, ClassVar
 
 from django.http import QueryDict
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from annotate.models import Batch, GoldLabel, Membership, Project, Sample
 
@@ -155,14 +156,62 @@ class QueryParamsSerializer(serializers.Serializer):
     """Query parameters read as given: ``?format=`` is an empty value, refused with 400 like any bad one.
 
     DRF reads a QueryDict as a form, where an empty optional field counts as
-    not sent and takes its default: ``?format=`` answered the default format
-    although the schema gives the parameter no empty value.
+    not sent and takes its default: ``?format=`` answered the default format,
+    ``?level=`` the nominal alpha, ``?state=`` every item, although the schema
+    gives none of them an empty value. Every query serializer of the API
+    derives from this one.
     """
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, QueryDict):
             data = {name: data[name] for name in data}  # the last value of each, as request.GET[name] gives
-        return super().to_internal_value(data)
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as error:
+            if isinstance(error.detail, dict) and isinstance(data, Mapping):
+                raise serializers.ValidationError(self._say_empty(data, error.detail)) from None
+            raise
+
+    def _say_empty(self, data: Mapping[str, Any], detail: dict[str, Any]) -> dict[str, Any]:
+        """DRF's own words for an empty value (``"" is not a valid choice.``) replaced by what to send instead.
+
+        A field that words its refusals itself (``format``'s "is not a format: choose ...") keeps its message.
+        """
+        for name, messages in detail.items():
+            field = self.fields.get(name)
+            if field is None or data.get(name) != "" or not isinstance(messages, list):
+                continue
+            if all(_in_drfs_words(field, getattr(message, "code", None)) for message in messages):
+                detail[name] = [_empty_message(name, field)]
+        return detail
+
+
+def _in_drfs_words(field: serializers.Field, code: str | None) -> bool:
+    """Whether the field's message for ``code`` is DRF's default rather than one the field was given."""
+    defaults: dict[str, Any] = {}
+    for cls in reversed(type(field).__mro__):
+        defaults.update(getattr(cls, "default_error_messages", {}))
+    return code in defaults and field.error_messages.get(code) is defaults[code]
+
+
+def _empty_message(name: str, field: serializers.Field) -> str:
+    """``level is empty: send one of ..., or leave level out for its default (nominal)``."""
+    if isinstance(field, serializers.ChoiceField):
+        wanted = "one of " + ", ".join(str(choice) for choice in field.choices)
+    elif isinstance(field, serializers.BooleanField):
+        wanted = "true or false"
+    elif isinstance(field, serializers.IntegerField):
+        wanted = "a whole number"
+    elif isinstance(field, serializers.FloatField):
+        wanted = "a number"
+    else:
+        wanted = "a value"
+    if field.default is not empty:
+        default = str(field.default).lower() if isinstance(field.default, bool) else field.default
+        return f"{name} is empty: send {wanted}, or leave {name} out for its default ({default})"
+    if not field.required:
+        return f"{name} is empty: send {wanted}, or leave {name} out"
+    return f"{name} is empty: send {wanted}"
 
 
 class SpanWriteSerializer(RejectsUnknownFields):
@@ -200,7 +249,7 @@ class SpanUpdateSerializer(RejectsUnknownFields):
     source_end = serializers.IntegerField(required=False, allow_null=True)
 
 
-class SimilarityRequestSerializer(serializers.Serializer):
+class SimilarityRequestSerializer(RejectsUnknownFields):
     side = serializers.ChoiceField(choices=["summary", "source"])
     start = serializers.IntegerField(min_value=0)
     end = serializers.IntegerField(min_value=0)
@@ -221,12 +270,12 @@ class GoldSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class GoldRequestSerializer(serializers.Serializer):
+class GoldRequestSerializer(RejectsUnknownFields):
     span_ids = serializers.ListField(child=serializers.IntegerField(max_value=MAX_ID), allow_empty=True)
     round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
 
 
-class FlagRequestSerializer(serializers.Serializer):
+class FlagRequestSerializer(RejectsUnknownFields):
     """An annotator's flag on a sample; checked again by annotate.services.flags."""
 
     kind = serializers.ChoiceField(choices=["broken", "skip"])

@@ -75,20 +75,21 @@ NOT_FLAGGER = OpenApiResponse(ErrorSerializer, description="Only the batch's ann
 
 
 def _round_value(raw: Any) -> int:
-    """A round number from a query or body value; 1 when absent."""
-    if raw is None or raw == "":
+    """A round number from a query or body value; 1 when absent, and an empty one (``?round=``) is refused."""
+    if raw is None:
         return 1
+    if raw == "":
+        raise field_error("round", "round is empty: send a round number (1, 2, ...), or leave round out for its "
+                                   "default (1)")
     text = str(raw)
-    if isinstance(raw, bool) or not text.isdigit() or not 1 <= int(text) <= MAX_ROUND:
+    # ASCII digits only: "²" passes isdigit() but int() refuses it (a 500).
+    if isinstance(raw, bool) or not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_ROUND:
         raise field_error("round", f"{raw!r} is not a round number (1, 2, ...)")
     return int(text)
 
 
 def _round(request: Request) -> int:
-    raw = request.query_params.get("round", "1")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_ROUND:
-        raise field_error("round", f"{raw!r} is not a round number (1, 2, ...)")
-    return int(raw)
+    return _round_value(request.query_params.get("round"))
 
 
 def export_formats(project: Project) -> tuple[str, tuple[str, ...]]:
@@ -222,9 +223,30 @@ class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
         return response
 
 
+def _sample_filters(request: Request) -> tuple[str | None, int | None]:
+    """``?project=`` and ``?batch=`` of the sample list (None: not sent), both checked so one 400 names each bad one.
+
+    An empty one is refused, not read as "every project": a filter left empty by mistake would list other
+    samples than meant.
+    """
+    slug, batch = request.query_params.get("project"), request.query_params.get("batch")
+    problems: dict[str, list[str]] = {}
+    if slug == "":
+        problems["project"] = ["project is empty: send a project's slug, or leave project out for every project "
+                               "you may see"]
+    if batch == "":
+        problems["batch"] = ["batch is empty: send a batch's id, or leave batch out for every batch"]
+    elif batch is not None and (not (batch.isascii() and batch.isdigit()) or int(batch) > MAX_ID):
+        problems["batch"] = [f"{batch!r} is not a batch id"]
+    if problems:
+        raise serializers.ValidationError(problems)  # already the API's shape, field -> [messages]
+    return slug, None if batch is None else int(batch)
+
+
 @extend_schema_view(
     list=extend_schema(parameters=[
-        OpenApiParameter("project", str, description="Only this project's samples (its slug)."),
+        OpenApiParameter("project", {"type": "string", "minLength": 1},
+                         description="Only this project's samples (its slug); an empty one gets 400."),
         OpenApiParameter("batch", {"type": "integer", "minimum": 0, "maximum": MAX_ID},
                          description="Only this batch's samples (its id)."),
     ]),
@@ -243,18 +265,15 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[Sample]:
         user = self.request.user
-        slug = self.request.query_params.get("project")
+        slug, batch = _sample_filters(self.request)
         projects = access.projects_for(user)
-        if slug:
+        if slug is not None:
             projects = projects.filter(slug=slug)
         samples = Sample.objects.none()
         for project in projects:
             samples = samples | access.samples_for(user, project)
-        batch = self.request.query_params.get("batch")
-        if batch:
-            if not batch.isdigit() or int(batch) > MAX_ID:
-                raise field_error("batch", f"{batch!r} is not a batch id")
-            samples = samples.filter(batch_id=int(batch))
+        if batch is not None:
+            samples = samples.filter(batch_id=batch)
         return samples.select_related("passage", "batch", "project").order_by("batch__position", "position", "id")
 
     def get_object(self) -> Sample:

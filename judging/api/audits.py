@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from annotate.api.errors import field_error
 from annotate.api.schema import id_in_path
-from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.serializers import MAX_ID, ErrorSerializer, RejectsUnknownFields
 from annotate.models import Project
 from judging import access
 from judging.models import Audit, Judgement
@@ -100,7 +100,7 @@ class AuditItemSerializer(serializers.Serializer):
     progress = AuditProgressSerializer()
 
 
-class AuditRequestSerializer(serializers.Serializer):
+class AuditRequestSerializer(RejectsUnknownFields):
     score = serializers.IntegerField(
         min_value=1, max_value=5, required=False, allow_null=True,
         help_text="Your score 1-5; required unless `agreed` (then it may be left out, or must equal the judge's).",

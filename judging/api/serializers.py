@@ -40,8 +40,9 @@ class JudgeSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class JudgeCreateSerializer(serializers.Serializer):
-    """A new rubric or NLI judge. Send only the settings of its kind; the others are refused by name."""
+class JudgeCreateSerializer(RejectsUnknownFields):
+    """A new rubric or NLI judge. Send only the settings of its kind; the others are refused by name, and so is a
+    field no judge has."""
 
     name = serializers.CharField(max_length=100, help_text="Unique in the project.")
     kind = serializers.ChoiceField(

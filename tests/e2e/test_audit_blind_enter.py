@@ -40,8 +40,8 @@ class HeldReveals:
             self.verdicts.append(request.url)
 
     def wait_for_one(self) -> Route:
-        """The reveal the page sent; Playwright hands it over while the test waits."""
-        for _ in range(200):
+        """The reveal the page sent; Playwright hands it over while the test waits (up to 15 s: a loaded machine)."""
+        for _ in range(600):
             if self.held:
                 return self.held.pop()
             self.page.wait_for_timeout(25)

@@ -146,7 +146,9 @@ def test_unblocking_needs_post(flagged: JudgeFlag, admin_user: Any) -> None:
 def test_the_schema_describes_unblocking(admin_user: Any) -> None:
     document = client_of(admin_user).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     operation = document["paths"]["/api/projects/{slug}/flags/{id}/unblock/"]["post"]
-    assert set(operation["responses"]) == {"200", "401", "403", "404", "409"}
-    assert "requestBody" not in operation
+    assert set(operation["responses"]) == {"200", "400", "401", "403", "404", "409"}  # 400: a field it does not take
+    # No fields: an empty object or no body at all (not required), nothing else.
+    assert "required" not in operation["requestBody"]
+    assert operation["requestBody"]["content"]["application/json"]["schema"]["additionalProperties"] is False
     result = document["components"]["schemas"]["UnblockResult"]
     assert set(result["required"]) == {"flag", "items_recomputed"}

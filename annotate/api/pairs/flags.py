@@ -102,7 +102,7 @@ class BlockJudgeView(APIView):
 class UnblockJudgeView(APIView):
     @extend_schema(
         parameters=[FLAG_ID],
-        request=None,
+        request=NO_BODY,
         responses={
             200: UnblockResultSerializer,
             403: FOR_ADMINS,
@@ -112,8 +112,9 @@ class UnblockJudgeView(APIView):
     def post(self, request: Request, slug: str, id: str) -> Response:
         """Lift the block on the flag's judge: their answers count again and the items they judged are decided again.
 
-        Any of the judge's flags reaches the block; their blocked flags become dismissed."""
+        Any of the judge's flags reaches the block; their blocked flags become dismissed. Takes no fields."""
         project, flag = _flag_for_admin(request.user, slug, id)
+        NoBodySerializer(data=request.data).is_valid(raise_exception=True)
         try:
             items_recomputed = flags.unblock_judge(project, flag.judge, request.user)
         except flags.FlagReviewError as error:

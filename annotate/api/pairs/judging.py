@@ -27,7 +27,7 @@ from annotate.api.pairs.serializers import (
     PairToJudgeSerializer,
 )
 from annotate.api.schema import id_in_path
-from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.serializers import MAX_ID, NO_BODY, ErrorSerializer, NoBodySerializer
 from annotate.models import PairJudgement, Project
 from annotate.services.pairs import queue
 
@@ -131,7 +131,7 @@ class PairJudgementView(APIView):
 class UndoPairView(APIView):
     @extend_schema(
         parameters=PROJECT_QUERY,
-        request=None,
+        request=NO_BODY,
         responses={
             200: PairToJudgeSerializer,
             403: REFUSED,
@@ -144,8 +144,10 @@ class UndoPairView(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        """Take back your last answer in the project: the item comes back as your next one, unanswered."""
+        """Take back your last answer in the project: the item comes back as your next one, unanswered. Takes no
+        fields (the project is in the query)."""
         project = get_pairs_project(request.user, _project_query(request))
+        NoBodySerializer(data=request.data).is_valid(raise_exception=True)
         try:
             judgement = queue.undo_last_judgement(project, request.user)
         except queue.PairQueueError as error:

@@ -7,14 +7,14 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
-from annotate.api.serializers import MAX_ROUND, ErrorSerializer, RejectsUnknownFields
+from annotate.api.serializers import MAX_ROUND, ErrorSerializer, QueryParamsSerializer, RejectsUnknownFields
 from annotate.models import JudgeFlag, PairItem, PairRound
 from annotate.services.pairs import flags, queue
 
 LABEL_HELP = "H hallucination, N not hallucination, ? cannot determine."
 
 
-class PairProjectQuerySerializer(serializers.Serializer):
+class PairProjectQuerySerializer(QueryParamsSerializer):
     project = serializers.CharField(max_length=100, help_text="The pairs project's slug.")
 
 
@@ -138,7 +138,7 @@ class JudgeFlagSerializer(serializers.Serializer):
     judge_blocked = serializers.BooleanField()
 
 
-class FlagQuerySerializer(serializers.Serializer):
+class FlagQuerySerializer(QueryParamsSerializer):
     status = serializers.ChoiceField(choices=JudgeFlag.Status.values, required=False)
 
 
