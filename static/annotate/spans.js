@@ -19,8 +19,11 @@ import { renderText } from "./texts.js";
 
 export const spanList = $('[data-role="span-list"]');
 const labelChip = (label) => {
-  const chip = make("span", "chip cat-" + categoryOf([label]), label);
-  chip.style.boxShadow = `inset 3px 0 0 ${spanColor([label])}`; // the label's own colour, as its underline
+  const chip = make("span", "chip cat-" + categoryOf([label]));
+  const dot = make("span", "chip-dot"); // the label's own colour, as its underline in the text
+  dot.style.background = spanColor([label]);
+  dot.setAttribute("aria-hidden", "true");
+  chip.append(dot, label);
   return chip;
 };
 const swatch = (labels) => {

@@ -95,6 +95,9 @@ def assert_answers_in_view(page: Page) -> None:
     """Every answer button is on screen without scrolling the page, at every window size a judge may use."""
     below = page.evaluate(ANSWERS_BELOW_THE_FOLD)
     assert below == [], f"answers below the fold: {below}"
+    cut = page.locator(".pair-answer").evaluate_all(
+        "(buttons) => buttons.filter((b) => b.scrollWidth > b.clientWidth + 1).map((b) => b.textContent.trim())")
+    assert cut == [], f"answers whose words do not fit their button: {cut}"
 
 
 def assert_target_in_view(page: Page) -> None:

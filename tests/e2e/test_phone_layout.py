@@ -36,6 +36,18 @@ def test_the_home_page_fits_a_phone(page: Page, live_server: Any, log_in: Any, a
     assert_nothing_past_the_edge(page)
 
 
+@pytest.mark.parametrize("name", ["project", "agreement"])
+def test_admin_pages_with_wide_tables_and_forms_fit_a_phone(
+    page: Page, live_server: Any, log_in: Any, admin_user: Any, sample: Sample, name: str
+) -> None:
+    """Their tables scroll in their own boxes and their selects shrink: the page itself stays 390 px wide."""
+    page.set_viewport_size(PHONE)
+    log_in(page, admin_user)
+    page.goto(live_server.url + reverse(name, args=[sample.project.slug]))
+    expect(page.locator("main")).to_be_visible()
+    assert_nothing_past_the_edge(page)
+
+
 def test_the_annotation_page_fits_a_phone_with_the_summary_in_the_upper_half(
     page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
 ) -> None:

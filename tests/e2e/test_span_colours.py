@@ -47,3 +47,6 @@ def test_intrinsic_and_extrinsic_spans_are_drawn_in_their_own_colours(
     assert sorted(swatches) == sorted([rgb(colours["Unwanted.Intrinsic"]), rgb(colours["Unwanted.Extrinsic"])])
     button = page.locator('.label-button[data-label="Unwanted.Extrinsic"] .swatch')
     assert button.evaluate("(mark) => getComputedStyle(mark).backgroundColor") == rgb(colours["Unwanted.Extrinsic"])
+    dots = page.locator(".span-item .chip .chip-dot").evaluate_all(
+        "(marks) => marks.map((mark) => getComputedStyle(mark).backgroundColor)")
+    assert sorted(dots) == sorted(swatches)
