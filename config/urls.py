@@ -15,9 +15,9 @@ urlpatterns = [
     path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
     path("api/", include("judging.api.urls")),
     path("api/", include("annotate.api.urls")),
-    # Any other /api/.../ address: a JSON 404, never Django's HTML page. (Without its final slash, Django's
-    # APPEND_SLASH redirects there first, as it does for the real endpoints.)
-    re_path(r"^api/(?:.*/)?$", api_not_found, name="api-not-found"),
+    # Any other /api/ address: a JSON 404, never Django's HTML page. An endpoint's address without its final slash
+    # is redirected there for GET and HEAD (as APPEND_SLASH does) and named in a 404 for other methods.
+    re_path(r"^api/", api_not_found, name="api-not-found"),
     path("", include("judging.urls")),
     path("", include("annotate.urls")),
 ]

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
@@ -108,11 +108,29 @@ def _not_found_detail(path_info: str, path: str) -> str:
 
 
 @csrf_exempt  # it changes nothing: a POST from a session without its CSRF token gets the 404 too
-def api_not_found(request: HttpRequest) -> JsonResponse:
+def api_not_found(request: HttpRequest) -> HttpResponse:
     """Every URL under /api/ that no endpoint serves: 404 ``{"detail": ...}`` like the API's other 404s.
 
     Without it Django answered its HTML page, and with DEBUG on the technical one
     listing every URL pattern. It is the last API route (config/urls.py), so it
     answers in DEBUG too, where Django skips ``handler404``.
     """
+    path = request.path_info
+    if not path.endswith("/"):
+        with_slash = path + "/"
+        if _resolves_elsewhere(with_slash):
+            if request.method in ("GET", "HEAD"):  # as Django's APPEND_SLASH does for every other page
+                return HttpResponsePermanentRedirect(request.get_full_path().replace(request.path, request.path + "/", 1))
+            # A redirected POST would lose its body, and Django refuses it with a 500 in DEBUG: say what to send.
+            return JsonResponse({"detail": f"API addresses end with a slash: send this to {with_slash}"}, status=404)
     return JsonResponse({"detail": _not_found_detail(request.path_info, request.path)}, status=404)
+
+
+def _resolves_elsewhere(path: str) -> bool:
+    """Whether an endpoint other than this catch-all serves ``path``."""
+    from django.urls import Resolver404, resolve
+
+    try:
+        return resolve(path).url_name != "api-not-found"
+    except Resolver404:
+        return False
