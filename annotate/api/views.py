@@ -111,8 +111,12 @@ class ExportQuerySerializer(QueryParamsSerializer):
 
     format = serializers.ChoiceField(
         choices=[*export.FORMATS, *pair_export.FORMATS], help_text=FORMAT_HELP,
-        error_messages={"required": f"choose a format: {', '.join(export.FORMATS)} for a span annotation project, "
-                                    f"{', '.join(pair_export.FORMATS)} for a pairs project"},
+        error_messages={
+            "required": f"choose a format: {', '.join(export.FORMATS)} for a span annotation project, "
+                        f"{', '.join(pair_export.FORMATS)} for a pairs project",
+            "invalid_choice": f"format \"{{input}}\" is not an export format: send {', '.join(export.FORMATS)} for a "
+                              f"span annotation project, {', '.join(pair_export.FORMATS)} for a pairs project",
+        },
     )
     round = serializers.IntegerField(
         default=1, min_value=1, max_value=MAX_ROUND,

@@ -107,3 +107,15 @@ def test_no_format_and_a_round_the_project_lacks_are_named_together(batch: Batch
 def test_a_bad_format_and_a_round_that_is_no_number_are_named_together(batch: Batch, admin_user: Any) -> None:
     response = login(admin_user).get("/api/projects/demo/export/?format=xml&round=two&pseudonyms=")
     assert set(response.json()) == {"format", "round", "pseudonyms"}
+
+
+@pytest.mark.django_db
+def test_an_unknown_or_empty_format_is_refused_naming_the_formats_of_both_kinds(project: Project, admin_user: Any
+                                                                              ) -> None:
+    client = login(admin_user)
+    for value in ("xml", ""):
+        answer = client.get(f"/api/projects/{project.slug}/export/?format={value}")
+        assert answer.status_code == 400
+        (message,) = answer.json()["format"]
+        assert f'format "{value}" is not an export format' in message
+        assert "faithbench" in message and "hades" in message
