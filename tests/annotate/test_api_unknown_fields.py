@@ -17,7 +17,6 @@ from annotate.models import (
     Batch,
     BlockedJudge,
     JudgeFlag,
-    Membership,
     PairJudgement,
     Project,
     SampleReview,
@@ -25,7 +24,6 @@ from annotate.models import (
 from annotate.services.pairs import queue
 from judging.models import Judge, JudgeRun
 from tests.conftest import login
-from tests.pairs.conftest import make_pair_items
 
 pytestmark = pytest.mark.django_db
 
@@ -35,18 +33,8 @@ def post_json(client: Client, url: str, body: Any) -> Any:
 
 
 @pytest.fixture
-def pairs(admin_user: Any, alice: Any, bob: Any) -> Project:
-    project = Project.objects.create(name="Pairs", slug="pairs", kind=Project.Kind.PAIRS)
-    for user, role in ((admin_user, Membership.Role.ADMIN), (alice, Membership.Role.ANNOTATOR),
-                       (bob, Membership.Role.ANNOTATOR)):
-        Membership.objects.create(project=project, user=user, role=role)
-    make_pair_items(project, 2)
-    return project
-
-
-@pytest.fixture
-def flag(pairs: Project, bob: Any) -> JudgeFlag:
-    return JudgeFlag.objects.create(project=pairs, judge=bob, rule=JudgeFlag.Rule.TOO_FAST,
+def flag(two_item_pairs: Project, bob: Any) -> JudgeFlag:
+    return JudgeFlag.objects.create(project=two_item_pairs, judge=bob, rule=JudgeFlag.Rule.TOO_FAST,
                                     figures={"judgements": 10, "timed": 10, "mean_seconds": 2.0, "limit_seconds": 10.0})
 
 
@@ -61,8 +49,8 @@ def test_a_judge_run_with_an_unknown_field_is_refused_and_not_started(batch: Bat
     assert not JudgeRun.objects.exists()
 
 
-def test_an_answer_with_an_unknown_field_is_refused_and_not_recorded(pairs: Project, alice: Any) -> None:
-    served = queue.serve_next_item(pairs, alice)
+def test_an_answer_with_an_unknown_field_is_refused_and_not_recorded(two_item_pairs: Project, alice: Any) -> None:
+    served = queue.serve_next_item(two_item_pairs, alice)
     client = login(alice)
     response = post_json(client, f"/api/pairs/{served.item_id}/judgements/", {"label": "H", "note": "looks made up"})
     assert response.status_code == 400

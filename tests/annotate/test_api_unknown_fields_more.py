@@ -18,7 +18,6 @@ from annotate.models import (
     BlockedJudge,
     GoldLabel,
     JudgeFlag,
-    Membership,
     PairJudgement,
     Project,
     Sample,
@@ -27,7 +26,6 @@ from annotate.models import (
 from annotate.services.pairs import flags as pair_flags
 from annotate.services.pairs import queue
 from tests.conftest import login
-from tests.pairs.conftest import make_pair_items
 
 pytestmark = pytest.mark.django_db
 
@@ -37,20 +35,10 @@ def post_json(client: Client, url: str, body: Any, method: str = "post") -> Any:
 
 
 @pytest.fixture
-def pairs(admin_user: Any, alice: Any, bob: Any) -> Project:
-    project = Project.objects.create(name="Pairs", slug="pairs", kind=Project.Kind.PAIRS)
-    for user, role in ((admin_user, Membership.Role.ADMIN), (alice, Membership.Role.ANNOTATOR),
-                       (bob, Membership.Role.ANNOTATOR)):
-        Membership.objects.create(project=project, user=user, role=role)
-    make_pair_items(project, 2)
-    return project
-
-
-@pytest.fixture
-def blocked_flag(pairs: Project, admin_user: Any, bob: Any) -> JudgeFlag:
-    flag = JudgeFlag.objects.create(project=pairs, judge=bob, rule=JudgeFlag.Rule.TOO_FAST,
+def blocked_flag(two_item_pairs: Project, admin_user: Any, bob: Any) -> JudgeFlag:
+    flag = JudgeFlag.objects.create(project=two_item_pairs, judge=bob, rule=JudgeFlag.Rule.TOO_FAST,
                                     figures={"judgements": 10, "timed": 10, "mean_seconds": 2.0, "limit_seconds": 10.0})
-    pair_flags.block_judge(pairs, bob, admin_user, "3 s an item")
+    pair_flags.block_judge(two_item_pairs, bob, admin_user, "3 s an item")
     return flag
 
 
@@ -97,9 +85,9 @@ def test_a_similarity_request_with_an_unknown_field_is_refused(sample: Sample, a
 # --------------------------------------------------------------------------- pairs projects
 
 
-def test_undo_with_an_unknown_field_is_refused_and_the_answer_stays(pairs: Project, alice: Any) -> None:
+def test_undo_with_an_unknown_field_is_refused_and_the_answer_stays(two_item_pairs: Project, alice: Any) -> None:
     client = login(alice)
-    served = queue.serve_next_item(pairs, alice)
+    served = queue.serve_next_item(two_item_pairs, alice)
     assert post_json(client, f"/api/pairs/{served.item_id}/judgements/", {"label": "H"}).status_code == 201
     response = post_json(client, "/api/pairs/undo/?project=pairs", {"item": served.item_id})
     assert response.status_code == 400
@@ -108,9 +96,9 @@ def test_undo_with_an_unknown_field_is_refused_and_the_answer_stays(pairs: Proje
 
 
 @pytest.mark.parametrize("body", [None, {}], ids=["no body", "empty object"])
-def test_undo_without_fields_still_works(pairs: Project, alice: Any, body: Any) -> None:
+def test_undo_without_fields_still_works(two_item_pairs: Project, alice: Any, body: Any) -> None:
     client = login(alice)
-    served = queue.serve_next_item(pairs, alice)
+    served = queue.serve_next_item(two_item_pairs, alice)
     post_json(client, f"/api/pairs/{served.item_id}/judgements/", {"label": "H"})
     url = "/api/pairs/undo/?project=pairs"
     response = client.post(url) if body is None else post_json(client, url, body)
