@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
@@ -128,8 +129,6 @@ def api_not_found(request: HttpRequest) -> HttpResponse:
 
 def _resolves_elsewhere(path: str) -> bool:
     """Whether an endpoint other than this catch-all serves ``path``."""
-    from django.urls import Resolver404, resolve
-
     try:
         return resolve(path).url_name != "api-not-found"
     except Resolver404:

@@ -31,18 +31,18 @@ FORMAT_HELP = "jsonl: one object a line, with the keys the judgement import read
 FORMAT_ERRORS = {"invalid_choice": '"{input}" is not a format: choose ' + " or ".join(FORMATS)}
 
 
-class JudgementExportQuerySerializer(QueryParamsSerializer):
+class AuditExportQuerySerializer(QueryParamsSerializer):
     format = serializers.ChoiceField(choices=list(FORMATS), default="jsonl", help_text=FORMAT_HELP,
                                      error_messages=FORMAT_ERRORS)
+
+
+class JudgementExportQuerySerializer(AuditExportQuerySerializer):
+    """The audits' query and, for judgements only, one run."""
+
     run = serializers.IntegerField(
         min_value=1, max_value=MAX_ID, required=False, help_text="Only this judge run's judgements (its id); "
         "without it, every run's."
     )
-
-
-class AuditExportQuerySerializer(QueryParamsSerializer):
-    format = serializers.ChoiceField(choices=list(FORMATS), default="jsonl", help_text=FORMAT_HELP,
-                                     error_messages=FORMAT_ERRORS)
 
 
 def _download(project: Project, auditor: AnyUser | None, what: str, body: dict[str, Any]) -> StreamingHttpResponse:
