@@ -9,7 +9,9 @@
 #
 # Environment: HOST (127.0.0.1), PORT (8000), VENV (.venv), STOP_GRACE_SECONDS (7: how long the
 # children get to stop before they are killed; the filesystem broker drops a killed worker's task, so
-# on start the worker queues again the judge runs and synthetic sets nobody is working on).
+# on start the worker queues again the judge runs and synthetic sets nobody is working on),
+# RESTART_AFTER_SECONDS (15: a worker that exits after running this long is started again; one that
+# exits sooner stops everything, since it cannot start).
 set -u
 
 cd "$(dirname "$0")/.."
@@ -19,6 +21,9 @@ port="${PORT:-8000}"
 grace="${STOP_GRACE_SECONDS:-7}"
 
 children=()
+worker=""
+web=""
+worker_started=0
 declare -A role=()
 
 stop_children() {
@@ -54,21 +59,36 @@ trap on_signal INT TERM HUP
 # Background children of a non-interactive shell are never process-group leaders, so setsid(1)
 # starts a new session in place and $! is the server's own pid. --loglevel=info keeps the task
 # log; Celery's one "Warm shutdown" line is all it prints when it stops.
-setsid "$venv/bin/celery" -A config worker --loglevel=info --concurrency=1 --pool=solo &
-worker=$!
-children+=("$worker")
-role[$worker]="worker"
+start_worker() {
+  setsid "$venv/bin/celery" -A config worker --loglevel=info --concurrency=1 --pool=solo &
+  worker=$!
+  worker_started=$SECONDS
+  role[$worker]="worker"
+}
+start_worker
 setsid "$venv/bin/python" manage.py runserver "$host:$port" --noreload &
 web=$!
-children+=("$web")
 role[$web]="web server"
+children=("$worker" "$web")
 echo "run-dev: worker (pid $worker) and web server (pid $web) started; press Ctrl-C once to stop both"
 
-# Returns when a child exits by itself (e.g. the port is taken) or a trapped signal arrives.
-wait -n -p exited "$worker" "$web"
-status=$?
-if [ -n "${exited:-}" ]; then
+# Returns when a child exits by itself or a trapped signal arrives. A worker that dies after it
+# was up (killed, out of memory) is started again, and its unfinished runs resume; one that dies
+# within RESTART_AFTER_SECONDS of starting cannot start (a bad setting), so everything stops.
+restart_after="${RESTART_AFTER_SECONDS:-15}"
+while true; do
+  exited=""
+  wait -n -p exited "$worker" "$web"
+  status=$?
+  [ -n "${exited:-}" ] || exit 1
+  if [ "$exited" = "$worker" ] && [ $((SECONDS - worker_started)) -ge "$restart_after" ] && kill -0 "$web" 2>/dev/null; then
+    echo "run-dev: worker (pid $exited) exited with status $status; starting it again (unfinished runs resume)"
+    start_worker
+    children=("$worker" "$web")
+    echo "run-dev: worker (pid $worker) started"
+    continue
+  fi
   echo "run-dev: ${role[$exited]} (pid $exited) exited with status $status; stopping the other"
   if [ "$exited" = "$worker" ]; then stop_children "$web"; else stop_children "$worker"; fi
   exit 1
-fi
+done

@@ -1,4 +1,4 @@
-"""`make run`'s script: one Ctrl-C stops the worker and the web server quickly and quietly."""
+"""`make run`'s script: one Ctrl-C stops the worker and the web server quickly and quietly; a killed worker comes back."""
 
 from __future__ import annotations
 
@@ -98,6 +98,67 @@ def test_one_interrupt_stops_worker_and_web_server_within_ten_seconds(dev_env: d
         assert not answers(url)
     finally:
         for pid in children:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def test_a_killed_worker_is_started_again_and_ctrl_c_still_stops_both(dev_env: dict[str, str]) -> None:
+    """kill -9 on a worker that was up (as a reviewer did to check that runs resume) must not take the web server
+    down with it: the script starts a new worker, and one Ctrl-C then stops the new worker and the web server."""
+    dev_env["RESTART_AFTER_SECONDS"] = "1"
+    lines: list[str] = []
+    process = subprocess.Popen(
+        [str(SCRIPT)], cwd=ROOT, env=dev_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    pids: list[int] = []
+
+    def wait_for(condition, what: str) -> None:  # noqa: ANN001 (a local predicate)
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        while not condition():
+            assert process.poll() is None, "".join(lines)
+            assert time.monotonic() < deadline, f"{what}:\n" + "".join(lines)
+            time.sleep(0.5)
+
+    def ready_lines() -> int:
+        return sum("celery@" in line and " ready." in line for line in lines)
+
+    try:
+        url = f"http://127.0.0.1:{dev_env['PORT']}/accounts/login/"
+        wait_for(lambda: answers(url) and ready_lines() == 1, "the servers did not start")
+        started = re.search(r"run-dev: worker \(pid (\d+)\) and web server \(pid (\d+)\) started", "".join(lines))
+        assert started, "".join(lines)
+        old_worker, web = int(started[1]), int(started[2])
+        pids = [old_worker, web]
+        time.sleep(1.5)  # past RESTART_AFTER_SECONDS: the worker counts as having been up
+
+        os.kill(old_worker, signal.SIGKILL)
+        wait_for(lambda: ready_lines() == 2, "no new worker came up")
+        output = "".join(lines)
+        assert f"run-dev: worker (pid {old_worker}) exited with status 137; starting it again" in output
+        again = re.search(r"run-dev: worker \(pid (\d+)\) started\n", output)
+        assert again, output
+        new_worker = int(again[1])
+        pids.append(new_worker)
+        assert new_worker != old_worker and alive(new_worker) and alive(web)
+        assert answers(url)  # the web server never went down
+
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(timeout=10) == 130
+        reader.join(timeout=5)
+        output = "".join(lines)
+        assert f"run-dev: worker (pid {new_worker}) stopped" in output
+        assert f"run-dev: web server (pid {web}) stopped" in output
+        assert "Traceback" not in output
+        assert not alive(new_worker) and not alive(web)
+    finally:
+        for pid in pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         if process.poll() is None:
