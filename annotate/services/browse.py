@@ -1,9 +1,11 @@
 """The sample browser of one batch: every sample with each annotator's progress, its worst label and its flags.
 
 Reads only, in a fixed number of queries whatever the batch's size (a batch
-holds 50 to 200 samples): the samples, the batch's assignments, the round's
+holds 50 to 500 samples): the samples, the batch's assignments, the round's
 reviews, its span counts, the flags, and the worst labels from
-``rounds.sample_disagreements``.
+``rounds.sample_disagreements``. The filters, their counts and the medians
+cover every sample; only one page of rows is rendered (as on the curation
+page): a 500-sample batch took 0.3-0.8 s to render whole.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import statistics
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Count
 
 from annotate.models import Assignment, Batch, Sample, SampleFlag, SampleReview, SpanAnnotation
@@ -20,6 +24,7 @@ from annotate.services import progress, rounds
 from annotate.taxonomy import CATEGORY_NAMES, SEVERITY, worst_category
 
 DONE_FILTERS = {"all": "done by all", "open": "not done by someone"}
+ROWS_PER_PAGE = 100
 
 
 class BadQuery(ValueError):
@@ -119,8 +124,10 @@ class BatchSamples:
     round: int
     rounds: list[int]
     annotators: list[Annotator]
-    rows: list[SampleRow]  # after the filters
-    total: int
+    pager: Page  # the page shown, of the rows after the filters
+    rows: list[SampleRow]  # the page's rows
+    matched: int  # rows after the filters, every page
+    total: int  # samples in the batch
     generators: list[str]
     submitters: int
     with_seconds: bool
@@ -138,8 +145,11 @@ def _keep(row: SampleRow, filters: SampleFilters) -> bool:
     return not (filters.flagged and not row.open_flags)
 
 
-def batch_samples(batch: Batch, round: int, filters: SampleFilters, *, with_seconds: bool) -> BatchSamples:
-    """The batch's samples in order, filtered; seconds spent only ``with_seconds`` (admins)."""
+def batch_samples(
+    batch: Batch, round: int, filters: SampleFilters, *, with_seconds: bool, page_number: Any = 1
+) -> BatchSamples:
+    """The batch's samples in order, filtered, page ``page_number`` of them (anything Paginator.get_page takes: a
+    bad one gives page 1, one past the end the last page); seconds spent only ``with_seconds`` (admins)."""
     assignments = list(
         Assignment.objects.filter(batch=batch).order_by("round", "annotator__username").values_list(
             "round", "annotator_id", "annotator__username", "status"
@@ -189,12 +199,16 @@ def batch_samples(batch: Batch, round: int, filters: SampleFilters, *, with_seco
             times = [row.cells[index].seconds or 0 for row in rows if row.cells[index].done]
             times = [seconds for seconds in times if seconds > 0]
             person.median_seconds = statistics.median(times) if times else None
+    kept = [row for row in rows if _keep(row, filters)]
+    pager = Paginator(kept, ROWS_PER_PAGE).get_page(page_number)
     return BatchSamples(
         batch=batch,
         round=round,
         rounds=known_rounds,
         annotators=annotators,
-        rows=[row for row in rows if _keep(row, filters)],
+        pager=pager,
+        rows=list(pager),
+        matched=len(kept),
         total=len(rows),
         generators=sorted({generator for _, _, generator in samples if generator}),
         submitters=sum(1 for person in annotators if person.submitted),

@@ -13,12 +13,14 @@ from annotate import access
 from annotate.models import Membership
 from annotate.services import browse
 from annotate.taxonomy import CATEGORY_NAMES, SEVERITY
+from annotate.views import paging
 
 
 @require_GET
 @login_required
 def batch_samples(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """The batch's samples with progress, worst labels and flags; ``?jump=N`` opens the Nth sample."""
+    """A page of the batch's samples with progress, worst labels and flags; ``?jump=N`` opens the Nth sample of the
+    batch, whichever page shows it."""
     batch, role = access.get_batch_for_reviewer(request.user, slug, pk)
     context = {
         "project": batch.project, "batch": batch, "role": role, "query": request.GET,
@@ -33,7 +35,10 @@ def batch_samples(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         filters = browse.parse_filters(request.GET)
         context |= {
             "filters": filters,
-            "page": browse.batch_samples(batch, round, filters, with_seconds=role == Membership.Role.ADMIN),
+            "page": browse.batch_samples(batch, round, filters, with_seconds=role == Membership.Role.ADMIN,
+                                         page_number=request.GET.get("page")),
+            # The page links keep the round and the filters.
+            "page_query": paging.page_query(request.GET),
         }
     except browse.BadQuery as error:
         context["error"] = str(error)

@@ -13,6 +13,7 @@ from annotate import access
 from annotate.models import GoldLabel, Sample, SpanAnnotation
 from annotate.services import curation, freeze, rounds
 from annotate.taxonomy import CATEGORY_NAMES
+from annotate.views import paging
 
 ADJUDICATION_DEFERRED = (
     "embeddings", "sentences", "metadata", "imported_fields",
@@ -31,12 +32,11 @@ def curation_list(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = access.get_project_for_curator(request.user, slug)
     round = _round(request)
     listing = curation.curation_list(project, round, request.GET.get("page"))
-    # The page links keep every other parameter of the query (the round).
-    kept = request.GET.copy()
-    kept.pop("page", None)
     return render(request, "annotate/curation.html", {
         "project": project, "rows": listing.rows, "round": round, "listing": listing, "page": listing.page,
-        "page_query": kept.urlencode(), "agreed_open": listing.agreed_open, "stale_count": listing.stale_count,
+        # The page links keep every other parameter of the query (the round).
+        "page_query": paging.page_query(request.GET), "agreed_open": listing.agreed_open,
+        "stale_count": listing.stale_count,
     })
 
 
