@@ -19,10 +19,12 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 from rest_framework.exceptions import ParseError, ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.views import exception_handler
+from rest_framework.views import APIView, exception_handler
 
 
 def field_error(field: str | None, message: str, *more: str) -> ValidationError:
@@ -83,7 +85,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     return exception_handler(exc, context)
 
 
-# --------------------------------------------------------------------------- 404 for any other URL under /api/
+# --------------------------------------------------------------------- 401 or 404 for any other URL under /api/
 
 # The collections under /api/ whose next path segment names an object, and the form that segment takes there
 # (the URL patterns' own): a segment of another form names no object of theirs.
@@ -108,28 +110,65 @@ def _not_found_detail(path_info: str, path: str) -> str:
     return f"No API endpoint at {path}: the endpoints and their paths are listed in the schema at /api/schema/"
 
 
+class _SessionWithoutCsrf(SessionAuthentication):
+    """The signed-in session without DRF's CSRF check, for the catch-all alone: it changes nothing, so a session's
+    POST without its CSRF token learns that the address is wrong (404) rather than that its token is missing."""
+
+    def enforce_csrf(self, request: Request) -> None:
+        return None
+
+
+class UnknownApiAddress(APIView):
+    """An address under /api/ that no endpoint serves, asked by a caller DRF has authenticated as every endpoint does.
+
+    Without valid credentials the caller gets DRF's own 401 (``WWW-Authenticate: Token``), the answer of every other
+    endpoint: it learns that it must sign in, not which addresses exist. A signed-in caller gets the JSON 404
+    naming the address. The authentication classes are the settings' own, in their order (the token's challenge
+    first), with the session's CSRF check left out.
+    """
+
+    schema = None  # no endpoint: the schema lists none of the addresses it answers
+
+    def get_authenticators(self) -> list[BaseAuthentication]:
+        return [_SessionWithoutCsrf() if type(authenticator) is SessionAuthentication else authenticator
+                for authenticator in super().get_authenticators()]
+
+    def not_found(self, request: Request, *args: Any, slashed: str | None = None, **kwargs: Any) -> HttpResponse:
+        """404 ``{"detail": ...}``; for an endpoint's address without its slash, where to send the request instead."""
+        if slashed is not None:
+            # A redirected POST would lose its body, and Django refuses it with a 500 in DEBUG: say what to send.
+            return JsonResponse({"detail": f"API addresses end with a slash: send this to {slashed}"}, status=404)
+        return JsonResponse({"detail": _not_found_detail(request.path_info, request.path)}, status=404)
+
+    get = post = put = patch = delete = head = options = trace = not_found
+
+
+_unknown_api_address = UnknownApiAddress.as_view()
+
+
 @csrf_exempt  # it changes nothing: a POST from a session without its CSRF token gets the 404 too
 def api_not_found(request: HttpRequest) -> HttpResponse:
-    """Every URL under /api/ that no endpoint serves: 404 ``{"detail": ...}`` like the API's other 404s.
+    """Every URL under /api/ that no endpoint serves: 401 to a caller who is not signed in, as every endpoint answers,
+    else 404 ``{"detail": ...}`` like the API's other 404s.
 
     Without it Django answered its HTML page, and with DEBUG on the technical one
     listing every URL pattern. It is the last API route (config/urls.py), so it
-    answers in DEBUG too, where Django skips ``handler404``.
+    answers in DEBUG too, where Django skips ``handler404``. An endpoint's address
+    without its final slash is redirected for GET and HEAD before anything else,
+    as Django's APPEND_SLASH does for every page (the endpoint then asks for
+    credentials itself).
     """
-    path = request.path_info
-    if not path.endswith("/"):
-        with_slash = path + "/"
-        if _resolves_elsewhere(with_slash):
-            if request.method in ("GET", "HEAD"):  # as Django's APPEND_SLASH does for every other page
-                return HttpResponsePermanentRedirect(request.get_full_path().replace(request.path, request.path + "/", 1))
-            # A redirected POST would lose its body, and Django refuses it with a 500 in DEBUG: say what to send.
-            return JsonResponse({"detail": f"API addresses end with a slash: send this to {with_slash}"}, status=404)
-    return JsonResponse({"detail": _not_found_detail(request.path_info, request.path)}, status=404)
+    slashed = _slashed_endpoint(request.path_info)
+    if slashed is not None and request.method in ("GET", "HEAD"):
+        return HttpResponsePermanentRedirect(request.get_full_path().replace(request.path, request.path + "/", 1))
+    return _unknown_api_address(request, slashed=slashed)
 
 
-def _resolves_elsewhere(path: str) -> bool:
-    """Whether an endpoint other than this catch-all serves ``path``."""
+def _slashed_endpoint(path: str) -> str | None:
+    """``path`` with its final slash when that is the address of an endpoint other than this catch-all, else None."""
+    if path.endswith("/"):
+        return None
     try:
-        return resolve(path).url_name != "api-not-found"
+        return path + "/" if resolve(path + "/").url_name != "api-not-found" else None
     except Resolver404:
-        return False
+        return None

@@ -283,6 +283,24 @@ class FlagRequestSerializer(RejectsUnknownFields):
     round = serializers.IntegerField(default=1, min_value=1)
 
 
+class AsSent(serializers.Field):
+    """A body value handed to the view as it was sent, for a view that reads it as it reads the same query parameter
+    (with the same messages): the serializer only names the field, so that every other key is refused."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class FlagWithdrawSerializer(RejectsUnknownFields):
+    """Withdrawing a flag (DELETE): no body, ``{}``, or only ``round`` (``?round=`` is read first); any other key
+    gets 400 and nothing is withdrawn. The view reads ``round`` (annotate.api.views._round_value)."""
+
+    round = AsSent(required=False)
+
+
 class FlagSerializer(serializers.Serializer):
     kind = serializers.CharField(read_only=True)
     comment = serializers.CharField(read_only=True)

@@ -35,6 +35,7 @@ from annotate.api.serializers import (
     ErrorSerializer,
     FlagRequestSerializer,
     FlagSerializer,
+    FlagWithdrawSerializer,
     GoldRequestSerializer,
     GoldSerializer,
     OthersSerializer,
@@ -303,7 +304,8 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         """The caller's flag on the sample (an annotator of its batch in that round): broken or skip, with a comment.
 
         POST raises it (201) or changes it (200); DELETE withdraws it (204; round in
-        the query or body, default 1); GET shows it (404 when there is none).
+        the query or body, default 1; any other body field gets 400 naming it); GET
+        shows it (404 when there is none).
         """
         sample, _ = access.get_sample_for_user(request.user, int(pk or 0))
         try:
@@ -312,6 +314,8 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
                 body.is_valid(raise_exception=True)
                 flag, created = flags.flag_sample(sample, request.user, **body.validated_data)
                 return Response(FlagSerializer(flag).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+            if request.method == "DELETE":  # an empty body is fine; a key other than round is refused by name
+                FlagWithdrawSerializer(data=request.data).is_valid(raise_exception=True)
             raw = request.query_params.get("round")
             if raw is None and hasattr(request.data, "get"):
                 raw = request.data.get("round")

@@ -1,9 +1,10 @@
 """The audit queue's API (the project's auditors and admins): the next flagged output with every judge's answer,
 and the auditor's verdict on it.
 
-Same rules as the audit page (judging.services.audits serves and records for both): outsiders and pairs
-projects 404, annotators 403 (they work blind and never see judges), anonymous callers 401. The API has no
-blind mode: a client that wants its auditor's own score first simply asks for it before showing ``judges``.
+Same rules as the audit page (judging.services.audits serves and records for both): outsiders 404, annotators
+403 (they work blind and never see judges), anonymous callers 401; a pairs project 400 on ``project`` to its
+members (judging.api.lookups). The API has no blind mode: a client that wants its auditor's own score first
+simply asks for it before showing ``judges``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from annotate.api.schema import id_in_path
 from annotate.api.serializers import MAX_ID, ErrorSerializer, RejectsUnknownFields
 from annotate.models import Project
 from judging import access
+from judging.api.lookups import NOT_A_SPAN_PROJECT, span_project_lookup
 from judging.models import Audit, Judgement
 from judging.services import audits
 from judging.services.audits import MAX_NOTE, AuditError
@@ -192,13 +194,14 @@ class NextAuditView(APIView):
         responses={
             200: AuditItemSerializer,
             204: OpenApiResponse(description="Nothing is left for you to audit in this project now."),
+            400: NOT_A_SPAN_PROJECT,
             403: FOR_AUDITORS,
             404: OpenApiResponse(ErrorSerializer, description="No such span project among yours."),
         },
     )
     def get(self, request: Request, slug: str) -> Response:
         """Your next flagged output, worst first: the same one until you answer it; never one you audited."""
-        project, _ = access.get_project_for_auditor(request.user, slug)
+        project, _ = span_project_lookup(access.get_project_for_auditor, request.user, slug)
         try:
             audit = audits.serve_next_audit(project, request.user)
         except AuditError as error:

@@ -2,7 +2,8 @@
 ``export_judgements`` command give them (judging.services.export, streamed).
 
 Who gets what is judging.access's ``get_project_for_export``, as on the pages: admins everything, auditors their own
-audits (judgements 403), annotators 403 (they work blind), outsiders and pairs projects 404, anonymous callers 401.
+audits (judgements 403), annotators 403 (they work blind), outsiders 404, anonymous callers 401; a pairs project
+400 on ``project`` to its members (judging.api.lookups).
 A choice that cannot be used is a 400 ``{"field": ["message"]}`` before any line is sent; an empty one too
 (``?format=``), rather than the default (annotate.api.serializers.QueryParamsSerializer).
 """
@@ -24,6 +25,7 @@ from annotate.api.errors import field_error
 from annotate.api.serializers import MAX_ID, ErrorSerializer, QueryParamsSerializer
 from annotate.models import Project
 from judging import access
+from judging.api.lookups import NOT_A_SPAN_PROJECT_OR_BAD_INPUT, span_project_lookup
 from judging.services.export import FORMATS, ExportRefused, read_export_request
 from judging.views.exports import streamed
 
@@ -69,6 +71,7 @@ class JudgementExportView(APIView):
         parameters=[JudgementExportQuerySerializer],
         responses={
             **DOWNLOAD,
+            400: NOT_A_SPAN_PROJECT_OR_BAD_INPUT,
             403: OpenApiResponse(ErrorSerializer, description="Only the project's admins export judgements "
                                  "(auditors export their own audits; annotators work blind)."),
         },
@@ -76,7 +79,8 @@ class JudgementExportView(APIView):
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         """The project's judgements (admins): every run's, or one run's; where each came from and what it said
         (status, score or p, reasoning, raw answer, error, latency, tokens, cost)."""
-        project, auditor = access.get_project_for_export(request.user, slug, "judgements")  # 404/403 before a 400
+        # 404/403 (or a pairs project's 400) before a bad query's 400
+        project, auditor = span_project_lookup(access.get_project_for_export, request.user, slug, "judgements")
         query = JudgementExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         return _download(project, auditor, "judgements", query.validated_data)
@@ -87,6 +91,7 @@ class AuditExportView(APIView):
         parameters=[AuditExportQuerySerializer],
         responses={
             **DOWNLOAD,
+            400: NOT_A_SPAN_PROJECT_OR_BAD_INPUT,
             403: OpenApiResponse(ErrorSerializer, description="Only the project's admins and auditors export audits "
                                  "(annotators work blind)."),
         },
@@ -94,7 +99,7 @@ class AuditExportView(APIView):
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         """The project's answered audits: every auditor's for an admin, your own for an auditor (score, agreed,
         reasoning marked wrong, note, seconds, blind, and the judge's score you were shown)."""
-        project, auditor = access.get_project_for_export(request.user, slug, "audits")
+        project, auditor = span_project_lookup(access.get_project_for_export, request.user, slug, "audits")
         query = AuditExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         return _download(project, auditor, "audits", query.validated_data)

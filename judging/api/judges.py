@@ -1,9 +1,10 @@
 """The judges API (project admins): judges, judge runs with their progress and judgements, and imports.
 
-Same rules as the pages (judging.access): outsiders and pairs projects 404, a
-role other than admin 403 (annotators work blind and never see judges),
-anonymous callers 401. Writes go through the services, which name the field
-at fault (400 ``{"field": ["message"]}``).
+Same rules as the pages (judging.access): outsiders 404, a role other than
+admin 403 (annotators work blind and never see judges), anonymous callers 401;
+a pairs project 400 on ``project`` to its members (judging.api.lookups). Writes
+go through the services, which name the field at fault (400 ``{"field":
+["message"]}``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from annotate.api.schema import integer
 from annotate.api.serializers import MAX_ID, ErrorSerializer
 from annotate.models import Batch, Project
 from judging import access
+from judging.api.lookups import NOT_A_SPAN_PROJECT, NOT_A_SPAN_PROJECT_OR_BAD_INPUT, span_project_lookup
 from judging.api.serializers import (
     ImportErrorsSerializer,
     JudgeCreateSerializer,
@@ -56,18 +58,21 @@ class JudgeListView(generics.GenericAPIView):
     def get_queryset(self) -> QuerySet[Judge]:
         return Judge.objects.none()  # the schema's; the views look the project up for the caller
 
-    @extend_schema(responses={200: JudgeSerializer(many=True), 403: FOR_ADMINS})
+    @extend_schema(responses={200: JudgeSerializer(many=True), 400: NOT_A_SPAN_PROJECT, 403: FOR_ADMINS})
     def get(self, request: Request, slug: str) -> Response:
         """The project's judges (admins): rubric, NLI and imported, with their settings (an API key's variable
         name, never a key)."""
-        project = access.get_project_for_judging_admin(request.user, slug)
+        project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         return Response(JudgeSerializer(Judge.objects.filter(project=project).order_by("name"), many=True).data)
 
-    @extend_schema(request=JudgeCreateSerializer, responses={201: JudgeSerializer, 403: FOR_ADMINS})
+    @extend_schema(
+        request=JudgeCreateSerializer,
+        responses={201: JudgeSerializer, 400: NOT_A_SPAN_PROJECT_OR_BAD_INPUT, 403: FOR_ADMINS},
+    )
     def post(self, request: Request, slug: str) -> Response:
         """Create a rubric or NLI judge (admins). Settings that cannot be used get one 400 naming every one of
         them, field -> messages."""
-        project = access.get_project_for_judging_admin(request.user, slug)
+        project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         body = JudgeCreateSerializer(data=request.data)
         if not body.is_valid():
             raise ValidationError(_every_problem(project, body))
@@ -97,19 +102,24 @@ class JudgeRunListView(generics.GenericAPIView):
     def get_queryset(self) -> QuerySet[JudgeRun]:
         return JudgeRun.objects.none()  # the schema's
 
-    @extend_schema(responses={200: JudgeRunSerializer(many=True), 403: FOR_ADMINS})
+    @extend_schema(
+        responses={200: JudgeRunSerializer(many=True), 400: NOT_A_SPAN_PROJECT_OR_BAD_INPUT, 403: FOR_ADMINS}
+    )
     def get(self, request: Request, slug: str) -> Response:
         """The project's judge runs, newest first, with their progress (admins)."""
-        project = access.get_project_for_judging_admin(request.user, slug)
+        project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         found = JudgeRun.objects.filter(project=project).select_related("judge", "rubric").order_by("-created_at", "-id")
         page = self.paginate_queryset(found)
         return self.get_paginated_response(JudgeRunSerializer(page, many=True).data)
 
-    @extend_schema(request=JudgeRunRequestSerializer, responses={201: JudgeRunSerializer, 403: FOR_ADMINS})
+    @extend_schema(
+        request=JudgeRunRequestSerializer,
+        responses={201: JudgeRunSerializer, 400: NOT_A_SPAN_PROJECT_OR_BAD_INPUT, 403: FOR_ADMINS},
+    )
     def post(self, request: Request, slug: str) -> Response:
         """Start a run of a rubric or NLI judge in the background (admins): over every sample, one batch, or the
         flagged ones. Poll /api/judge-runs/{id}/ for its progress."""
-        project = access.get_project_for_judging_admin(request.user, slug)
+        project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         body = JudgeRunRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         options = body.validated_data
@@ -177,7 +187,9 @@ class JudgementImportView(APIView):
             400: OpenApiResponse(
                 ImportErrorsSerializer,
                 description="Nothing was imported: `file` lists every problem, or says no file was sent (a body that "
-                "is not multipart/form-data holds none); another field may name what is wrong.",
+                "is not multipart/form-data holds none); another field may name what is wrong (a form field the "
+                "import does not take is named); `project` names the kind of a project that is not a span project "
+                "(judges work on span projects only).",
             ),
             403: FOR_ADMINS,
         },
@@ -185,8 +197,9 @@ class JudgementImportView(APIView):
     def post(self, request: Request, slug: str) -> Response:
         """Import judge outputs made elsewhere (admins): JSONL files, all or nothing. Each judge name becomes an
         imported judge with one new run (one per run its lines name); a line naming a sample that does not exist is
-        refused with its line. A request without a file (any other body) gets 400 naming `file`."""
-        project = access.get_project_for_judging_admin(request.user, slug)
+        refused with its line. A request without a file (any other body) gets 400 naming `file`, and a form field
+        other than `file` and `flag` gets 400 naming it."""
+        project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         body = JudgementImportRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         uploads = request.FILES.getlist("file")

@@ -184,7 +184,9 @@ class JudgementSerializer(serializers.ModelSerializer):
         return SCORE_LABELS.get(judgement.score) if judgement.score is not None else None
 
 
-class JudgementImportRequestSerializer(serializers.Serializer):
+# A form field the import does not take is refused by name (RejectsUnknownFields), not dropped unread: a misspelt
+# `flagg=true` imported without flagging anything. (A comment, not a docstring, which would become the schema's.)
+class JudgementImportRequestSerializer(RejectsUnknownFields):
     file = serializers.FileField(
         help_text="JSONL, one judgement a line (README: LLM judges and audit). Repeat the field to send several files.",
         error_messages={

@@ -150,11 +150,11 @@ def test_annotators_get_403_outsiders_404_anonymous_401(scene: AuditScene, alice
     assert not Audit.objects.exists()
 
 
-def test_pairs_projects_and_missing_items_are_404(scene: AuditScene) -> None:
+def test_a_pairs_project_is_named_to_its_auditor_and_missing_items_are_404(scene: AuditScene) -> None:
     pairs = Project.objects.create(name="Pairs", slug="pairs", kind=Project.Kind.PAIRS)
     Membership.objects.create(project=pairs, user=scene.auditor, role=Membership.Role.AUDITOR)
     client = login(scene.auditor)
-    assert client.get(next_url(pairs)).status_code == 404
+    assert client.get(next_url(pairs)).status_code == 400  # its kind named (tests/judging/test_api_pairs_kind.py)
     assert post(client, 999999, {"score": 3}).status_code == 404
     assert post(client, 10**18, {"score": 3}).status_code == 404  # past the documented id range
 
@@ -174,7 +174,9 @@ def test_two_audits_per_item_reach_two_auditors(project: Project, batch: Batch) 
 def test_the_schema_lists_what_the_endpoints_answer(client: Client, admin_user: Any) -> None:
     client.force_login(admin_user)
     paths = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()["paths"]
-    assert set(paths["/api/projects/{slug}/audit/next/"]["get"]["responses"]) == {"200", "204", "401", "403", "404"}
+    # 400: a pairs project, named to its members.
+    next_op = paths["/api/projects/{slug}/audit/next/"]["get"]
+    assert set(next_op["responses"]) == {"200", "204", "400", "401", "403", "404"}
     post_op = paths["/api/audit-items/{id}/audits/"]["post"]
     assert set(post_op["responses"]) == {"201", "400", "401", "403", "404", "409"}
     conflict = post_op["responses"]["409"]["content"]["application/json"]["schema"]

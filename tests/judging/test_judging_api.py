@@ -72,9 +72,12 @@ def test_only_admins_reach_the_judges_api(batch: Batch, admin_user: Any, alice: 
 
 @pytest.mark.django_db
 def test_a_pairs_project_has_no_judges(admin_user: Any) -> None:
+    """Its members are told the kind (tests/judging/test_api_pairs_kind.py has every endpoint and role)."""
     pairs = Project.objects.create(name="Pairs", slug="pairs", kind=Project.Kind.PAIRS)
     Membership.objects.create(project=pairs, user=admin_user, role=Membership.Role.ADMIN)
-    assert login(admin_user).get("/api/projects/pairs/judges/").status_code == 404
+    answer = login(admin_user).get("/api/projects/pairs/judges/")
+    assert answer.status_code == 400
+    assert "is a pairs project" in answer.json()["project"][0]
 
 
 @pytest.mark.django_db
@@ -273,7 +276,8 @@ def test_the_schema_describes_the_judges_endpoints_statuses_and_bodies(client: C
 
     for path in ("/api/projects/{slug}/judges/", "/api/projects/{slug}/judge-runs/"):
         assert statuses(path, "post") == {"201", "400", "401", "403", "404"}
-    assert statuses("/api/projects/{slug}/judges/", "get") == {"200", "401", "403", "404"}
+    # 400: a pairs project, named to its members.
+    assert statuses("/api/projects/{slug}/judges/", "get") == {"200", "400", "401", "403", "404"}
     # The paginated lists: 400 for a bad limit or offset.
     assert statuses("/api/projects/{slug}/judge-runs/", "get") == {"200", "400", "401", "403", "404"}
     assert statuses("/api/judge-runs/{id}/", "get") == {"200", "401", "403", "404"}

@@ -241,7 +241,8 @@ NOT_REQUESTED = {
     # Django's admin site: its own staff check guards every view (admin_view); the index is asked
     # by test_roles_matrix.test_django_admin_is_for_site_staff_only, its ~120 model pages are not.
     "admin/": "Django admin",
-    # Any other /api/.../ address: a JSON 404 for everyone, anonymous callers too (tests/annotate/test_api_not_found.py).
+    # Any other /api/.../ address: 401 to anonymous callers, as every endpoint, and a JSON 404 to the signed-in
+    # (tests/annotate/test_api_not_found.py, tests/annotate/test_api_anonymous_and_unknown_fields.py).
     "^api/": "the API's catch-all 404",
 }
 
@@ -250,7 +251,8 @@ OTHER_KIND = {SPANS: PAIRS, PAIRS: SPANS}
 
 
 # A URL of one project kind under the slug of a project of the other kind (every role below is a member of
-# both demo projects). The pairs and judging lookups ask for the kind first: 404 for everyone. The span
+# both demo projects). The pairs and judging lookups ask for the kind first: 404 for everyone, except the
+# judging API's slug endpoints (TOLD_THE_KIND), which tell every member the project's kind. The span
 # pages below read the project in the URL whatever its kind: their role rule holds, and an allowed role
 # gets the status listed (404 where the URL names an object of the other project). None shows anything of
 # another project: their queries are the project's own.
@@ -287,7 +289,17 @@ KIND_AGNOSTIC: dict[str, frozenset[int]] = {
 }
 
 
+# The judging API on a pairs project: 400 on project, naming its kind, to every member whatever their role
+# (judging.api.lookups); outsiders 404 and anonymous callers 401 as everywhere.
+TOLD_THE_KIND = frozenset({
+    "judging-api-judges", "judging-api-runs", "judging-api-import", "judging-api-export-judgements",
+    "judging-api-export-audits", "api-audit-next",
+})
+
+
 def wrong_kind(rule: Rule, key: str) -> Rule:
+    if key in TOLD_THE_KIND:
+        return replace(rule, allowed=MEMBERS, ok=frozenset({400}), overrides={})
     if key not in KIND_AGNOSTIC:
         return replace(rule, allowed=(), refused=404, overrides={})
     return replace(rule, ok=KIND_AGNOSTIC[key])
