@@ -168,11 +168,13 @@ def evaluate_detectors(
 
     ``predictions[detector][sample]`` is a probability of consistency (consistent
     when >= threshold) or a 0/1 verdict (1 = consistent; see verdict_detectors).
-    DESIGN.md: missing or invalid predictions are excluded and counted, apart.
-    A sample the detector has no output for (absent, None or NaN) is
-    ``missing``; an output that is no usable score (a bool, a string, a number
-    outside [0, 1]) is ``invalid``. ``n`` counts the valid ones, so n + missing
-    + invalid is the number of samples. ``rule`` says how outputs were read.
+    DESIGN.md: missing or invalid predictions are excluded and counted.
+    ``invalid`` counts every prediction left out of the metrics: a sample the
+    detector has no output for (absent, None or NaN) and an output that is no
+    usable score (a bool, a string, a number outside [0, 1]). ``missing`` counts
+    the first kind alone, so it is part of ``invalid``, never added to it:
+    ``n`` counts the valid predictions, n + invalid is the number of samples,
+    and invalid - missing the unusable outputs. ``rule`` says how outputs were read.
     The human truth of a sample is "hallucinated" when its worst
     category is in ``hallucinated`` (default U or Q), else "consistent".
 

@@ -97,28 +97,35 @@ class AgreementReportSerializer(serializers.Serializer):
     bootstrap_resamples = serializers.IntegerField(required=False)
 
 
-# The two results are objects keyed by generator / detector name: described as type hints.
+# Both results are objects keyed by generator / detector name. The rates are a type hint; the detector scores a
+# serializer, for the help text of each field.
 GeneratorRates = TypedDict(  # noqa: UP013 (the keys "U+Q" and "U+Q+B" are not identifiers)
     "GeneratorRates", {"n": int, "U": float, "U+Q": float, "U+Q+B": float}
 )
 
 
-class DetectorScores(TypedDict):
-    """One detector's evaluation: ``n`` valid predictions; ``invalid`` the predictions left out of the metrics,
-    missing or unusable (DESIGN.md's count); ``missing`` those of them the detector has no output for (a judge that
-    never judged the sample; a null in the metadata), the rest being answers that are no usable score (a parse or
-    endpoint error, a value outside 0-1); ``rule``, when a prediction counts as consistent."""
+class DetectorScoresSerializer(serializers.Serializer):
+    """One detector's evaluation (annotate.results.evaluate_detectors): n + invalid is the number of samples,
+    and missing is part of invalid."""
 
-    n: int
-    missing: int
-    invalid: int
-    balanced_accuracy: float | None
-    f1_macro: float | None
-    rule: str
+    n = serializers.IntegerField(help_text="Valid predictions: the samples the metrics are computed over.")
+    invalid = serializers.IntegerField(
+        help_text="Every prediction left out of the metrics, missing ones included: n + invalid is the number of "
+        "samples. invalid - missing are outputs that are no usable score (a parse or endpoint error, a string, "
+        "a value outside 0-1)."
+    )
+    missing = serializers.IntegerField(
+        help_text="The part of invalid with no output at all (a null in the metadata, a judge that never judged "
+        "the sample); always <= invalid, never to be added to it."
+    )
+    balanced_accuracy = serializers.FloatField(allow_null=True, help_text="Percent; null when n is 0.")
+    f1_macro = serializers.FloatField(allow_null=True, help_text="Percent; null when n is 0.")
+    rule = serializers.CharField(help_text="When a prediction counts as consistent (p >= threshold, or a 0/1 verdict).")
 
 
 RATES_RESPONSE = dict[str, GeneratorRates]
-DETECTORS_RESPONSE = dict[str, DetectorScores]
+# Keyed by detector name: a DictField, which FaithLabAutoSchema maps as a field (annotate.api.schema).
+DETECTORS_RESPONSE = serializers.DictField(child=DetectorScoresSerializer())
 
 
 # Annotators are refused (they must not see the others' work); outsiders get the shared 404.

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.plumbing import force_instance, is_patched_serializer
+from drf_spectacular.plumbing import force_instance, is_field, is_patched_serializer
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.permissions import IsAuthenticated
 
@@ -131,6 +131,15 @@ class FaithLabAutoSchema(AutoSchema):
         if isinstance(instance, FieldErrorsSerializer):
             schema.update(additionalProperties=FIELD_MESSAGES, minProperties=1)
         return schema
+
+    def _get_response_for_code(
+        self, serializer: Any, status_code: str, media_types: Any = None, direction: str = "response"
+    ) -> dict[str, Any]:
+        # A response keyed by name (detector -> scores) is a DictField whose child serializer documents each field;
+        # spectacular maps fields only inside serializers, so the field is mapped here and passed on as a schema.
+        if is_field(serializer):
+            serializer = self._map_serializer_field(serializer, direction)
+        return super()._get_response_for_code(serializer, status_code, media_types, direction)
 
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
         operation = super().get_operation(*args, **kwargs)

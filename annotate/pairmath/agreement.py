@@ -74,12 +74,15 @@ def vote_counts(answers_per_item: Sequence[Sequence[str]]) -> np.ndarray:
 
 
 def nominal_alpha(counts: np.ndarray) -> tuple[float | None, str | None]:
-    """Krippendorff's alpha, nominal, from items x (H, N) counts; (None, reason) when it cannot be computed."""
+    """Krippendorff's alpha, nominal, from items x (H, N) counts; (None, reason) when it cannot be computed.
+
+    DESIGN.md's rule, as span alpha and judge-vs-people alpha apply it: alpha is
+    undefined only when no item has two valid votes or only one label occurs.
+    One pairable item with both labels is enough: the package answers for it.
+    """
     pairable = counts[counts.sum(axis=1) >= 2]
-    if len(pairable) < 2:
-        return None, (
-            f"alpha needs at least 2 items with 2 or more valid (H/N) votes; there are {len(pairable)}"
-        )
+    if not len(pairable):
+        return None, "no item has two or more valid (H/N) votes: there is no pair of votes to compare"
     totals = pairable.sum(axis=0)
     if (totals == 0).any():
         only = "H" if totals[0] else "N"

@@ -100,6 +100,16 @@ def test_missing_predictions_are_excluded_and_counted_apart_from_invalid() -> No
                           "rule": "p >= 0.5"}
 
 
+def test_invalid_holds_the_missing_predictions_so_n_plus_invalid_is_every_sample() -> None:
+    # Two nulls (None, NaN), two unusable outputs (a string, 1.5) and two valid scores over six samples.
+    truths = {"a": "U", "b": "C", "c": "Q", "d": "B", "e": "C", "f": "U"}
+    outputs = {"a": None, "b": math.nan, "c": "error", "d": 1.5, "e": 0.9, "f": 0.1}
+    scores = evaluate_detectors({"d": outputs}, truths)["d"]
+    assert scores["n"] + scores["invalid"] == len(truths)
+    assert scores["missing"] <= scores["invalid"]
+    assert (scores["n"], scores["missing"], scores["invalid"] - scores["missing"]) == (2, 2, 2)
+
+
 def test_hallucinated_set_is_configurable() -> None:
     predictions = {"d": {"s1": 0.0, "s2": 1.0, "s3": 1.0, "s4": 0.0}}
     assert evaluate_detectors(predictions, TRUTHS)["d"]["balanced_accuracy"] == 50.0

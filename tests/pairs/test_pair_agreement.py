@@ -72,12 +72,26 @@ def test_alpha_is_undefined_with_a_reason() -> None:
     nothing = agreement_figures([])
     assert nothing.alpha is None and nothing.items == 0 and nothing.consensus is None
     assert "no item has finished judging" in nothing.reason
-    one_pairable = agreement_figures([["H", "N", "H", "H"], ["H", "?", "?", "?"]])
-    assert one_pairable.alpha is None
-    assert one_pairable.reason == "alpha needs at least 2 items with 2 or more valid (H/N) votes; there are 1"
+    no_pairable = agreement_figures([["H", "?", "?", "?"], ["?", "N", "?", "?"]])
+    assert no_pairable.alpha is None and no_pairable.items == 2
+    assert no_pairable.reason == (
+        "no item has two or more valid (H/N) votes: there is no pair of votes to compare"
+    )
     no_variation = agreement_figures([["H", "H", "H", "H"], ["H", "H", "?", "H"]])
     assert no_variation.alpha is None and "every valid vote is H" in no_variation.reason
     assert no_variation.unanimous == 100.0
+
+
+def test_one_pairable_item_gives_krippendorffs_own_value() -> None:
+    # DESIGN.md: alpha is undefined only when no unit has two values or only one value occurs, as for span alpha.
+    one_item = agreement_figures([["H", "H", "N", "N"]])
+    expected = independent_alpha([{0: "H", 1: "H", 2: "N", 3: "N"}])
+    assert one_item.reason is None
+    assert one_item.alpha == pytest.approx(expected)
+    # An item whose single valid vote cannot be paired changes nothing beside it.
+    with_single = agreement_figures([["H", "N", "H", "H"], ["H", "?", "?", "?"]])
+    assert with_single.reason is None
+    assert with_single.alpha == pytest.approx(independent_alpha([{0: "H", 1: "N", 2: "H", 3: "H"}, {0: "H"}]))
 
 
 def test_unknown_answer_is_named() -> None:

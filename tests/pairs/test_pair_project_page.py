@@ -129,6 +129,27 @@ def test_the_status_section_polls_itself_only_while_a_job_runs(pairs_project: Pr
     assert 'hx-target="this"' in job_element and 'hx-select="unset"' in job_element
 
 
+def test_the_span_vector_row_counts_the_items_not_a_queued_jobs_progress(pairs_project: Project, admin_user: Any,
+                                                                          settings: Any) -> None:
+    # Before: "Span vectors of pair items 0 / 4 · Queued" while every item had its vector (no worker had run yet).
+    items = make_pair_items(pairs_project, 4)
+    PairItem.objects.filter(pk__in=[item.pk for item in items]).update(
+        vector=b"\x00\x00", vector_model=settings.PAIRS_ENCODER
+    )
+    job = Job.objects.create(project=pairs_project, kind=Job.Kind.PAIR_VECTORS, total=4)
+    html = login(admin_user).get(PAGE).content.decode()
+    assert text_of(html, r'data-count="vectors"><th>[^<]*</th><td>(\d+ of \d+)') == "4 of 4"
+    assert 'data-role="vectors-missing"' not in html
+    assert f'id="job-{job.pk}"' not in html  # nothing is missing: the queued job's 0 / 4 is not the items' state
+    assert 'hx-trigger="every 3s"' not in html  # and nothing to follow
+    # One item loses its vector (another encoder): the count says so, and the job's state shows again.
+    PairItem.objects.filter(pk=items[0].pk).update(vector_model="another-encoder")
+    html = login(admin_user).get(PAGE).content.decode()
+    assert text_of(html, r'data-count="vectors"><th>[^<]*</th><td>(\d+ of \d+)') == "3 of 4"
+    assert text_of(html, r'data-role="vectors-missing">\((\d+) missing') == "1"
+    assert f'id="job-{job.pk}"' in html and 'hx-trigger="every 3s"' in html
+
+
 # --- import, settings, export, perturbation ---------------------------------------------------------------------
 
 

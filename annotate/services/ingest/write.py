@@ -27,6 +27,7 @@ from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits,
 from annotate.services.ingest.faithbench import parse_faithbench
 from annotate.services.ingest.parsed import ParsedBatch
 from annotate.services.ingest.samples import parse_samples_jsonl
+from annotate.taxonomy import category_of, label_categories
 
 
 @dataclass
@@ -67,6 +68,13 @@ def import_batches(
     or ``by-id`` (one user per annotator_name and annotator_id). A name only
     ever stands for an existing account that is already a member of the
     project; see ImportedAccounts.
+
+    Without a roster, a batch's annotators (its submitted assignments, which
+    every figure reads) are the people with at least one span in it that
+    counts: DESIGN.md ignores spans with an empty label list, so such spans
+    alone make no one an annotator (who would otherwise add a row of
+    Consistent to every sample). Their spans are kept, and their author
+    becomes a member, so an export gives them back and a re-import finds them.
     """
     from annotate.services.embedding import queue_embedding
 
@@ -89,6 +97,7 @@ def import_batches(
     accounts = ImportedAccounts(project, [*usernames.values(), *(global_roster or []), *rosters])
     members = set(Membership.objects.filter(project=project).values_list("user_id", flat=True))
     position = Batch.objects.filter(project=project).count()
+    categories = label_categories(project.taxonomy or {})
     created: list[Batch] = []
     sample_count = span_count = 0
     annotator_names: set[str] = set()
@@ -126,13 +135,17 @@ def import_batches(
         if any(s.pk is None for s in saved):  # databases that return no ids on bulk insert
             saved = list(Sample.objects.filter(batch=batch).order_by("position"))
         spans: list[SpanAnnotation] = []
-        batch_annotators: dict[str, AbstractBaseUser] = {}
+        batch_annotators: dict[str, AbstractBaseUser] = {}  # with a span that counts
+        span_authors: dict[str, AbstractBaseUser] = {}  # with any span, ignored ones too
         names_in_batch: dict[str, set[str]] = {}
         for sample, parsed_sample in zip(saved, parsed.samples, strict=True):
             for parsed_span in parsed_sample.spans:
                 username = usernames[(parsed_span.annotator_name, parsed_span.annotator_id)]
                 user = accounts[username]
-                batch_annotators[username] = user
+                span_authors[username] = user
+                # The rule the figures read spans by (annotate.services.stats.readers): no category, ignored.
+                if category_of(parsed_span.labels, categories) is not None:
+                    batch_annotators[username] = user
                 names_in_batch.setdefault(parsed_span.annotator_name, set()).add(username)
                 imported_fields = parsed_span.imported_fields
                 if user.get_username() != parsed_span.annotator_name:
@@ -167,13 +180,14 @@ def import_batches(
         now = timezone.now()
         # Two spellings of one name ("Bob", "bob") are one account: one assignment and membership each.
         people = list({user.pk: user for user in batch_annotators.values()}.values())
+        authors = list({user.pk: user for user in [*people, *span_authors.values()]}.values())
         Assignment.objects.bulk_create(
             [
                 Assignment(batch=batch, annotator=user, round=round, status=Assignment.Status.SUBMITTED, submitted_at=now)
                 for user in people
             ]
         )
-        new_members = [u for u in people if u.pk not in members]
+        new_members = [u for u in authors if u.pk not in members]
         Membership.objects.bulk_create(
             [Membership(project=project, user=u, role=Membership.Role.ANNOTATOR) for u in new_members]
         )

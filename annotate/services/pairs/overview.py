@@ -20,7 +20,7 @@ from annotate.models import (
     Project,
 )
 from annotate.services import members
-from annotate.services.pairs import agreement, config, perturb, queue
+from annotate.services.pairs import agreement, config, perturb, queue, vectors
 
 PAIR_JOB_KINDS = (Job.Kind.PERTURB, Job.Kind.PAIR_VECTORS, Job.Kind.PAIR_ROUND)
 # Roles that see everyone's work: the figures, the rounds, the flags. Annotators work blind.
@@ -51,8 +51,16 @@ def rounds_with_figures(project: Project, overall: dict[str, Any]) -> list[dict[
     return [{"round": pair_round, "agreement": figures.get(pair_round.number, {})} for pair_round in rounds]
 
 
-def pair_jobs(project: Project) -> list[Job]:
-    return list(Job.objects.filter(project=project, kind__in=PAIR_JOB_KINDS)[:5])
+def pair_jobs(project: Project, vector_counts: vectors.VectorCounts | None = None) -> list[Job]:
+    """The latest jobs of the project; a span-vector job only while some item still lacks its vector.
+
+    Once every item has its vector, a vector job still queued or stopped
+    (nothing to do for it) would show a progress that is not the items' state.
+    """
+    jobs = list(Job.objects.filter(project=project, kind__in=PAIR_JOB_KINDS)[:5])
+    if vector_counts is not None and not vector_counts.missing:
+        jobs = [job for job in jobs if job.kind != Job.Kind.PAIR_VECTORS]
+    return jobs
 
 
 def block_of(project: Project, user: AbstractBaseUser) -> BlockedJudge | None:
@@ -81,7 +89,8 @@ def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -
     if not sees_figures(role):
         return {**judge_standing(project, user), "sees_figures": False, "is_admin": False}
     judgements = PairJudgement.objects.filter(item__project=project).exclude(label="")
-    jobs = pair_jobs(project)
+    span_vectors = vectors.vector_counts(project, vectors.encoder_name(project))
+    jobs = pair_jobs(project, span_vectors)
     overall = agreement.pair_agreement(project)
     rounds = rounds_with_figures(project, overall)
     is_admin = role == Membership.Role.ADMIN
@@ -95,7 +104,8 @@ def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -
         "unperturbed": perturb.pending_originals(project).count(),
         "perturbed_texts": PerturbedText.objects.filter(project=project).count(),
         "items_by_state": item_counts(project),
-        "item_total": PairItem.objects.filter(project=project).count(),
+        "item_total": span_vectors.items,
+        "span_vectors": span_vectors,
         "judgements": judgements.filter(counted=True).count(),
         "judgements_not_counted": judgements.filter(counted=False).count(),
         "jobs": jobs,

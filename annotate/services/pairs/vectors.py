@@ -45,7 +45,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F, Q, QuerySet, Value
+from django.db.models import Count, F, Q, QuerySet, Value
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -69,10 +69,40 @@ def encoder_name(project: Project) -> str:
     return own or settings.PAIRS_ENCODER
 
 
+def _stale(encoder: str) -> Q:
+    """An item without a vector from ``encoder``: none yet, or one from another encoder."""
+    return Q(vector__isnull=True) | ~Q(vector_model=encoder)
+
+
 def stale_items(project: Project | int, encoder: str) -> QuerySet[PairItem]:
     """Items without a vector from ``encoder`` (none yet, or one from another encoder)."""
     project_id = project if isinstance(project, int) else project.pk
-    return PairItem.objects.filter(project_id=project_id).filter(Q(vector__isnull=True) | ~Q(vector_model=encoder))
+    return PairItem.objects.filter(project_id=project_id).filter(_stale(encoder))
+
+
+@dataclass(frozen=True)
+class VectorCounts:
+    """How many of a project's items there are and how many have their span vector from the encoder."""
+
+    items: int
+    with_vector: int
+
+    @property
+    def missing(self) -> int:
+        return self.items - self.with_vector
+
+
+def vector_counts(project: Project, encoder: str) -> VectorCounts:
+    """Items and items with a vector from ``encoder``, counted in one query.
+
+    What the pages say about the vectors: a vector job's own progress tells
+    only what that job did, not what the items hold (the command or a round
+    may have computed them while the job waited for a worker).
+    """
+    counts = PairItem.objects.filter(project=project).aggregate(
+        items=Count("id"), stale=Count("id", filter=_stale(encoder))
+    )
+    return VectorCounts(items=counts["items"], with_vector=counts["items"] - counts["stale"])
 
 
 def load_encoder(name: str) -> Any:
