@@ -103,13 +103,19 @@ class JudgeRunSerializer(serializers.ModelSerializer):
     )
     percent = serializers.IntegerField(read_only=True, help_text="done / total, 0..100.")
     seconds = serializers.FloatField(read_only=True, allow_null=True, help_text="Wall time, once finished.")
+    all_failed = serializers.BooleanField(
+        read_only=True, help_text="Done, yet no target got a score: every call failed (status stays done)."
+    )
+    status_label = serializers.CharField(
+        read_only=True, help_text='The status as the pages show it: "Done: 15 of 15 failed" when all_failed.'
+    )
 
     class Meta:
         model = JudgeRun
         fields = [
-            "id", "judge", "judge_name", "scope", "purpose", "batch", "synthetic_set", "status", "total", "done",
-            "percent", "scored", "failed", "calls", "cached", "flagged", "error", "rubric_version", "created_at",
-            "started_at", "finished_at", "seconds",
+            "id", "judge", "judge_name", "scope", "purpose", "batch", "synthetic_set", "status", "status_label",
+            "all_failed", "total", "done", "percent", "scored", "failed", "calls", "cached", "flagged", "error",
+            "rubric_version", "created_at", "started_at", "finished_at", "seconds",
         ]
         read_only_fields = fields
 

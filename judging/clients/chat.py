@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 # Every call to an OpenAI-compatible chat endpoint goes through `chat`: one SDK
-# client per (process, base_url, key, timeout) reused across calls and threads, retries by
+# client per (process, base_url, key, timeout) reused across calls and threads, each attempt
+# bounded as a whole by the judge's timeout_seconds (see _deadline_hooks), retries by
 # tenacity (the SDK's own retries are off), and a response-format fallback that is
 # remembered per (base_url, model) so an endpoint is probed once per process, not on every call.
 # Nothing here logs, and no message carries the API key: only the NAME of the
@@ -11,11 +12,14 @@ from __future__ import annotations
 import email.utils
 import os
 import random
+import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
@@ -29,6 +33,7 @@ REQUEST_MODES = (MODE_JSON_SCHEMA, MODE_JSON_OBJECT, MODE_PROMPT)
 # Local servers (vLLM, Ollama) need no key, but the SDK insists on one: this is what they receive.
 NO_KEY_PLACEHOLDER = "no-key-needed"
 # A Retry-After longer than this is cut down: a run would rather retry and be refused again than sit idle for minutes.
+# A call that still fails after such a cut wait says so in its error message (see _capped_note).
 RETRY_AFTER_CAP_SECONDS = 30.0
 # Without Retry-After: 0.5 s, 1 s, 2 s, ... capped at 8 s, plus up to 0.25 s of jitter so parallel calls spread out.
 _backoff = wait_exponential_jitter(initial=0.5, max=8.0, jitter=0.25)
@@ -39,12 +44,18 @@ class EndpointError(Exception):
 
     `attempts` is the number of HTTP requests sent before giving up (0 when the
     call was refused before sending anything, as for a missing API-key variable).
+    `elapsed_seconds` is the time the call took before failing, every attempt and
+    every wait between them included (None when nothing was sent): a run waited
+    that long for this failure, as it waits for an answer (ChatAnswer.latency_seconds).
     """
 
-    def __init__(self, message: str, *, setting: str | None = None, attempts: int = 0) -> None:
+    def __init__(
+        self, message: str, *, setting: str | None = None, attempts: int = 0, elapsed_seconds: float | None = None
+    ) -> None:
         super().__init__(message)
         self.setting = setting
         self.attempts = attempts
+        self.elapsed_seconds = elapsed_seconds
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,94 @@ class ChatAnswer:
     attempts: int
 
 
+# httpx's timeout (the SDK hands it on) bounds each wait for the next byte, not an attempt: a server that trickles a
+# byte a second (keep-alive padding from a proxy, a stuck upstream) never trips it and holds the call for as long as
+# it trickles. So every request gets a deadline, timeout_seconds after it starts (a request event hook), and its
+# response body is read under a watchdog that ends the read at that deadline (_DeadlineStream, set up by a response
+# hook); a response whose headers only arrive after the deadline is refused when they do. Either way the attempt ends
+# as httpx's ReadTimeout, which the SDK turns into the same APITimeoutError as a server that never answers: counted
+# as an attempt, retried, and reported as a timeout. Hooks rather than a transport: they also apply to requests
+# that go through a proxy from the environment. What they cannot cut short is a status line and headers trickled
+# byte by byte (httpx's per-read timeout still bounds each gap there); servers that trickle do it in the body.
+_DEADLINE = "faithlab_attempt_deadline"
+
+
+def _past_deadline(request: httpx2.Request) -> httpx2.ReadTimeout:
+    return httpx2.ReadTimeout("The attempt ran past its deadline (judge setting timeout_seconds).", request=request)
+
+
+class _DeadlineStream(httpx2.SyncByteStream):
+    """A response body read until a deadline at most: past it the attempt ends as a read timeout.
+
+    A timer thread shuts the connection's socket down at the deadline: that wakes a
+    read blocked on a silent or trickling server at once (closing the socket from
+    another thread would not), and the connection is dropped, never reused. The
+    check after every chunk covers a connection whose socket is not known.
+    """
+
+    def __init__(
+        self, body: httpx2.SyncByteStream, deadline: float, connection: socket.socket | None, request: httpx2.Request
+    ) -> None:
+        self._body = body
+        self._deadline = deadline
+        self._connection = connection
+        self._request = request
+        self._lock = threading.Lock()
+        self._finished = False
+
+    def _cut(self) -> None:
+        with self._lock:
+            if self._finished or self._connection is None:
+                return
+            try:
+                # The plain socket's shutdown, also under TLS (an SSLSocket's own would drop its TLS state first).
+                socket.socket.shutdown(self._connection, socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed: nothing left to wake
+
+    def __iter__(self) -> Iterator[bytes]:
+        watchdog = threading.Timer(max(0.0, self._deadline - time.monotonic()), self._cut)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            for chunk in self._body:
+                if time.monotonic() >= self._deadline:
+                    raise _past_deadline(self._request)
+                yield chunk
+        except httpx2.TransportError as error:
+            # The watchdog's cut surfaces as a dropped connection: past the deadline, it is the timeout it stands for.
+            if isinstance(error, httpx2.TimeoutException) or time.monotonic() < self._deadline:
+                raise
+            raise _past_deadline(self._request) from error
+        finally:
+            with self._lock:
+                self._finished = True
+            watchdog.cancel()
+
+    def close(self) -> None:
+        self._body.close()
+
+
+def _deadline_hooks(seconds: float) -> dict[str, list[Callable[..., None]]]:
+    """httpx event hooks that bound every request, from its start to the last byte of its answer, by `seconds`."""
+
+    def started(request: httpx2.Request) -> None:
+        request.extensions[_DEADLINE] = time.monotonic() + seconds
+
+    def answered(response: httpx2.Response) -> None:
+        request = response.request
+        deadline = request.extensions.get(_DEADLINE)
+        if deadline is None:
+            return
+        if time.monotonic() >= deadline:
+            raise _past_deadline(request)  # httpx closes the response (and drops its connection)
+        network = response.extensions.get("network_stream")
+        connection = network.get_extra_info("socket") if network is not None else None
+        response.stream = _DeadlineStream(response.stream, deadline, connection, request)
+
+    return {"request": [started], "response": [answered]}
+
+
 _clients: dict[tuple[int, str, str, float], openai.OpenAI] = {}
 _clients_lock = threading.Lock()
 # (base_url, model) -> the response formats the endpoint refused; the next call starts below them.
@@ -119,8 +218,10 @@ def _client(endpoint: Endpoint, key: str) -> openai.OpenAI:
             client = _clients.get(cache_key)
             if client is None:
                 # max_retries=0: tenacity retries, so that waits honour Retry-After and attempts are counted here.
+                seconds = float(endpoint.timeout_seconds)
+                http_client = openai.DefaultHttpxClient(timeout=seconds, event_hooks=_deadline_hooks(seconds))
                 client = openai.OpenAI(
-                    base_url=endpoint.base_url, api_key=key, timeout=float(endpoint.timeout_seconds), max_retries=0
+                    base_url=endpoint.base_url, api_key=key, timeout=seconds, max_retries=0, http_client=http_client
                 )
                 _clients[cache_key] = client
     return client
@@ -138,14 +239,14 @@ def _is_transient(error: BaseException) -> bool:
     return False
 
 
-def retry_after_seconds(headers: Any) -> float | None:
-    """The wait a response asks for (`retry-after-ms`, or `Retry-After` as seconds or an HTTP date), capped; None if none."""
+def _asked_wait(headers: Any) -> float | None:
+    """The wait a response asks for (`retry-after-ms`, or `Retry-After` as seconds or an HTTP date), uncapped."""
     if headers is None:
         return None
     milliseconds = headers.get("retry-after-ms")
     if milliseconds:
         try:
-            return min(max(float(milliseconds) / 1000.0, 0.0), RETRY_AFTER_CAP_SECONDS)
+            return max(float(milliseconds) / 1000.0, 0.0)
         except ValueError:
             pass
     value = headers.get("retry-after")
@@ -159,17 +260,50 @@ def retry_after_seconds(headers: Any) -> float | None:
         except (TypeError, ValueError):
             return None
         seconds = moment.timestamp() - time.time()
-    return min(max(seconds, 0.0), RETRY_AFTER_CAP_SECONDS)
+    return max(seconds, 0.0)
 
 
-def _wait(state: RetryCallState) -> float:
-    error = state.outcome.exception() if state.outcome is not None else None
-    response = getattr(error, "response", None)
-    asked = retry_after_seconds(getattr(response, "headers", None))
-    if asked is not None:
+def retry_after_seconds(headers: Any) -> float | None:
+    """The wait a response asks for, capped at RETRY_AFTER_CAP_SECONDS; None if it asks for none."""
+    asked = _asked_wait(headers)
+    return None if asked is None else min(asked, RETRY_AFTER_CAP_SECONDS)
+
+
+class _RetryWaits:
+    """Tenacity's wait between attempts (what Retry-After asks, capped, else the exponential backoff), and the waits
+    that were cut short: `capped` holds what the endpoint asked for each wait longer than the cap that was waited."""
+
+    def __init__(self) -> None:
+        self.capped: list[float] = []
+        self._asked: float | None = None
+
+    def wait(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome is not None else None
+        response = getattr(error, "response", None)
+        self._asked = _asked_wait(getattr(response, "headers", None))
+        if self._asked is None:
+            return _backoff(state)
         # A little jitter on top of the server's wait, so calls told to wait alike do not return in one burst.
-        return asked + random.uniform(0.0, 0.05)
-    return _backoff(state)
+        return min(self._asked, RETRY_AFTER_CAP_SECONDS) + random.uniform(0.0, 0.05)
+
+    def before_sleep(self, state: RetryCallState) -> None:
+        # Tenacity also works out a wait after the last attempt, never waited: only a wait about to happen counts.
+        if self._asked is not None and self._asked > RETRY_AFTER_CAP_SECONDS:
+            self.capped.append(self._asked)
+
+
+def _capped_note(capped: list[float]) -> str:
+    """The sentence a failure's message ends with when some of its waits were shorter than the endpoint asked."""
+    waits = "a wait" if len(capped) == 1 else f"{len(capped)} waits"
+    return (f" The endpoint asked for {waits} of up to {max(capped):.0f} s (Retry-After); FaithLab waits at most "
+            f"{RETRY_AFTER_CAP_SECONDS:g} s (RETRY_AFTER_CAP_SECONDS), so it retried sooner than asked.")
+
+
+def _spent(failure: EndpointError, started: float, capped: list[float]) -> EndpointError:
+    """`failure` with the time the call took before it, and a word on any Retry-After wait cut short."""
+    message = str(failure) + (_capped_note(capped) if capped else "")
+    return EndpointError(message, setting=failure.setting, attempts=failure.attempts,
+                         elapsed_seconds=time.perf_counter() - started)
 
 
 def _start_mode(endpoint: Endpoint, json_schema: dict | None) -> str:
@@ -286,15 +420,18 @@ def chat(
     prompt alone (without one: JSON mode, then the prompt alone), remembering per
     (base_url, model) which formats the endpoint refused. 429s, 5xxs, timeouts and
     connection errors are retried up to `endpoint.max_retries` times, waiting
-    what Retry-After asks (capped) or an exponential backoff. Raises
-    EndpointError when the call fails for good; a missing API-key variable is
-    refused before any request.
+    what Retry-After asks (capped, and said so if the call fails) or an
+    exponential backoff. Each attempt is bounded as a whole by
+    `endpoint.timeout_seconds`, however the server trickles its answer. Raises
+    EndpointError (with the time the call took) when the call fails for good; a
+    missing API-key variable is refused before any request.
     """
     key = _api_key(endpoint)
     client = _client(endpoint, key)
     mode = _start_mode(endpoint, json_schema)
     attempts = 0
     refused: set[str] = set()
+    waits = _RetryWaits()
 
     def send(response_format: dict[str, Any] | None) -> Any:
         nonlocal attempts
@@ -307,7 +444,8 @@ def chat(
     retrying = Retrying(
         retry=retry_if_exception(_is_transient),
         stop=stop_after_attempt(max(0, endpoint.max_retries) + 1),
-        wait=_wait,
+        wait=waits.wait,
+        before_sleep=waits.before_sleep,
         reraise=True,
     )
     # The whole call, retries and their waits included (see ChatAnswer); the key and client set-up are not in it.
@@ -321,13 +459,13 @@ def chat(
                 refused.add(mode)
                 mode = REQUEST_MODES[REQUEST_MODES.index(mode) + 1]
                 continue
-            raise _endpoint_error(error, endpoint, attempts, key) from None
+            raise _spent(_endpoint_error(error, endpoint, attempts, key), started, waits.capped) from None
         except openai.OpenAIError as error:
-            raise _endpoint_error(error, endpoint, attempts, key) from None
+            raise _spent(_endpoint_error(error, endpoint, attempts, key), started, waits.capped) from None
         except _MALFORMED_ANSWER:
-            raise _not_a_completion(endpoint, attempts, key) from None
+            raise _spent(_not_a_completion(endpoint, attempts, key), started, waits.capped) from None
         if not isinstance(completion, ChatCompletion):  # the SDK hands back a non-JSON body (HTML) as a str
-            raise _not_a_completion(endpoint, attempts, key)
+            raise _spent(_not_a_completion(endpoint, attempts, key), started, waits.capped)
         break
     latency = time.perf_counter() - started
     if refused:
@@ -374,7 +512,7 @@ def check_endpoint(endpoint: Endpoint) -> None:
     retrying = Retrying(
         retry=retry_if_exception(_is_transient),
         stop=stop_after_attempt(max(0, endpoint.max_retries) + 1),
-        wait=_wait,
+        wait=_RetryWaits().wait,
         reraise=True,
     )
     served: list[str] = []

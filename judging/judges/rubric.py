@@ -91,8 +91,10 @@ class RubricOutcome:
     """What one rubric call ended as: a score ("ok"), a parse failure with its raw answer, or an endpoint error.
 
     `error` is the reason for a non-ok status ("" when ok); `raw` is "" for an
-    endpoint error (no answer came). `attempts` counts HTTP requests sent (0 for
-    an answer read from the cache).
+    endpoint error (no answer came). `latency_seconds` is the call's whole time,
+    retries and waits included, for an endpoint error as for an answer (None for
+    an answer read from the cache, or a call refused before sending). `attempts`
+    counts HTTP requests sent (0 for an answer read from the cache).
     """
 
     status: str
@@ -145,7 +147,7 @@ def call_rubric_judge(endpoint: Endpoint, request: RubricRequest, *, with_reason
             raw="",
             error=str(failure),
             request_mode="",
-            latency_seconds=None,
+            latency_seconds=failure.elapsed_seconds,  # the run waited for this failure too
             input_tokens=None,
             output_tokens=None,
             attempts=failure.attempts,

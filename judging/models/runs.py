@@ -62,6 +62,23 @@ class JudgeRun(Progress):
             return None
         return (self.finished_at - self.started_at).total_seconds()
 
+    @property
+    def all_failed(self) -> bool:
+        """Done, yet not one target got a score (every call an endpoint error or an unreadable answer).
+
+        Such a run finished its work, so its status stays ``done`` (a run that
+        could not go on at all is ``failed``), but showing it as a plain "Done"
+        passes off a run with no result as a success.
+        """
+        return self.status == self.Status.DONE and self.done > 0 and self.scored == 0
+
+    @property
+    def status_label(self) -> str:
+        """The status as pages and the API show it: "Done: 15 of 15 failed" for a run with no score at all."""
+        if self.all_failed:
+            return f"{self.get_status_display()}: {self.failed} of {self.done} failed"
+        return self.get_status_display()
+
 
 class Judgement(models.Model):
     """One call's outcome for one target (a sample or a synthetic item) in one run. Never a guessed score."""

@@ -46,10 +46,16 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
     actually sent: tokens x the judge's prices = cost, as each call was priced.
     Answers from the call cache (``cached_*`` tokens) were paid by an earlier
     call and took no endpoint time, so they are shown apart, never added in.
-    ``mean_latency`` is each call's whole time, retries and their waits included.
+    ``mean_latency`` is each call's whole time, retries and their waits included,
+    over the calls that answered and those that ended as endpoint errors (the run
+    waited for both). ``answered_calls`` are the calls sent that came back with an
+    answer; ``usage_calls`` of them reported their token usage and
+    ``no_usage_calls`` did not: when both are above 0 the cost and tokens are a
+    partial total, and the page says of how many calls.
     """
     status = Judgement.Status
     sent, from_cache = Q(cached=False), Q(cached=True)
+    answered = Q(status__in=[status.OK, status.PARSE_ERROR])
     found = run.judgements.aggregate(
         judged=Count("id"),
         scored=Count("id", filter=Q(status=status.OK)),
@@ -57,15 +63,20 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
         errors=Count("id", filter=Q(status=status.ERROR)),
         from_cache=Count("id", filter=from_cache),  # not "cached": the filter names that field
         sent_calls=Count("id", filter=sent),
+        answered_calls=Count("id", filter=sent & answered),
+        usage_calls=Count("id", filter=sent & answered & Q(input_tokens__isnull=False, output_tokens__isnull=False)),
         retried=Count("id", filter=sent & Q(attempts__gt=1)),
         cost=Sum("cost", filter=sent),
         mean_latency=Avg("latency_seconds", filter=sent),
+        latency_calls=Count("id", filter=sent & Q(latency_seconds__isnull=False)),
         sent_input_tokens=Sum("input_tokens", filter=sent),
         sent_output_tokens=Sum("output_tokens", filter=sent),
         cached_input_tokens=Sum("input_tokens", filter=from_cache),
         cached_output_tokens=Sum("output_tokens", filter=from_cache),
     )
     found["cached"] = found.pop("from_cache")
+    found["no_usage_calls"] = found["answered_calls"] - found["usage_calls"]
+    found["partial_usage"] = bool(found["usage_calls"] and found["no_usage_calls"])
     # A sum over no judgement is None ("not reported"); in a run with judgements but no call sent (a fully cached
     # re-run) or none from the cache, that group's tokens and cost are a true 0.
     for group, count in (("sent", found.pop("sent_calls")), ("cached", found["cached"])):

@@ -31,6 +31,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     error_body: dict[str, Any] | None = None
     sleep: float = 0.0  # seconds to wait before answering (longer than the client's timeout = a timeout)
+    # Seconds between the bytes of the body (headers go at once): a server that trickles, so no single wait for a
+    # byte is ever long; 0 sends the body in one write.
+    trickle: float = 0.0
     prompt_tokens: int | None = 120
     completion_tokens: int | None = 30
 
@@ -122,7 +125,8 @@ class LoopbackLLM:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the access log
                 return
 
-            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None,
+                      trickle: float = 0.0) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -131,9 +135,16 @@ class LoopbackLLM:
                     self.send_header(name, value)
                 self.end_headers()
                 try:
-                    self.wfile.write(data)
+                    if not trickle:
+                        self.wfile.write(data)
+                        return
+                    self.wfile.flush()
+                    for index in range(len(data)):
+                        time.sleep(trickle)
+                        self.wfile.write(data[index:index + 1])
+                        self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    pass  # the client gave up
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 if self.path.rstrip("/").endswith("/models"):
@@ -189,6 +200,6 @@ class LoopbackLLM:
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": reply.content}}],
                     "usage": usage,
-                }, reply.headers)
+                }, reply.headers, reply.trickle)
 
         return Handler

@@ -1,5 +1,6 @@
 """`manage.py judge --json` against a loopback server answering with a mix of clean JSON, prose, fences, garbage,
-out-of-range scores and 429s: each answer scored or failed exactly, a second run answered from the cache."""
+out-of-range scores and 429s: each answer scored or failed exactly; a second run answers the scores from the cache
+and asks the parse errors again."""
 
 from __future__ import annotations
 
@@ -47,14 +48,16 @@ def judge_json(*args: str) -> dict[str, Any]:
     return json.loads(out.getvalue())
 
 
-def test_every_answer_is_scored_or_failed_exactly_and_a_second_run_calls_nothing(project: Project) -> None:
+def test_every_answer_is_scored_or_failed_exactly_and_a_second_run_asks_only_the_parse_errors(
+    project: Project
+) -> None:
     add_samples(project, len(ANSWERS))
     with LoopbackLLM(mixed_script) as server:
         args = ("--project", project.slug, "--base-url", server.base_url, "--model", "test-model")
         first = judge_json(*args)
         calls_after_first = server.chat_calls
         second = judge_json(*args)
-        assert server.chat_calls == calls_after_first
+        asked_again = sorted(tag_of(user_text(body)) for body in server.requests[calls_after_first:])
     assert set(first) >= {"run", "items", "scored", "failed", "calls", "cached", "seconds", "judgements"}
     assert (first["items"], first["scored"], first["failed"], first["cached"]) == (11, 4, 7, 0)
     assert first["calls"] == 12 == calls_after_first  # eleven answers, one of them after a 429
@@ -70,7 +73,10 @@ def test_every_answer_is_scored_or_failed_exactly_and_a_second_run_calls_nothing
     assert by_sample["s4"]["reasoning"] == "" or by_sample["s4"]["score"] is None
     assert by_sample["s3"]["error"] and by_sample["s7"]["error"]
 
-    assert (second["items"], second["calls"], second["cached"]) == (11, 0, 11)
+    # The four scores come from the cache; the seven parse errors are asked again (and fail the same way again).
+    parse_errors = sorted(tag for tag, (_, (status, _)) in ANSWERS.items() if status == "parse_error")
+    assert asked_again == parse_errors
+    assert (second["items"], second["calls"], second["cached"]) == (11, 7, 4)
     assert {e["sample"]: (e["status"], e["score"]) for e in second["judgements"]} == {
         tag: expected for tag, (_, expected) in ANSWERS.items()}
     assert second["run"] != first["run"]

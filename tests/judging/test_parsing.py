@@ -96,8 +96,8 @@ def test_truncated_json_cut_after_the_score_is_still_a_parse_error() -> None:
     assert parsed.error is not None
 
 
-def test_of_two_objects_the_first_wins() -> None:
-    raw = '{"reasoning": "first", "score": 2}\n{"reasoning": "second", "score": 5}'
+def test_of_two_objects_with_the_same_score_the_first_is_read() -> None:
+    raw = '{"reasoning": "first", "score": 2}\n{"reasoning": "second", "score": 2}'
     assert parse_judge_answer(raw, with_reasoning=True) == ok(2, "first")
 
 

@@ -117,7 +117,8 @@ def test_endpoint_failure_is_status_error_with_the_message_and_no_raw(server: Lo
     assert outcome.score is None and outcome.raw == "" and outcome.reasoning == ""
     assert "HTTP 500 after 2 attempts" in outcome.error
     assert outcome.attempts == 2
-    assert outcome.latency_seconds is None
+    # The run waited for this failure: both attempts and the backoff between them (at least 0.5 s).
+    assert outcome.latency_seconds is not None and outcome.latency_seconds >= 0.5
 
 
 def test_missing_api_key_variable_is_an_error_outcome_without_a_call(

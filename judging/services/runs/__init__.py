@@ -12,8 +12,9 @@ How a run executes (DESIGN.md, "Runs"):
   a thread pool of ``judge.concurrency`` threads that only call the endpoint
   (judging.judges.rubric.call_rubric_judge: no database in those threads); this
   thread writes results as they arrive, a small transaction at a time, with the
-  cache rows of answers that came back (ok and parse_error answers: the
-  endpoint answered; endpoint errors are not cached, the next run asks again).
+  cache rows of answers that parsed (status ok). A parse failure is not served
+  from the cache (a truncated or refused answer is asked again by the next run,
+  and its answer replaces any row the key had); endpoint errors are not cached.
 - NLI judges score chunks of pairs with windows of many pairs batched together,
   and per output sentence too when the run is a triage first pass.
 - An endpoint that cannot be reached, a model it does not serve or a missing
@@ -35,6 +36,7 @@ from __future__ import annotations
 from judging.services.runs.execute import NLI_CHUNK, SLICE_SECONDS, RunFailed, execute_run
 from judging.services.runs.locks import execution_lock, is_run_executing, resume_stale_runs
 from judging.services.runs.results import (
+    ANSWERED,
     CACHEABLE,
     ERROR,
     FLUSH_RESULTS,
@@ -55,6 +57,7 @@ from judging.services.runs.summary import latest_judgements, run_summary, sample
 from judging.services.runs.targets import CHUNK, Target, target_queryset
 
 __all__ = [
+    "ANSWERED",
     "BLOCKING_SETTINGS",
     "CACHEABLE",
     "CHUNK",

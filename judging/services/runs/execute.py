@@ -17,13 +17,29 @@ from django.utils import timezone
 from annotate.text import split_sentences
 from judging.clients import EndpointError, ModelSettingError, check_endpoint, endpoint_for, load_nli_model
 from judging.judges.nli import PairScore, score_pair_outcomes
-from judging.judges.rubric import RubricOutcome, RubricRequest, build_request, call_rubric_judge, outcome_from_raw
+from judging.judges.rubric import RubricOutcome, RubricRequest, build_request, call_rubric_judge
 from judging.models import CallCache, Judge, Judgement, JudgeRun
 from judging.services.judges import current_prompt
 from judging.services.runs.locks import _forget_lock, execution_lock
-from judging.services.runs.results import CACHEABLE, ERROR, FLUSH_SECONDS, OK, _fail, _finish, _ResultWriter
+from judging.services.runs.results import (
+    ANSWERED,
+    CACHEABLE,
+    ERROR,
+    FLUSH_SECONDS,
+    OK,
+    _fail,
+    _finish,
+    _ResultWriter,
+)
 from judging.services.runs.start import BLOCKING_SETTINGS, _queue_now, missing_key_variable, quick_check
-from judging.services.runs.targets import CHUNK, Target, _any_cache_miss, _pending_chunks, target_queryset
+from judging.services.runs.targets import (
+    CHUNK,
+    Target,
+    _any_cache_miss,
+    _pending_chunks,
+    _served_from_cache,
+    target_queryset,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -144,12 +160,12 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
                     exhausted = True
                     break
                 requests = [(target, request_for(target)) for target in chunk]
-                cached = {row.key: row for row in CallCache.objects.filter(
-                    key__in={request.cache_key for _, request in requests})}
+                cached = _served_from_cache({request.cache_key for _, request in requests},
+                                            with_reasoning=judge.with_reasoning)
                 for target, request in requests:
                     key = request.cache_key
                     if key in cached:
-                        writer.add(_cached_judgement(run, target, cached[key]))
+                        writer.add(_cached_judgement(run, target, *cached[key]))
                         writer.hits[key] += 1
                     elif key in waiting:  # the same call is already on its way: its answer serves both
                         waiting[key].append(target)
@@ -202,10 +218,8 @@ def _rubric_fields(run: JudgeRun, outcome: RubricOutcome) -> dict[str, Any]:
     }
 
 
-def _cached_judgement(run: JudgeRun, target: Target, row: CallCache) -> Judgement:
-    """A judgement answered from the cache: the stored answer read again, no call, nothing paid."""
-    outcome = outcome_from_raw(row.raw, with_reasoning=run.judge.with_reasoning, request_mode=row.request_mode,
-                               input_tokens=row.input_tokens, output_tokens=row.output_tokens)
+def _cached_judgement(run: JudgeRun, target: Target, row: CallCache, outcome: RubricOutcome) -> Judgement:
+    """A judgement answered from the cache (`outcome`: the stored answer read again), no call, nothing paid."""
     return target.judgement(run, **_rubric_fields(run, outcome), latency_seconds=row.latency_seconds, cost=0.0,
                             cached=True, attempts=0)
 
@@ -218,11 +232,11 @@ def _record_answer(
     writer.add(first.judgement(run, **fields, latency_seconds=outcome.latency_seconds,
                                cost=run.judge.cost_of(outcome.input_tokens, outcome.output_tokens),
                                cached=False, attempts=outcome.attempts))
-    answered = outcome.status in CACHEABLE
+    answered = outcome.status in ANSWERED
     for target in others:  # identical requests in this run: one call, the others served by its answer
         writer.add(target.judgement(run, **fields, latency_seconds=outcome.latency_seconds,
                                     cost=0.0 if answered else None, cached=answered, attempts=0))
-    if answered:
+    if outcome.status in CACHEABLE:
         writer.cache_rows.append(CallCache(
             key=request.cache_key, model=request.model, request_mode=(outcome.request_mode or "")[:12],
             raw=outcome.raw, input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,

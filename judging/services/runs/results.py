@@ -22,7 +22,14 @@ FLUSH_SECONDS = 0.5
 FLUSH_RESULTS = 50
 
 OK, PARSE_ERROR, ERROR = Judgement.Status.OK, Judgement.Status.PARSE_ERROR, Judgement.Status.ERROR
-CACHEABLE = (OK, PARSE_ERROR)
+# The endpoint answered: identical requests of one run share that answer, whatever it says.
+ANSWERED = (OK, PARSE_ERROR)
+# Only an answer that parsed goes into the call cache: a parse failure (a truncated or refused answer) must be asked
+# again by the next run, not served back to it forever; an endpoint error has no answer to keep.
+CACHEABLE = (OK,)
+# What a cache row's answer is replaced by when a call asked again answers (a row a run wrote before only clean
+# answers were cached, or one that today's parser no longer reads as a score): the row must not block the new answer.
+_CACHE_ANSWER_FIELDS = ["model", "request_mode", "raw", "input_tokens", "output_tokens", "latency_seconds"]
 
 
 
@@ -96,7 +103,10 @@ class _ResultWriter:
         with transaction.atomic():
             # ignore_conflicts: a judgement another execution of this run wrote meanwhile stays the only one.
             Judgement.objects.bulk_create(self.judgements, ignore_conflicts=True)
-            CallCache.objects.bulk_create(self.cache_rows, ignore_conflicts=True)
+            # One row per key (Postgres refuses to update a row twice in one statement); the latest answer wins.
+            rows = list({row.key: row for row in self.cache_rows}.values())
+            CallCache.objects.bulk_create(rows, update_conflicts=True, unique_fields=["key"],
+                                          update_fields=_CACHE_ANSWER_FIELDS)
             by_count: dict[int, list[str]] = {}
             for key, count in self.hits.items():
                 by_count.setdefault(count, []).append(key)

@@ -27,6 +27,7 @@ def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any
         "judge": run.judge.name,
         "mode": run.judge.mode,
         "status": run.status,
+        "status_label": run.status_label,  # "Done: 15 of 15 failed" when no target got a score
         "error": run.error,
         "items": run.total,
         "scored": run.scored,

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotate.models import Sample
+from judging.judges.rubric import STATUS_OK, RubricOutcome, outcome_from_raw
 from judging.models import AuditItem, CallCache, Judgement, JudgeRun, SyntheticItem
 from judging.services.triage import explain_targets
 
@@ -76,9 +77,26 @@ def _pending_chunks(run: JudgeRun, size: int) -> Iterator[list[Target]]:
 
 
 
+def _served_from_cache(keys: set[str], *, with_reasoning: bool) -> dict[str, tuple[CallCache, RubricOutcome]]:
+    """The cached answers among `keys` that may answer a call instead of the endpoint, read with today's parser.
+
+    Only an answer that parses as a score is served. A row whose answer does not
+    (written before only clean answers were cached, or read differently by a
+    parser that has since learned better) is a miss: the call is made again and
+    its answer replaces the row.
+    """
+    served: dict[str, tuple[CallCache, RubricOutcome]] = {}
+    for row in CallCache.objects.filter(key__in=keys):
+        outcome = outcome_from_raw(row.raw, with_reasoning=with_reasoning, request_mode=row.request_mode,
+                                   input_tokens=row.input_tokens, output_tokens=row.output_tokens)
+        if outcome.status == STATUS_OK:
+            served[row.key] = (row, outcome)
+    return served
+
+
 def _any_cache_miss(run: JudgeRun, request_for: Any) -> bool:
     for chunk in _pending_chunks(run, CHUNK):
         keys = {request_for(target).cache_key for target in chunk}
-        if CallCache.objects.filter(key__in=keys).count() < len(keys):
+        if len(_served_from_cache(keys, with_reasoning=run.judge.with_reasoning)) < len(keys):
             return True
     return False
