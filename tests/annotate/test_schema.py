@@ -163,6 +163,8 @@ def aim(case: Any, data: ProjectData) -> None:
         elif "/flags/" in case.path:
             pool = data.flag_ids
         path["id"] = _pick(pool, path["id"])
+    if "number" in path:  # a pair round's number
+        path["number"] = _pick(ROUNDS, path["number"])
     query = case.query or {}
     if "project" in query:
         query["project"] = _pick([data.slug, data.pair_slug], query["project"])
@@ -242,6 +244,20 @@ def test_the_schema_describes_the_query_parameters_the_views_read(client: Any, a
     assert not {"limit", "offset"} & query_names("/api/samples/{id}/spans/", "get")
     spans_200 = paths["/api/samples/{id}/spans/"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert spans_200 == {"type": "array", "items": {"$ref": "#/components/schemas/Span"}}
+
+
+def test_the_detector_eval_schema_says_missing_is_part_of_invalid(client: Any, admin_user: Any) -> None:
+    client.force_login(admin_user)
+    document = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    ok = document["paths"]["/api/projects/{slug}/detector-eval/"]["get"]["responses"]["200"]
+    keyed = ok["content"]["application/json"]["schema"]
+    assert keyed["type"] == "object"
+    name = keyed["additionalProperties"]["$ref"].rsplit("/", 1)[-1]
+    fields = document["components"]["schemas"][name]["properties"]
+    assert set(fields) == {"n", "invalid", "missing", "balanced_accuracy", "f1_macro", "rule"}
+    assert "n + invalid is the number of samples" in fields["invalid"]["description"]
+    assert "missing ones included" in fields["invalid"]["description"]
+    assert "<= invalid" in fields["missing"]["description"]
 
 
 def test_the_schema_lists_the_real_statuses_and_media_types(client: Any, admin_user: Any) -> None:

@@ -210,6 +210,8 @@ EXPECTED: dict[str, Rule] = {
     "api-pairs-undo": api_post(JUDGES, kinds=None, query="project={pairs}"),
     "api-pair-judgements": api_post(JUDGES, kinds=None, body={"label": "H"}),
     "api-pair-rounds": api(MEMBERS, kinds=(PAIRS,)),
+    "api-pair-round": api(MEMBERS, kinds=(PAIRS,)),  # the round list's entry; reviewers also get its figures
+    "api-pair-agreement": api(REVIEWERS, kinds=(PAIRS,)),  # as the project page and the round page show it
     "api-judge-flags": api(ADMINS, kinds=(PAIRS,)),
     "api-judge-flag-block": api_post(ADMINS, kinds=(PAIRS,)),
     "api-judge-flag-unblock": api_post(ADMINS, kinds=(PAIRS,)),
@@ -252,10 +254,10 @@ OTHER_KIND = {SPANS: PAIRS, PAIRS: SPANS}
 
 # A URL of one project kind under the slug of a project of the other kind (every role below is a member of
 # both demo projects). The pairs and judging lookups ask for the kind first: 404 for everyone, except the
-# judging API's slug endpoints (TOLD_THE_KIND), which tell every member the project's kind. The span
-# pages below read the project in the URL whatever its kind: their role rule holds, and an allowed role
-# gets the status listed (404 where the URL names an object of the other project). None shows anything of
-# another project: their queries are the project's own.
+# judging API's slug endpoints and the pairs figures (TOLD_THE_KIND), which tell every member the project's
+# kind. The span pages below read the project in the URL whatever its kind: their role rule holds, and an
+# allowed role gets the status listed (404 where the URL names an object of the other project). None shows
+# anything of another project: their queries are the project's own.
 KIND_AGNOSTIC: dict[str, frozenset[int]] = {
     "sample": frozenset({302}),  # the sample page moves to the sample's own project's URL
     "batch-annotators": frozenset({404}),
@@ -289,11 +291,12 @@ KIND_AGNOSTIC: dict[str, frozenset[int]] = {
 }
 
 
-# The judging API on a pairs project: 400 on project, naming its kind, to every member whatever their role
-# (judging.api.lookups); outsiders 404 and anonymous callers 401 as everywhere.
+# The judging API on a pairs project, and the pairs figures on a span project: 400 on project, naming its kind, to
+# every member whatever their role (judging.api.lookups, annotate.api.pairs.lookups.pairs_project_for_figures);
+# outsiders 404 and anonymous callers 401 as everywhere.
 TOLD_THE_KIND = frozenset({
     "judging-api-judges", "judging-api-runs", "judging-api-import", "judging-api-export-judgements",
-    "judging-api-export-audits", "api-audit-next",
+    "judging-api-export-audits", "api-audit-next", "api-pair-round", "api-pair-agreement",
 })
 
 

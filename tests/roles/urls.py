@@ -49,6 +49,7 @@ PARAMETERS: dict[str, dict[str, str]] = {
     "api-token-revoke": {"pk": "token_pk"},
     "pairs-round-job": {"pk": "round_job"},
     "pairs-round": {"number": "round"},
+    "api-pair-round": {"number": "round"},
     "pairs-flag-block": {"pk": "judge_flag"},
     "pairs-flag-dismiss": {"pk": "judge_flag"},
     "pairs-judge-unblock": {"pk": "blocked_judge"},

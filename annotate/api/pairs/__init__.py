@@ -1,4 +1,4 @@
-"""The pairs REST API: the next item, answers (with the following item), undo, items, rounds and spammer flags.
+"""The pairs REST API: the next item, answers (with the following item), undo, items, rounds, figures, spammer flags.
 
 Same rules as the pages, because both go through the same services
 (``annotate.services.pairs.queue`` and ``.flags``): outsiders get 404, a role
@@ -8,12 +8,14 @@ never the others' votes or the consensus.
 
 Split by topic: ``lookups`` (project lookups, queue refusals), ``serializers``
 (serializers and schema components), ``judging`` (the judge's endpoints),
-``items`` (item and round lists) and ``flags`` (spammer flags, admins). The
+``items`` (item and round lists), ``figures`` (agreement, one round with its
+detector metrics and balance) and ``flags`` (spammer flags, admins). The
 views are re-exported here for ``annotate.api.urls``.
 """
 
 from __future__ import annotations
 
+from annotate.api.pairs.figures import PairAgreementView, PairRoundDetailView
 from annotate.api.pairs.flags import BlockJudgeView, DismissFlagView, JudgeFlagListView, UnblockJudgeView
 from annotate.api.pairs.items import PairItemListView, PairRoundListView
 from annotate.api.pairs.judging import NextPairView, PairJudgementView, UndoPairView
@@ -23,8 +25,10 @@ __all__ = [
     "DismissFlagView",
     "JudgeFlagListView",
     "NextPairView",
+    "PairAgreementView",
     "PairItemListView",
     "PairJudgementView",
+    "PairRoundDetailView",
     "PairRoundListView",
     "UnblockJudgeView",
     "UndoPairView",

@@ -20,7 +20,7 @@ from annotate.api.pairs.serializers import (
     PairItemRowSerializer,
     PairRoundRowSerializer,
 )
-from annotate.models import PairItem, PairJudgement, PairRound
+from annotate.models import PairItem, PairJudgement, PairRound, Project
 
 
 class PairItemListView(generics.GenericAPIView):
@@ -83,50 +83,68 @@ class PairItemListView(generics.GenericAPIView):
         return row
 
 
+def rounds_with_answers(project: Project, user: Any, *, whole_detector: bool = False) -> QuerySet[PairRound]:
+    """The project's rounds, each with ``your_answers``: the user's counted answers in it.
+
+    Counted in a subquery, not by joining the judgements and grouping the rounds: a GROUP BY over every column
+    (the detector's head blob, the funnel) took seconds on SQLite with many judgements. The list shows only the
+    detector's number, so its head is never read; ``whole_detector`` (one round's figures, which score with it)
+    reads the detector whole in the same query.
+    """
+    answers = (
+        PairJudgement.objects.filter(round=OuterRef("pk"), judge=user, counted=True, answered_at__isnull=False)
+        .order_by().values("round").annotate(n=Count("id")).values("n")
+    )
+    found = PairRound.objects.filter(project=project).select_related("detector")
+    if not whole_detector:
+        found = found.only(*(field.name for field in PairRound._meta.concrete_fields), "detector__number")
+    return found.annotate(your_answers=Coalesce(Subquery(answers), 0))
+
+
+def items_by_state(project: Project, pair_round: PairRound | None = None) -> dict[int, dict[str, int]]:
+    """Items per state of each round of the project (or of ``pair_round`` alone), by the round's id; one query."""
+    items = PairItem.objects.filter(project=project, round__isnull=False)
+    if pair_round is not None:
+        items = items.filter(round=pair_round)
+    by_state: dict[int, dict[str, int]] = {}
+    for round_id, state, count in items.values_list("round_id", "state").annotate(n=Count("id")).order_by():
+        by_state.setdefault(round_id, {})[state] = count
+    return by_state
+
+
+def round_row(pair_round: PairRound, reviewer: bool, by_state: dict[int, dict[str, int]]) -> dict[str, Any]:
+    """A round as the round list shows it to the caller; the reviewers' fields only for reviewers."""
+    timestamp = serializers.DateTimeField().to_representation
+    row: dict[str, Any] = {
+        "number": pair_round.number,
+        "status": pair_round.status,
+        "size": pair_round.size,
+        "created_at": timestamp(pair_round.created_at),
+        "closed_at": timestamp(pair_round.closed_at) if pair_round.closed_at else None,
+        "your_answers": pair_round.your_answers,  # type: ignore[attr-defined]
+    }
+    if reviewer:
+        row.update(
+            items_by_state=by_state.get(pair_round.pk, {}),
+            filters=pair_round.filters,
+            funnel=pair_round.funnel,
+            ratio=pair_round.ratio,
+            promised_h_share=pair_round.promised_h_share,
+            detector=pair_round.detector.number if pair_round.detector else None,
+        )
+    return row
+
+
 class PairRoundListView(APIView):
     @extend_schema(responses={200: PairRoundRowSerializer(many=True)})
     def get(self, request: Request, slug: str) -> Response:
-        """The project's rounds (members). Reviewers also get each round's items by state, filters, funnel and ratio."""
+        """The project's rounds (members). Reviewers also get each round's items by state, filters, funnel and ratio.
+
+        The detector's metrics, the balance reached and the agreement are on each round's own address
+        (``pair-rounds/{number}/``): they cost queries per round, which the list does not spend."""
         project, role = access.get_pairs_project_for_user(request.user, slug)
-        # Counted in a subquery, not by joining the judgements and grouping the rounds: a GROUP BY over every column
-        # (the detector's head blob, the funnel) took seconds on SQLite with many judgements. Only the detector's
-        # number is shown, so its head is never read.
-        answers = (
-            PairJudgement.objects.filter(round=OuterRef("pk"), judge=request.user, counted=True,
-                                         answered_at__isnull=False)
-            .order_by().values("round").annotate(n=Count("id")).values("n")
-        )
-        rounds = (
-            PairRound.objects.filter(project=project).select_related("detector").only(
-                *(field.name for field in PairRound._meta.concrete_fields), "detector__number"
-            ).annotate(your_answers=Coalesce(Subquery(answers), 0))
-        )
-        by_state: dict[int, dict[str, int]] = {}
-        if role in REVIEWER_ROLES:
-            for round_id, state, count in (
-                PairItem.objects.filter(project=project, round__isnull=False)
-                .values_list("round_id", "state").annotate(n=Count("id")).order_by()
-            ):
-                by_state.setdefault(round_id, {})[state] = count
-        timestamp = serializers.DateTimeField().to_representation
-        rows = []
-        for pair_round in rounds:
-            row: dict[str, Any] = {
-                "number": pair_round.number,
-                "status": pair_round.status,
-                "size": pair_round.size,
-                "created_at": timestamp(pair_round.created_at),
-                "closed_at": timestamp(pair_round.closed_at) if pair_round.closed_at else None,
-                "your_answers": pair_round.your_answers,  # type: ignore[attr-defined]
-            }
-            if role in REVIEWER_ROLES:
-                row.update(
-                    items_by_state=by_state.get(pair_round.pk, {}),
-                    filters=pair_round.filters,
-                    funnel=pair_round.funnel,
-                    ratio=pair_round.ratio,
-                    promised_h_share=pair_round.promised_h_share,
-                    detector=pair_round.detector.number if pair_round.detector else None,
-                )
-            rows.append(row)
-        return Response(rows)
+        reviewer = role in REVIEWER_ROLES
+        by_state = items_by_state(project) if reviewer else {}
+        return Response([
+            round_row(pair_round, reviewer, by_state) for pair_round in rounds_with_answers(project, request.user)
+        ])

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import Http404
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 
+from annotate import access
 from annotate.api.errors import field_error
 from annotate.models import Membership, Project
 from annotate.services.pairs import queue
@@ -37,3 +39,26 @@ def queue_refusal(error: queue.PairQueueError) -> Response:
     if error.status == 403:
         raise PermissionDenied(error.message)
     return Response({"detail": error.message, "code": error.code}, status=error.status)
+
+
+def pairs_project_for_figures(user: Any, slug: str) -> tuple[Project, str]:
+    """The pairs project and the caller's role, for the figure endpoints (agreement, a round's detail).
+
+    A slug naming a project of another kind is a 400 on ``project`` naming its kind, for the project's members: the
+    address is right and the project the wrong kind, as the span figures answer on a pairs project
+    (annotate.api.results) and the judging API does (judging.api.lookups). Outsiders still get the 404, so the
+    project's existence stays hidden. Asked only after the lookup failed: a pairs project costs no extra query.
+    """
+    try:
+        return access.get_pairs_project_for_user(user, slug)
+    except Http404:
+        other = Project.objects.filter(slug=slug).exclude(kind=Project.Kind.PAIRS).first()
+        if other is None or access.role_in(user, other) is None:
+            raise
+        raise field_error(
+            "project",
+            f"{other.slug!r} is a {other.kind} project ({other.get_kind_display().lower()}): pair agreement and "
+            f"pair rounds are figures of pairs projects (kind {Project.Kind.PAIRS.value!r}). A span project's "
+            f"figures are at /api/projects/{other.slug}/agreement/?scheme=..., "
+            f"/api/projects/{other.slug}/halu-rates/ and /api/projects/{other.slug}/detector-eval/",
+        ) from None

@@ -123,6 +123,102 @@ class PairRoundRowSerializer(serializers.Serializer):
     detector = serializers.IntegerField(allow_null=True, required=False, help_text="Reviewers only.")
 
 
+# --- figures (annotate.api.pairs.figures): agreement per round and overall, one round's detector metrics and balance
+
+
+def _share(what: str) -> serializers.FloatField:
+    return serializers.FloatField(
+        allow_null=True, help_text=f"Percent of the items {what}, to 2 decimals; null when there is no item (see "
+        "reason).")
+
+
+class PairAgreementFiguresSerializer(serializers.Serializer):
+    alpha = serializers.FloatField(
+        allow_null=True, help_text="Krippendorff's alpha, nominal, over items x judges (H and N; ? and absent judges "
+        "missing); null when undefined, with the reason.")
+    items = serializers.IntegerField(
+        help_text="Items whose judging is finished (consensus or no consensus), counted by the answers that decided "
+        "them (counted judges only).")
+    consensus = _share("with a strict majority of the valid votes")
+    agree80 = _share("whose majority label holds at least 80% of the valid votes")
+    unanimous = _share("whose valid votes are all the same label")
+    no_consensus = _share("without consensus (a tie, or no valid vote)")
+    reason = serializers.CharField(allow_null=True, help_text="Why alpha (and, with no item, every share) is null.")
+
+
+class PairRoundAgreementSerializer(PairAgreementFiguresSerializer):
+    round = serializers.IntegerField(allow_null=True, help_text="The round's number (null: items outside any round).")
+
+
+class PairAgreementReportSerializer(PairAgreementFiguresSerializer):
+    round = serializers.IntegerField(allow_null=True, help_text="The round asked for; null: every round together.")
+    rounds = PairRoundAgreementSerializer(
+        many=True, required=False, help_text="Without ?round= only: the same figures for every round, in order.")
+
+
+class PairAgreementQuerySerializer(QueryParamsSerializer):
+    round = serializers.IntegerField(
+        min_value=1, max_value=MAX_ROUND, required=False,
+        help_text="One round's figures; leave it out for every round together, with each round listed.")
+
+
+class SelectingDetectorSerializer(serializers.Serializer):
+    number = serializers.IntegerField(help_text="Detector k is trained before round k + 1.")
+    encoder = serializers.CharField()
+    trained_on = serializers.IntegerField(help_text="Consensus items it was trained on.")
+    trained_h = serializers.IntegerField(help_text="Of those, items labelled H.")
+
+
+def _metric(text: str) -> serializers.FloatField:
+    return serializers.FloatField(allow_null=True, help_text=f"{text}; null when undefined (see undefined).")
+
+
+class DetectorMetricsSerializer(serializers.Serializer):
+    n = serializers.IntegerField(
+        help_text="Consensus items scored (those with a span vector from the detector's encoder).")
+    accuracy = _metric("Share predicted right (predicted H when P(H) >= 0.5)")
+    precision_h = _metric("Precision of H")
+    recall_h = _metric("Recall of H")
+    f1_h = _metric("F1 of H, 2TP / (2TP + FP + FN)")
+    precision_n = _metric("Precision of N")
+    recall_n = _metric("Recall of N")
+    f1_n = _metric("F1 of N")
+    g_mean = _metric("sqrt(recall H x recall N)")
+    auc = _metric("AUC of P(H)")
+    brier = _metric("Brier score of P(H), the mean of (P(H) - label)^2")
+
+
+class RoundDetectorMetricsSerializer(serializers.Serializer):
+    detector = SelectingDetectorSerializer(
+        allow_null=True, help_text="The detector that selected the round; null for round 1 (drawn at random).")
+    metrics = DetectorMetricsSerializer(
+        allow_null=True, help_text="Its metrics on the round's consensus items (held out: it was trained before "
+        "they were judged); null when there are none, with the reason.")
+    undefined = serializers.DictField(
+        child=serializers.CharField(), help_text="Why each metric that is null is undefined, by the metric's key.")
+    reason = serializers.CharField(
+        allow_null=True, help_text="Why metrics is null, or which consensus items the metrics leave out.")
+
+
+class RoundBalanceSerializer(serializers.Serializer):
+    h = serializers.IntegerField(help_text="Consensus items of the round labelled H.")
+    n = serializers.IntegerField(help_text="Consensus items of the round labelled N.")
+    h_share = serializers.FloatField(
+        allow_null=True, help_text="h / (h + n), the balance reached; null: see undefined.")
+    promised_h_share = serializers.FloatField(
+        allow_null=True, help_text="The share of H the subsampling ratio R promised; null: see undefined.")
+    undefined = serializers.DictField(
+        child=serializers.CharField(), help_text="Why h_share or promised_h_share is null, by its key.")
+
+
+class PairRoundDetailSerializer(PairRoundRowSerializer):
+    agreement = PairRoundAgreementSerializer(required=False, help_text="Reviewers only: the round's agreement.")
+    detector_metrics = RoundDetectorMetricsSerializer(
+        required=False, help_text="Reviewers only: the selecting detector's metrics on the round's consensus items.")
+    balance = RoundBalanceSerializer(
+        required=False, help_text="Reviewers only: the H share reached beside the share R promised.")
+
+
 class JudgeFlagSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     judge = serializers.CharField(help_text="The judge's username.")

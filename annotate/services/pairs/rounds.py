@@ -63,6 +63,8 @@ __all__ = [
     "next_round_number",
     "preview_round",
     # This module's own.
+    "BALANCE_UNDEFINED",
+    "METRIC_UNDEFINED",
     "create_round",
     "create_round_from_plan",
     "round_report",
@@ -239,6 +241,34 @@ def run_round_job(job_id: int) -> Job:
 
 # --- report --------------------------------------------------------------------------------------------------
 
+# Why a metric of the HaDes tables is undefined (annotate.pairmath.metrics gives None), by its key. The round page
+# and the API give these reasons: the service says why, so the two cannot word it differently. ``n`` is never None
+# once there are metrics (``metrics_reason`` says why there are none).
+METRIC_UNDEFINED = {
+    "accuracy": "no item to score",
+    "precision_h": "the detector predicted no item H",
+    "recall_h": "no consensus item of the round is H",
+    "f1_h": "no item is H or predicted H",
+    "precision_n": "the detector predicted no item N",
+    "recall_n": "no consensus item of the round is N",
+    "f1_n": "no item is N or predicted N",
+    "g_mean": "it needs the recall of both classes",
+    "auc": "it needs both H and N items",
+    "brier": "no item to score",
+}
+# Why a figure of the round's H/N balance is undefined, by its key in the report's ``balance``.
+BALANCE_UNDEFINED = {
+    "h_share": "no item of this round has reached consensus yet",
+    "promised_h_share": "nothing promised: the round was drawn at random or without subsampling counts",
+}
+
+
+def _undefined(figures: dict[str, Any] | None, reasons: dict[str, str]) -> dict[str, str]:
+    """The reason of each figure that is None; none when there are no figures at all (another field says why)."""
+    if not figures:
+        return {}
+    return {key: reason for key, reason in reasons.items() if figures.get(key) is None}
+
 
 def unfinished_open_round(project: Project) -> dict[str, Any] | None:
     """The open round's items still being judged, which creating the next round leaves unfinished; None if none.
@@ -273,7 +303,10 @@ def round_report(pair_round: PairRound) -> dict[str, Any]:
     The metrics are those of the detector that selected the round (trained
     before any of its items were judged) on the round's consensus items, so they
     are held-out figures. ``balance`` puts the share of H reached among the
-    consensus items beside the share the subsampling promised.
+    consensus items beside the share the subsampling promised. A figure that is
+    None has its reason under ``metrics_undefined`` or ``balance_undefined``
+    (same key); ``metrics_reason`` says why there are no metrics at all, or
+    which consensus items they leave out.
     """
     from annotate.pairmath.metrics import detector_metrics
 
@@ -298,7 +331,9 @@ def round_report(pair_round: PairRound) -> dict[str, Any]:
         },
         "ratio": pair_round.ratio,
         "funnel": pair_round.funnel,
+        "metrics_undefined": {},
     }
+    report["balance_undefined"] = _undefined(report["balance"], BALANCE_UNDEFINED)
     detector = pair_round.detector
     if detector is None:
         report["metrics_reason"] = (
@@ -320,6 +355,7 @@ def round_report(pair_round: PairRound) -> dict[str, Any]:
     head = detection.load_head(detector)
     p_h = head.p_h(detection.decode_vectors([vector for _, vector in rows]))
     report["metrics"] = detector_metrics([1 if label == "H" else 0 for label, _ in rows], p_h.tolist())
+    report["metrics_undefined"] = _undefined(report["metrics"], METRIC_UNDEFINED)
     if without_vector:
         report["metrics_reason"] = (f"{without_vector} of the {h + n} consensus items have no span vector from "
                                     f"{detector.encoder!r} and are left out.")

@@ -267,41 +267,45 @@ def selection_in_words(selection: dict[str, Any]) -> str:
     return "Chosen by the detector: " + "; ".join(details) + "."
 
 
-# Metrics of the HaDes tables, in the order the round page lists them, and why each can be undefined.
+# Metrics of the HaDes tables, in the order the round page lists them; why one is undefined is the service's
+# (rounds.METRIC_UNDEFINED, in the report's ``metrics_undefined``), which the API gives too.
 METRICS = [
-    ("n", "Consensus items scored", "no consensus item of this round has a span vector yet"),
-    ("accuracy", "Accuracy", "no item to score"),
-    ("precision_h", "Precision, H", "the detector predicted no item H"),
-    ("recall_h", "Recall, H", "no consensus item of the round is H"),
-    ("f1_h", "F1, H", "no item is H or predicted H"),
-    ("precision_n", "Precision, N", "the detector predicted no item N"),
-    ("recall_n", "Recall, N", "no consensus item of the round is N"),
-    ("f1_n", "F1, N", "no item is N or predicted N"),
-    ("g_mean", "G-mean, √(recall H × recall N)", "it needs the recall of both classes"),
-    ("auc", "AUC of P(H)", "it needs both H and N items"),
-    ("brier", "Brier score of P(H)", "no item to score"),
+    ("n", "Consensus items scored"),
+    ("accuracy", "Accuracy"),
+    ("precision_h", "Precision, H"),
+    ("recall_h", "Recall, H"),
+    ("f1_h", "F1, H"),
+    ("precision_n", "Precision, N"),
+    ("recall_n", "Recall, N"),
+    ("f1_n", "F1, N"),
+    ("g_mean", "G-mean, √(recall H × recall N)"),
+    ("auc", "AUC of P(H)"),
+    ("brier", "Brier score of P(H)"),
 ]
 
 
-def metric_rows(metrics: dict[str, Any] | None) -> list[dict[str, Any]]:
+def metric_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The round report's metrics as the page's rows: name, value to 3 decimals, and why an undefined one is."""
+    metrics, undefined = report["metrics"], report["metrics_undefined"]
     rows = []
-    for key, name, why in METRICS:
+    for key, name in METRICS:
         value = metrics.get(key) if metrics else None
         if value is not None and key != "n":
             value = f"{value:.3f}"
-        rows.append({"key": key, "name": name, "value": value, "why": why if metrics else None})
+        rows.append({"key": key, "name": name, "value": value, "why": undefined.get(key)})
     return rows
 
 
-def balance_words(balance: dict[str, Any]) -> dict[str, str]:
+def balance_words(report: dict[str, Any]) -> dict[str, str]:
     """The H share reached among the round's consensus items beside the share the subsampling promised."""
+    balance, undefined = report["balance"], report["balance_undefined"]
     promised = balance.get("promised_h_share")
     h, n, share = balance.get("h", 0), balance.get("n", 0), balance.get("h_share")
     return {
         "promised": f"{100 * promised:.1f}% H" if promised is not None
-        else "— (nothing promised: the round was drawn at random or without subsampling counts)",
+        else f"— ({undefined['promised_h_share']})",
         "reached": f"{100 * share:.1f}% H ({h} H, {n} N)" if share is not None
-        else "— (no item of this round has reached consensus yet)",
+        else f"— ({undefined['h_share']})",
         "note": "The promise holds in expectation, if the detector errs on the pool as it did on the counts "
                 "behind R." if promised is not None else "",
     }
@@ -321,9 +325,9 @@ def round_page(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         "project": project,
         "pair_round": pair_round,
         "agreement": agreement.pair_agreement(project, pair_round.number),
-        "metric_rows": metric_rows(report["metrics"]),
+        "metric_rows": metric_rows(report),
         "metrics_intro": report["metrics_reason"],
-        "balance": balance_words(report["balance"]),
+        "balance": balance_words(report),
         "ratio": ratio_context(pair_round.ratio if pair_round.ratio.get("action") else None),
         "ratio_source": pair_round.ratio.get("counts_from"),
         "round_one": pair_round.number == 1,
