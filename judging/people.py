@@ -34,6 +34,7 @@ import numpy as np
 LEVELS = (1, 2, 3, 4, 5)
 ALPHA_LEVELS = ("ordinal", "interval")
 JUDGE = "judge"  # the judge's row in the reliability matrix
+NO_JUDGE_FIGURE = "no audited item has a score from this judge"
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def alpha_with_judge(ratings: Sequence[AuditRating], level: str) -> Alpha:
     _check_level(level)
     ratings = _judged(ratings)
     if not ratings:
-        return Alpha(None, "no audited item has a score from this judge", 0, 0)
+        return Alpha(None, NO_JUDGE_FIGURE, 0, 0)
     rows = _auditor_rows(ratings)
     figure = {rating.item: float(rating.judge_score) for rating in ratings if rating.judge_score is not None}
     rows[(JUDGE,)] = {  # a tuple key: no auditor id can collide with it
@@ -219,6 +220,8 @@ def people_figures(
     residual = residuals(ratings)
     figures["mean_residual"] = residual["mean"]
     figures["mean_absolute_residual"] = residual["mean_absolute"]
+    if residual["mean"] is None:  # said, like every other undefined figure (the API gives reasons beside nulls)
+        figures["reasons"]["mean_residual"] = figures["reasons"]["mean_absolute_residual"] = NO_JUDGE_FIGURE
     confirmed = flags_confirmed(ratings, flagged, flag_at_most)
     figures["flags_confirmed"] = confirmed["share"]
     figures["flags_audited"] = confirmed["flagged"]
