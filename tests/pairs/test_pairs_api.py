@@ -86,12 +86,14 @@ def test_next_item_answers_204_when_nothing_is_left(pairs_project: Project, alic
 @pytest.mark.parametrize(
     ("path", "status", "key"),
     [("/api/pairs/next/", 400, "project"), ("/api/pairs/next/?project=nope", 404, "detail"),
-     ("/api/pairs/next/?project=demo", 404, "detail")],
+     ("/api/pairs/next/?project=demo", 400, "project")],
 )
 def test_next_item_without_a_pairs_project_is_refused(pairs_project: Project, project: Project, alice: Any,
                                                       path: str, status: int, key: str) -> None:
-    response = client_of(alice).get(path)  # "demo" is a span project alice belongs to
+    response = client_of(alice).get(path)  # "demo" is a span project alice belongs to: told its kind
     assert response.status_code == status and key in response.json()
+    if "demo" in path:
+        assert "'demo' is a spans project" in response.json()["project"][0]
 
 
 def test_outsiders_get_404_auditors_403_blocked_judges_403_and_anonymous_401(

@@ -224,6 +224,8 @@ EXPECTED: dict[str, Rule] = {
     "judging-api-run-judgements": api(ADMINS, kinds=None),
     "judging-api-export-judgements": api(ADMINS),
     "judging-api-export-audits": api(AUDITORS),
+    "judging-api-judge-people": api(ADMINS),  # as the judge-vs-people page
+    "judging-api-synthetic-tables": api(ADMINS),  # as the synthetic set page
     "api-audit-next": api(AUDITORS, ok=frozenset({200, 204})),
     "api-audit-verdict": api_post(AUDITORS, kinds=None),
 }
@@ -254,7 +256,7 @@ OTHER_KIND = {SPANS: PAIRS, PAIRS: SPANS}
 
 # A URL of one project kind under the slug of a project of the other kind (every role below is a member of
 # both demo projects). The pairs and judging lookups ask for the kind first: 404 for everyone, except the
-# judging API's slug endpoints and the pairs figures (TOLD_THE_KIND), which tell every member the project's
+# judging API's slug endpoints and the pairs API's (TOLD_THE_KIND), which tell every member the project's
 # kind. The span pages below read the project in the URL whatever its kind: their role rule holds, and an
 # allowed role gets the status listed (404 where the URL names an object of the other project). None shows
 # anything of another project: their queries are the project's own.
@@ -291,12 +293,14 @@ KIND_AGNOSTIC: dict[str, frozenset[int]] = {
 }
 
 
-# The judging API on a pairs project, and the pairs figures on a span project: 400 on project, naming its kind, to
-# every member whatever their role (judging.api.lookups, annotate.api.pairs.lookups.pairs_project_for_figures);
+# The judging API on a pairs project, and the pairs API on a span project: 400 on project, naming its kind, to
+# every member whatever their role (judging.api.lookups, annotate.api.pairs.lookups.pairs_project_for);
 # outsiders 404 and anonymous callers 401 as everywhere.
 TOLD_THE_KIND = frozenset({
+    "judging-api-judge-people", "judging-api-synthetic-tables",
     "judging-api-judges", "judging-api-runs", "judging-api-import", "judging-api-export-judgements",
-    "judging-api-export-audits", "api-audit-next", "api-pair-round", "api-pair-agreement",
+    "judging-api-export-audits", "api-audit-next", "api-pair-rounds", "api-pair-round", "api-pair-agreement",
+    "api-judge-flags", "api-judge-flag-block", "api-judge-flag-unblock", "api-judge-flag-dismiss",
 })
 
 

@@ -66,6 +66,8 @@ PARAMETERS: dict[str, dict[str, str]] = {
     "span-detail": {"pk": "span"},
     "judging-api-run": {"id": "run"},
     "judging-api-run-judgements": {"id": "run"},
+    "judging-api-judge-people": {"id": "judge"},
+    "judging-api-synthetic-tables": {"id": "synthetic"},
     "api-audit-verdict": {"id": "audit_item"},
     "api-judge-flag-block": {"id": "judge_flag"},
     "api-judge-flag-unblock": {"id": "judge_flag"},

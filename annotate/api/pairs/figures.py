@@ -5,7 +5,7 @@ The numbers come from the services the pages and the commands call, computed for
 --json``) and ``annotate.services.pairs.rounds.round_report`` (the round page). An undefined value is null with
 the service's reason beside it, never 0 or NaN. Who sees them is the pages' rule: the project's admins, auditors
 and curators (annotators work blind). A slug of a span project answers its members 400 on ``project``, naming
-its kind (``lookups.pairs_project_for_figures``).
+its kind (``lookups.pairs_project_for``).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from rest_framework.views import APIView
 
 from annotate.api.errors import field_error
 from annotate.api.pairs.items import items_by_state, round_row, rounds_with_answers
-from annotate.api.pairs.lookups import REVIEWER_ROLES, pairs_project_for_figures
+from annotate.api.pairs.lookups import REVIEWER_ROLES, pairs_project_for
 from annotate.api.pairs.serializers import (
+    NOT_A_PAIRS_PROJECT,
     PairAgreementQuerySerializer,
     PairAgreementReportSerializer,
     PairRoundDetailSerializer,
@@ -34,11 +35,6 @@ from annotate.services.pairs import agreement, rounds
 FOR_REVIEWERS = OpenApiResponse(
     ErrorSerializer,
     description="Annotators work blind: agreement is for the project's admins, auditors and curators, as on its pages.",
-)
-NOT_A_PAIRS_PROJECT = OpenApiResponse(
-    FIELD_ERRORS_SCHEMA,
-    description="The project is a span project: `project` names its kind and where its figures are (to its members; "
-    "anyone else gets 404).",
 )
 NOT_A_PAIRS_PROJECT_OR_BAD_QUERY = OpenApiResponse(
     FIELD_ERRORS_SCHEMA,
@@ -89,7 +85,7 @@ class PairAgreementView(APIView):
 
         Every round together with each round listed, or one round with ?round=; the ``pair_agreement --json``
         object, the figures of the project page and the round page (admins, auditors and curators)."""
-        project, role = pairs_project_for_figures(request.user, slug)
+        project, role = pairs_project_for(request.user, slug)
         if role not in REVIEWER_ROLES:
             raise PermissionDenied(FOR_REVIEWERS.description)
         query = PairAgreementQuerySerializer(data=request.query_params)
@@ -106,7 +102,7 @@ class PairRoundDetailView(APIView):
     def get(self, request: Request, slug: str, number: str) -> Response:
         """One round (members): the round list's entry. Reviewers also get the round page's figures: its agreement,
         the selecting detector's metrics on its consensus items and the H/N balance reached beside the one promised."""
-        project, role = pairs_project_for_figures(request.user, slug)
+        project, role = pairs_project_for(request.user, slug)
         reviewer = role in REVIEWER_ROLES
         pair_round = _round_of(project, request.user, number, reviewer=reviewer)
         if not reviewer:

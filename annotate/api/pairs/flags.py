@@ -11,8 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import access
-from annotate.api.pairs.lookups import Role
+from annotate.api.pairs.lookups import Role, pairs_project_for
 from annotate.api.pairs.serializers import (
     BlockRequestSerializer,
     BlockResultSerializer,
@@ -49,7 +48,7 @@ def flag_payload(flag: JudgeFlag, blocked_judges: set[int]) -> dict[str, Any]:
 
 
 def _flag_for_admin(user: Any, slug: str, id: str) -> tuple[Project, JudgeFlag]:
-    project, _ = access.get_pairs_project_for_user(user, slug, roles=(Role.ADMIN,))
+    project, _ = pairs_project_for(user, slug, roles=(Role.ADMIN,))
     flag_id = int(id)
     flag = (
         JudgeFlag.objects.select_related("judge", "reviewed_by").filter(project=project, pk=flag_id).first()
@@ -70,7 +69,7 @@ class JudgeFlagListView(APIView):
         """Flagged judges with the rule they tripped, its figures and the review status (admins).
 
         Every judge is checked again first, on everyone's answers as they are now."""
-        project, _ = access.get_pairs_project_for_user(request.user, slug, roles=(Role.ADMIN,))
+        project, _ = pairs_project_for(request.user, slug, roles=(Role.ADMIN,))
         query = FlagQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         flags.refresh_flags(project)

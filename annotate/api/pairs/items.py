@@ -12,10 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import access
-from annotate.api.pairs.lookups import REVIEWER_ROLES
+from annotate.api.pairs.lookups import REVIEWER_ROLES, pairs_project_for
 from annotate.api.pairs.serializers import (
     NO_PROJECT,
+    NOT_A_PAIRS_PROJECT,
     PairItemQuerySerializer,
     PairItemRowSerializer,
     PairRoundRowSerializer,
@@ -37,7 +37,7 @@ class PairItemListView(generics.GenericAPIView):
         query = PairItemQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         options = query.validated_data
-        project, role = access.get_pairs_project_for_user(request.user, options["project"])
+        project, role = pairs_project_for(request.user, options["project"])
         items = PairItem.objects.filter(project=project).select_related("round").order_by("id")
         if "round" in options:
             items = items.filter(round__number=options["round"])
@@ -136,13 +136,13 @@ def round_row(pair_round: PairRound, reviewer: bool, by_state: dict[int, dict[st
 
 
 class PairRoundListView(APIView):
-    @extend_schema(responses={200: PairRoundRowSerializer(many=True)})
+    @extend_schema(responses={200: PairRoundRowSerializer(many=True), 400: NOT_A_PAIRS_PROJECT})
     def get(self, request: Request, slug: str) -> Response:
         """The project's rounds (members). Reviewers also get each round's items by state, filters, funnel and ratio.
 
         The detector's metrics, the balance reached and the agreement are on each round's own address
         (``pair-rounds/{number}/``): they cost queries per round, which the list does not spend."""
-        project, role = access.get_pairs_project_for_user(request.user, slug)
+        project, role = pairs_project_for(request.user, slug)
         reviewer = role in REVIEWER_ROLES
         by_state = items_by_state(project) if reviewer else {}
         return Response([

@@ -24,9 +24,12 @@ REVIEWER_ROLES = (Role.ADMIN, Role.AUDITOR, Role.CURATOR)
 
 
 def get_pairs_project(user: Any, slug: str) -> Project:
-    """The pairs project with its settings, one query; 404 when there is none (the caller's role is checked later)."""
+    """The pairs project with its settings, one query (the caller's role is checked later, by the queue).
+
+    404 when there is none; a member's span project is the 400 of ``_told_the_kind``."""
     project = Project.objects.select_related("pair_config").filter(slug=slug, kind=Project.Kind.PAIRS).first()
     if project is None:
+        _told_the_kind(user, slug)
         raise NotFound("No such pairs project")
     return project
 
@@ -41,24 +44,31 @@ def queue_refusal(error: queue.PairQueueError) -> Response:
     return Response({"detail": error.message, "code": error.code}, status=error.status)
 
 
-def pairs_project_for_figures(user: Any, slug: str) -> tuple[Project, str]:
-    """The pairs project and the caller's role, for the figure endpoints (agreement, a round's detail).
+def pairs_project_for(user: Any, slug: str, *, roles: tuple[str, ...] | None = None) -> tuple[Project, str]:
+    """The pairs project and the caller's role (annotate.access.get_pairs_project_for_user: 403 for a role not in
+    ``roles``), for every pairs endpoint; a member's span project is the 400 of ``_told_the_kind``."""
+    try:
+        return access.get_pairs_project_for_user(user, slug, roles=roles)
+    except Http404:
+        _told_the_kind(user, slug)
+        raise
 
-    A slug naming a project of another kind is a 400 on ``project`` naming its kind, for the project's members: the
-    address is right and the project the wrong kind, as the span figures answer on a pairs project
+
+def _told_the_kind(user: Any, slug: str) -> None:
+    """A slug naming a project of another kind is a 400 on ``project`` naming its kind, for the project's members.
+
+    The address is right and the project the wrong kind, as the span figures answer on a pairs project
     (annotate.api.results) and the judging API does (judging.api.lookups). Outsiders still get the 404, so the
     project's existence stays hidden. Asked only after the lookup failed: a pairs project costs no extra query.
     """
-    try:
-        return access.get_pairs_project_for_user(user, slug)
-    except Http404:
-        other = Project.objects.filter(slug=slug).exclude(kind=Project.Kind.PAIRS).first()
-        if other is None or access.role_in(user, other) is None:
-            raise
-        raise field_error(
-            "project",
-            f"{other.slug!r} is a {other.kind} project ({other.get_kind_display().lower()}): pair agreement and "
-            f"pair rounds are figures of pairs projects (kind {Project.Kind.PAIRS.value!r}). A span project's "
-            f"figures are at /api/projects/{other.slug}/agreement/?scheme=..., "
-            f"/api/projects/{other.slug}/halu-rates/ and /api/projects/{other.slug}/detector-eval/",
-        ) from None
+    other = Project.objects.filter(slug=slug).exclude(kind=Project.Kind.PAIRS).first()
+    if other is None or access.role_in(user, other) is None:
+        return
+    raise field_error(
+        "project",
+        f"{other.slug!r} is a {other.kind} project ({other.get_kind_display().lower()}): items, answers, rounds, "
+        f"flags and pair agreement belong to pairs projects (kind {Project.Kind.PAIRS.value!r}); nothing was "
+        f"changed. A span project's samples are at /api/samples/?project={other.slug} and its figures at "
+        f"/api/projects/{other.slug}/agreement/?scheme=..., /api/projects/{other.slug}/halu-rates/ and "
+        f"/api/projects/{other.slug}/detector-eval/",
+    )

@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
+from annotate.api.schema import FIELD_ERRORS_SCHEMA
 from annotate.api.serializers import MAX_ROUND, ErrorSerializer, QueryParamsSerializer, RejectsUnknownFields
 from annotate.models import JudgeFlag, PairItem, PairRound
 from annotate.services.pairs import flags, queue
@@ -260,6 +261,11 @@ class UnblockResultSerializer(serializers.Serializer):
 
 
 PROJECT_QUERY = [PairProjectQuerySerializer]
+NOT_A_PAIRS_PROJECT = OpenApiResponse(
+    FIELD_ERRORS_SCHEMA,
+    description="The project is a span project: `project` names its kind and where its figures are (to its members; "
+    "anyone else gets 404).",
+)
 NO_PROJECT = OpenApiResponse(ErrorSerializer, description="No such pairs project among yours.")
 REFUSED = OpenApiResponse(
     ErrorSerializer, description="Your role does not judge pairs (annotators and admins do), or you are blocked."
