@@ -17,6 +17,9 @@ DATA_DIR = Path(envstr("FAITHLAB_DATA_DIR", str(BASE_DIR / "var")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = envbool("DEBUG", True)
+# With DEBUG on, pages still answer 404 with the app's page (config/not_found.py); true brings Django's technical
+# 404, which lists every URL pattern, back for developers.
+DEBUG_TECHNICAL_404 = envbool("DEBUG_TECHNICAL_404", False)
 SECRET_KEY = envstr("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
@@ -52,6 +55,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so its 404 page renders inside the others as a view's page does (see the module).
+    "config.not_found.NotFoundPageMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
