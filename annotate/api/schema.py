@@ -50,6 +50,7 @@ def id_in_path(what: str) -> OpenApiParameter:
 
 SAMPLE_ID = id_in_path("sample")
 SPAN_ID = id_in_path("span")
+BATCH_ID = id_in_path("batch")
 ROUND_QUERY = OpenApiParameter(
     "round", integer(1, MAX_ROUND), OpenApiParameter.QUERY,
     description="Round number: 1, or 2 for reconciliation (default 1).",

@@ -261,6 +261,26 @@ class ReviewSerializer(RejectsUnknownFields):
     seconds = serializers.IntegerField(default=0, min_value=0, max_value=86400)
 
 
+class SubmitRoundSerializer(RejectsUnknownFields):
+    round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
+
+
+class SubmittedRoundSerializer(serializers.Serializer):
+    batch = serializers.IntegerField()
+    round = serializers.IntegerField()
+    status = serializers.CharField(help_text="`submitted`: the round is submitted and frozen again.")
+    submitted_at = serializers.DateTimeField()
+
+
+class SubmitConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Why the round was not submitted, for a person to read.")
+    frozen = serializers.BooleanField(required=False, help_text="True when the round is frozen already.")
+    not_done = serializers.ListField(
+        child=serializers.IntegerField(), required=False,
+        help_text="The samples (ids) not marked done: mark them done first. Absent for the other refusals.",
+    )
+
+
 class GoldSerializer(serializers.ModelSerializer):
     decided_by = serializers.CharField(source="decided_by.username", read_only=True, default=None)
 

@@ -4,7 +4,7 @@ from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
 from annotate.api import pairs, results
-from annotate.api.views import ProjectViewSet, SampleViewSet, SpanViewSet
+from annotate.api.views import BatchViewSet, ProjectViewSet, SampleViewSet, SpanViewSet
 
 # No ".json" suffix routes: the API speaks JSON only, the schema leaves them out, and the viewsets' actions
 # take no format argument (every suffixed action answered 500).
@@ -13,6 +13,7 @@ router.include_format_suffixes = False
 router.register("projects", ProjectViewSet, basename="project")
 router.register("samples", SampleViewSet, basename="sample")
 router.register("spans", SpanViewSet, basename="span")
+router.register("batches", BatchViewSet, basename="batch")
 urlpatterns = router.urls
 urlpatterns += [
     path("projects/<slug:slug>/agreement/", results.AgreementView.as_view(), name="api-agreement"),

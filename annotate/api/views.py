@@ -18,6 +18,7 @@ from annotate import access
 from annotate.api.errors import field_error
 from annotate.api.exports import ExportQuerySerializer, export_download
 from annotate.api.schema import (
+    BATCH_ID,
     ROUND_FROZEN,
     ROUND_QUERY,
     SAMPLE_ID,
@@ -49,6 +50,9 @@ from annotate.api.serializers import (
     SpanSerializer,
     SpanUpdateSerializer,
     SpanWriteSerializer,
+    SubmitConflictSerializer,
+    SubmitRoundSerializer,
+    SubmittedRoundSerializer,
 )
 from annotate.models import GoldLabel, Membership, Project, Sample, SpanAnnotation
 from annotate.services import embedding, flags, freeze, rounds, spans
@@ -333,6 +337,50 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             raise NotFound(error.message) from None
         except flags.FlagError as error:
             raise field_error(error.field, error.message) from None
+
+
+class BatchViewSet(viewsets.GenericViewSet):
+    """A batch, seen by one of its annotators: submitting a re-opened round again."""
+
+    lookup_value_regex = "[0-9]{1,18}"
+
+    @extend_schema(
+        parameters=[BATCH_ID],
+        request=SubmitRoundSerializer,
+        responses={
+            200: SubmittedRoundSerializer,
+            403: OpenApiResponse(ErrorSerializer, description="Only the batch's annotators submit their rounds."),
+            409: OpenApiResponse(
+                SubmitConflictSerializer,
+                description="Nothing was changed: the round is frozen already (`frozen` is true), is not re-opened, "
+                "or has samples not marked done (`not_done` lists them).",
+            ),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def submit(self, request: Request, pk: str | None = None) -> Response:
+        """Submit your re-opened round of the batch again, which freezes it; every sample must be marked done.
+
+        Marking samples done never submits a re-opened round: only this (the page's Submit again) does.
+        """
+        batch, role = access.get_batch_for_user(request.user, int(pk or 0))
+        if role != Membership.Role.ANNOTATOR:
+            raise PermissionDenied("Only the batch's annotators submit their rounds")
+        body = SubmitRoundSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            assignment = freeze.submit_round_again(batch, request.user, round=body.validated_data["round"])
+        except freeze.NotAssigned as error:
+            raise field_error("round", str(error)) from None
+        except freeze.RoundFrozen as frozen:
+            return _frozen(frozen)
+        except freeze.SubmitError as refused:
+            answer: dict[str, Any] = {"detail": str(refused)}
+            if refused.not_done:
+                answer["not_done"] = refused.not_done
+            return Response(answer, status=status.HTTP_409_CONFLICT)
+        return Response({"batch": batch.pk, "round": assignment.round, "status": assignment.status,
+                         "submitted_at": assignment.submitted_at})
 
 
 @extend_schema_view(

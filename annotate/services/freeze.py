@@ -4,7 +4,9 @@ An annotator's round of a batch is frozen once they submit it (every sample done
 and round 1 is frozen for everyone once round 2 of the batch opens: from then on
 the others' round-1 work has been shown, and agreement and gold labels are built
 from it. An admin may re-open one annotator's round; the re-opening is logged and
-ends when the annotator submits again.
+ends when the annotator submits the round again (``submit_round_again``). Marking
+the last sample done does not end it: in a re-opened round every sample is usually
+done already, so ``D`` would freeze the round again after the first fix.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotate.access import AssignmentStates
-from annotate.models import Assignment, GoldLabel, Project, RoundReopening, Sample, SpanAnnotation
+from annotate.models import Assignment, Batch, GoldLabel, Project, RoundReopening, Sample, SampleReview, SpanAnnotation
 
 
 class RoundFrozen(Exception):
@@ -26,6 +28,18 @@ class RoundFrozen(Exception):
 
 class ReopenError(ValueError):
     pass
+
+
+class SubmitError(ValueError):
+    """Submitting a round again was refused; nothing changed. ``not_done``: the samples (ids) still to mark done."""
+
+    def __init__(self, message: str, *, not_done: list[int] | None = None) -> None:
+        super().__init__(message)
+        self.not_done = not_done or []
+
+
+class NotAssigned(ValueError):
+    """The annotator holds no such round of the batch."""
 
 
 def frozen_reason(states: AssignmentStates, round: int, batch_name: str | Callable[[], str]) -> str | None:
@@ -87,12 +101,75 @@ def later_round_open(batch_id: int, round: int) -> int | None:
     return Assignment.objects.filter(batch_id=batch_id, round__gt=round).aggregate(latest=Max("round"))["latest"]
 
 
-def close_reopening(assignment: Assignment) -> None:
-    """The annotator submitted a re-opened round again: it is frozen once more."""
-    if assignment.reopened:
-        assignment.reopened = False
-        assignment.save(update_fields=["reopened"])
-        RoundReopening.objects.filter(assignment=assignment, closed_at__isnull=True).update(closed_at=timezone.now())
+@transaction.atomic
+def submit_round_again(batch: Batch, annotator: AbstractBaseUser, *, round: int) -> Assignment:
+    """Freeze a re-opened round again, on the annotator's request (the page's Submit again, or the API).
+
+    Only here does a re-opened round end: marking samples done never submits it. As at the first
+    submission, every sample of the batch must be marked done; a sample un-marked during the
+    re-opening is named in the refusal. Raises NotAssigned, RoundFrozen (already frozen, with the
+    reason) or SubmitError, and changes nothing then.
+    """
+    assignment = (
+        Assignment.objects.select_for_update().filter(batch=batch, annotator=annotator, round=round).first()
+    )
+    if assignment is None:
+        raise NotAssigned(f"you have no round {round} of {batch.name}")
+    if not assignment.reopened:
+        reason = frozen_reason(AssignmentStates.load(batch.pk, annotator), round, batch.name)
+        if reason:
+            raise RoundFrozen(reason)
+        raise SubmitError(
+            f"round {round} of {batch.name} is not re-opened, so there is nothing to submit again: a round is "
+            "submitted when you mark its last sample done"
+        )
+    missing = samples_not_done(batch, annotator, round)
+    if missing:
+        raise SubmitError(_not_done_message(batch, round, missing), not_done=[pk for pk, _ in missing])
+    assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
+    assignment.reopened = False
+    assignment.save(update_fields=["status", "submitted_at", "reopened"])
+    RoundReopening.objects.filter(assignment=assignment, closed_at__isnull=True).update(
+        closed_at=assignment.submitted_at
+    )
+    return assignment
+
+
+def samples_not_done(batch: Batch, annotator: AbstractBaseUser, round: int) -> list[tuple[int, int]]:
+    """(sample id, place in the batch from 1, as the page numbers it) of each sample not marked done.
+
+    In an open round only a done mark counts (annotate.services.progress): a re-opened imported
+    round, submitted without marks, needs each sample marked done, as a native one did.
+    """
+    done = set(
+        SampleReview.objects.filter(sample__batch=batch, annotator=annotator, round=round, done=True)
+        .values_list("sample_id", flat=True)
+    )
+    order = Sample.objects.filter(batch=batch).order_by("position", "id").values_list("id", flat=True)
+    return [(pk, place) for place, pk in enumerate(order, start=1) if pk not in done]
+
+
+NAMED_AT_MOST = 10
+
+
+def _not_done_message(batch: Batch, round: int, missing: list[tuple[int, int]]) -> str:
+    places = [str(place) for _, place in missing[:NAMED_AT_MOST]]
+    more = len(missing) - len(places)
+    listed = ", ".join(places) + (f" and {more} more" if more else "")
+    which = "sample" if len(missing) == 1 else "samples"
+    return (
+        f"{which} {listed} of {batch.name} (round {round}) {'is' if len(missing) == 1 else 'are'} not marked "
+        f"done: mark {'it' if len(missing) == 1 else 'them'} done (D), then submit again; the round is still open"
+    )
+
+
+def open_reopening(assignment_id: int) -> RoundReopening | None:
+    """The re-opening in force on this assignment (who re-opened it and why), or None."""
+    return (
+        RoundReopening.objects.filter(assignment_id=assignment_id, closed_at__isnull=True)
+        .select_related("reopened_by")
+        .first()
+    )
 
 
 def reopenings(project: Project) -> list[RoundReopening]:

@@ -52,6 +52,7 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
     )
     state = access.AssignmentStates.of(sample, user).rounds.get(round) if assigned else None
     submitted = state is not None and state[0] == Assignment.Status.SUBMITTED
+    reopened = _reopened(sample, user, round) if state is not None and state[1] else None
     done_ids = set(progress.done_samples(order, reviews, submitted=submitted))
     slug = sample.project.slug
 
@@ -76,6 +77,8 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
         "frozen": frozen,
         # "Mark not done" is its own action, and only while the round is not frozen.
         "can_mark_not_done": can_edit,
+        # Re-opened by an admin: who and why, and Submit again (D never submits a re-opened round).
+        "reopened": reopened,
         # Blind by default: annotators see the generator only where the project reveals it.
         "generator": sample.generator if sees_generator else "",
         "flag": {"kind": flag.kind, "comment": flag.comment} if flag else None,
@@ -103,6 +106,28 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
             "review": reverse("sample-review", args=[sample.pk]),
             "flag": f"{reverse('sample-detail', args=[sample.pk])}flag/",
         },
+    }
+
+
+def _reopened(sample: Sample, user: AbstractBaseUser, round: int) -> dict[str, Any] | None:
+    """The annotator's re-opened round: the notice saying who re-opened it and why, and where Submit again posts."""
+    assignment_id = (
+        Assignment.objects.filter(batch_id=sample.batch_id, annotator=user, round=round, reopened=True)
+        .values_list("pk", flat=True).first()
+    )
+    if assignment_id is None:
+        return None
+    entry = freeze.open_reopening(assignment_id)
+    by = entry.reopened_by.get_username() if entry and entry.reopened_by else "an admin"
+    reason = entry.reason.strip() if entry else ""
+    if reason and not reason.endswith((".", "!", "?")):
+        reason += "."
+    return {
+        "by": by,
+        "reason": reason,
+        "notice": f"Round {round} re-opened by {by}{': ' + reason if reason else '.'} Your changes save as you go; "
+                  "press Submit again when you are done.",
+        "submit_url": reverse("batch-submit", args=[sample.batch_id]),
     }
 
 

@@ -225,7 +225,8 @@ def mark_sample_done(
     """Record the annotator's verdict; a batch whose samples are all done counts as submitted.
 
     In a frozen round nothing changes: marking a done sample done again is answered
-    with the stored review (``D`` moves on), anything else raises RoundFrozen.
+    with the stored review (``D`` moves on), anything else raises RoundFrozen. A
+    re-opened round is never submitted here, only by ``freeze.submit_round_again``.
     """
     _check_open(sample, annotator, round)
     try:
@@ -244,7 +245,14 @@ def mark_sample_done(
 
 
 def refresh_assignment(batch_id: int, annotator: AbstractBaseUser, round: int) -> Assignment:
+    """Submit the round (it freezes) when its last sample is marked done.
+
+    A re-opened round is left open: its samples are mostly done already, so the first ``D`` after
+    one fix would freeze it again. The annotator submits it again with Submit again.
+    """
     assignment = Assignment.objects.select_for_update().get(batch_id=batch_id, annotator=annotator, round=round)
+    if assignment.reopened:
+        return assignment
     total = Sample.objects.filter(batch_id=batch_id).count()
     finished = SampleReview.objects.filter(
         sample__batch_id=batch_id, annotator=annotator, round=round, done=True
@@ -253,7 +261,6 @@ def refresh_assignment(batch_id: int, annotator: AbstractBaseUser, round: int) -
     if submitted and assignment.status != Assignment.Status.SUBMITTED:
         assignment.status, assignment.submitted_at = Assignment.Status.SUBMITTED, timezone.now()
         assignment.save(update_fields=["status", "submitted_at"])
-        freeze.close_reopening(assignment)
     elif not submitted and assignment.status == Assignment.Status.SUBMITTED:
         assignment.status, assignment.submitted_at = Assignment.Status.ASSIGNED, None
         assignment.save(update_fields=["status", "submitted_at"])

@@ -22,7 +22,7 @@ import {
   undoDelete,
   updateSelectionHint,
 } from "./actions.js";
-import { go, markDoneAndMoveOn, markNotDone, renderDone } from "./review.js";
+import { go, markDoneAndMoveOn, markNotDone, renderDone, submitAgain } from "./review.js";
 import { closeFlagForm, flagFormOpen, initFlag } from "./flag.js";
 import { isTyping } from "./dom.js";
 import { modalDialog } from "./dialog.js";
@@ -143,6 +143,8 @@ const doneButton = $('[data-role="done"]');
 if (doneButton) doneButton.addEventListener("click", markDoneAndMoveOn);
 const notDoneButton = $('[data-role="mark-not-done"]');
 if (notDoneButton) notDoneButton.addEventListener("click", markNotDone);
+const submitAgainButton = $('[data-role="submit-again"]');
+if (submitAgainButton) submitAgainButton.addEventListener("click", submitAgain);
 root.addEventListener("annotate:frozen", () => {
   renderDone();
   hideUndo();

@@ -94,6 +94,9 @@ async function sendReview(done) {
 }
 
 const BATCH_COMPLETE = "Batch complete — every sample is marked done. Thank you!";
+// A re-opened round is submitted again only with its own button, never by D.
+const REOPENED_COMPLETE = "Every sample is marked done. Press Submit again (above) when you have made all your changes.";
+const allDoneMessage = () => (page.reopened ? REOPENED_COMPLETE : BATCH_COMPLETE);
 
 /* D: mark the sample done (a done sample stays done) and go to the next unfinished one. */
 export async function markDoneAndMoveOn() {
@@ -110,7 +113,7 @@ export async function markDoneAndMoveOn() {
       if (page.can_edit) await sendReview(true);
       if (page.next_unfinished_url) return go(page.next_unfinished_url);
       if (page.next_url) return go(page.next_url);
-      notice(BATCH_COMPLETE, "ok", true);
+      notice(allDoneMessage(), "ok", true);
       return;
     }
     if (unsavedSpans()) {
@@ -123,6 +126,10 @@ export async function markDoneAndMoveOn() {
     renderDone();
     if (page.next_unfinished_url) {
       window.location.assign(page.next_unfinished_url);
+      return;
+    }
+    if (page.reopened) {
+      notice(REOPENED_COMPLETE, "ok", true); // still open: Submit again freezes it
       return;
     }
     // Every sample is done: the round is submitted, and the server now refuses changes to it.
@@ -147,6 +154,48 @@ export async function markNotDone() {
   } finally {
     state.busyDone = false;
   }
+}
+
+/* Submit again: the only way a re-opened round freezes once more. The server checks every sample is done. */
+export async function submitAgain() {
+  if (state.busyDone || !page.reopened) return;
+  state.busyDone = true;
+  try {
+    await settle();
+    if (unsavedSpans()) {
+      notice("Some spans are not saved yet: retry them (in the span list) before you submit again.", "warn", true);
+      return;
+    }
+    let result;
+    try {
+      result = await send("POST", page.reopened.submit_url, { round: page.round });
+    } catch (error) {
+      notice(`Not submitted: ${error.message}. Try again.`, "warn", true);
+      return;
+    }
+    if (isFrozenAnswer(result)) {
+      endReopening();
+      const reason = errorMessage(result.data, result.status);
+      freeze(reason);
+      notice(reason, "warn", true);
+      return;
+    }
+    if (!result.ok) {
+      notice(`Not submitted: ${errorMessage(result.data, result.status)}`, "warn", true);
+      return;
+    }
+    endReopening();
+    freeze(`You submitted round ${page.round} of ${page.batch} again, so it is frozen; ask an admin to re-open it if it must change.`);
+    notice(`Round ${page.round} of ${page.batch} submitted again. Thank you!`, "ok", true);
+  } finally {
+    state.busyDone = false;
+  }
+}
+
+function endReopening() {
+  page.reopened = null;
+  const reopenedNotice = $('[data-role="reopened-notice"]');
+  if (reopenedNotice) reopenedNotice.hidden = true;
 }
 
 export async function go(url) {

@@ -109,7 +109,10 @@ def test_admin_reopens_one_round_with_a_reason_and_resubmission_freezes_it_again
     page = login(admin_user).get(reverse("project", args=["demo"])).content.decode()
     assert "alice asked to fix sample 1" in page and 'data-role="reopened"' in page
 
-    spans.mark_sample_done(Sample.objects.get(pk=sample.pk), alice, round=1, done=True)  # D submits again
+    spans.mark_sample_done(Sample.objects.get(pk=sample.pk), alice, round=1, done=True)  # D only moves on
+    assignment.refresh_from_db()
+    assert assignment.reopened and assignment.status == Assignment.Status.ASSIGNED
+    freeze.submit_round_again(batch, alice, round=1)  # Submit again
     assignment.refresh_from_db()
     entry.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED and not assignment.reopened
@@ -164,7 +167,7 @@ def test_gold_label_built_from_spans_changed_later_is_stale(
     spans.update_span(SpanAnnotation.objects.get(pk=span.pk), version=span.version, changes={"note": "changed"})
     assert sample.pk in freeze.stale_gold_samples(batch.project)
     page = login(admin_user).get(curation).content.decode()
-    assert 'data-role="stale"' in page and "1 gold label were built from spans that changed" in page
+    assert 'data-role="stale"' in page and "1 gold label was built from spans that changed" in page
 
     rounds.adjudicate_sample(sample, admin_user, span_ids=[span.pk])  # the curator looks again
     assert freeze.stale_gold_samples(batch.project) == {}

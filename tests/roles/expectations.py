@@ -198,6 +198,8 @@ EXPECTED: dict[str, Rule] = {
     # Round 2 is not open: nobody sees the others' round-1 work (the annotator 403, as every other role).
     "sample-others": api((), kinds=None, batch_bound=True),
     "sample-review": api_post((ANNOTATOR,), kinds=None, batch_bound=True),
+    # Submitting a re-opened round again: the batch's annotators only (carol's round is not re-opened: 409).
+    "batch-submit": api_post((ANNOTATOR,), kinds=None, batch_bound=True),
     "span-list": api(LOGGED_IN, kinds=None),  # each caller gets the spans they may see
     # Another annotator's span: hidden (404) from the annotator; reviewers read every span.
     "span-detail": api(REVIEWERS, kinds=None, refused=404),

@@ -41,6 +41,7 @@ PARAMETERS: dict[str, dict[str, str]] = {
     "reopen-round": {"pk": "assignment"},
     "open-round-two": {"pk": "batch"},
     "batch-samples": {"pk": "batch"},
+    "batch-submit": {"pk": "batch"},
     "flag-resolve": {"pk": "flag"},
     "sample": {"pk": "sample"},
     "job": {"pk": "job"},
