@@ -439,7 +439,7 @@ def test_the_schema_describes_the_pairs_endpoints(client: Any, admin_user: Any) 
     assert statuses("/api/pairs/{id}/judgements/", "post") == {"201", "400", "401", "403", "404", "409"}
     assert statuses("/api/pairs/undo/", "post") == {"200", "400", "401", "403", "404", "409"}
     assert statuses("/api/pairs/", "get") == {"200", "400", "401", "404"}
-    assert statuses("/api/projects/{slug}/pair-rounds/", "get") == {"200", "401", "404"}
+    assert statuses("/api/projects/{slug}/pair-rounds/", "get") == {"200", "400", "401", "404"}  # 400: a span project, to its members
     assert statuses("/api/projects/{slug}/flags/", "get") == {"200", "400", "401", "403", "404"}
     assert statuses("/api/projects/{slug}/flags/{id}/block/", "post") == {"200", "400", "401", "403", "404"}
     # 400: dismissing takes no fields, and names any sent.
