@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 CONSISTENT, BENIGN, QUESTIONABLE, UNWANTED = "C", "B", "Q", "U"
@@ -90,14 +90,20 @@ def label_categories(taxonomy: Mapping[str, Any]) -> dict[str, str]:
     return known
 
 
-def validate_labels(labels: Any, taxonomy: Mapping[str, Any]) -> list[str]:
-    """Check a label list as given; returns it unchanged (imports keep their spelling)."""
+def validate_labels(
+    labels: Any, taxonomy: Mapping[str, Any], *, quote: Callable[[Any], str] = repr
+) -> list[str]:
+    """Check a label list as given; returns it unchanged (imports keep their spelling).
+
+    ``quote`` writes the unknown label into the message: an importer passes its own, which cuts a long value
+    as its other messages do.
+    """
     if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
         raise LabelError("labels must be a list of label names")
     known = label_categories(taxonomy)
     unknown = [label for label in labels if label not in known]
     if unknown:
-        raise LabelError(f"unknown label {unknown[0]!r}; known labels: {', '.join(sorted(known))}")
+        raise LabelError(f"unknown label {quote(unknown[0])}; known labels: {', '.join(sorted(known))}")
     return labels
 
 

@@ -101,7 +101,7 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Imported {len(report.batches)} batches, {report.samples} samples and {report.spans} spans; "
+                f"Imported {', '.join(report.counts()[:-1])} and {report.counts()[-1]}; "
                 "sentence embedding runs in the background.",
             )
             for conflict in report.conflicts:

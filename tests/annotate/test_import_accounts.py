@@ -127,6 +127,6 @@ def test_the_upload_form_says_which_names_got_new_accounts(project: Project, adm
     upload = SimpleUploadedFile("up.json", EXAMPLE.read_bytes())
     page = login(admin_user).post("/projects/demo/import/", {"files": [upload]}, follow=True)
     html = page.content.decode().replace("&#x27;", "'")
-    assert "Imported 1 batches" in html
+    assert "Imported 1 batch," in html
     assert "annotator 'Ana': that username belongs to an account outside this project" in html
     assert "so the spans went to a new account, 'Ana (imported)'." in html

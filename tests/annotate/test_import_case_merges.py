@@ -91,7 +91,7 @@ def test_the_upload_form_shows_the_merge(project: Project, bob: Any, admin_user:
     upload = SimpleUploadedFile("up.json", json.dumps(annotated_by("BOB")).encode())
     page = login(admin_user).post("/projects/demo/import/", {"files": [upload]}, follow=True)
     html = page.content.decode().replace("&#x27;", "'")
-    assert "Imported 1 batches" in html
+    assert "Imported 1 batch," in html
     assert "annotator 'BOB' in this import was taken as the project's member 'bob'" in html
 
 

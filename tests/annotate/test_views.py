@@ -97,7 +97,7 @@ def test_project_page_for_admin_annotator_outsider_and_htmx(batch: Any, admin_us
 def test_upload_imports_and_reports(project: Any, admin_user: Any) -> None:
     upload = SimpleUploadedFile("batch_3.json", EXAMPLE, content_type="application/json")
     response = login(admin_user).post("/projects/demo/import/", {"files": [upload]}, follow=True)
-    assert "Imported 1 batches, 2 samples and 4 spans" in response.content.decode()
+    assert "Imported 1 batch, 2 samples and 4 spans" in response.content.decode()
     assert Batch.objects.filter(project=project, name="batch_3").exists()
 
 

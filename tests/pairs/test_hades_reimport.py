@@ -86,7 +86,7 @@ def test_skip_existing_leaves_the_old_rows_out_and_lists_them(pairs_project: Pro
     assert [line.number for line in report.skipped] == [1, 2]
     assert (report.items, report.labelled, report.pool, report.perturbed_texts) == (3, 1, 2, 1)
     assert report.describe() == (
-        "imported 3 items (1 labelled, 2 in the pool) in 1 perturbed texts, 0 originals, into 'pairs'; "
+        "imported 3 items (1 labelled, 2 in the pool) in 1 perturbed text, 0 originals, into 'pairs'; "
         "left out 2 rows already imported (more.jsonl: lines 1-2)"
     )
     # No perturbed text is made for the rows left out; line 5 is kept as the file gives it, beside line 3.
@@ -146,7 +146,7 @@ def test_the_upload_form_refuses_a_second_import_and_skips_when_ticked(pairs_pro
     upload = SimpleUploadedFile("h.jsonl", jsonl(*example_rows(), NEW_ROW))
     html = client.post(IMPORT_URL, {"format": "hades", "files": [upload], "skip_existing": "on"},
                        follow=True).content.decode()
-    assert ("Imported 1 items (1 labelled, 0 in the pool) in 1 perturbed texts, 0 originals, into &#x27;pairs&#x27;; "
+    assert ("Imported 1 item (1 labelled, 0 in the pool) in 1 perturbed text, 0 originals, into &#x27;pairs&#x27;; "
             "left out 3 rows already imported (h.jsonl: lines 1-3).") in html
     assert PairItem.objects.filter(project=pairs_project).count() == 4
     assert 'name="skip_existing"' in client.get("/projects/pairs/").content.decode()

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 
 from annotate.services import ingest, projects
 
@@ -46,8 +47,8 @@ class Command(BaseCommand):
         except (ingest.ImportFailed, projects.ProjectError) as error:
             raise CommandError(f"nothing was imported: {error}") from None
         self.stdout.write(
-            f"imported {len(report.batches)} batches, {report.samples} samples, {report.spans} spans, "
-            f"{len(report.annotators)} annotators ({report.matching}) into {project.slug!r}; "
+            f"imported {', '.join(report.counts())}, {len(report.annotators)} "
+            f"annotator{pluralize(len(report.annotators))} ({report.matching}) into {project.slug!r}; "
             f"embedding job {report.job.pk if report.job else '-'} queued"
         )
         for conflict in report.conflicts:

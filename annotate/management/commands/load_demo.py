@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from annotate.models import PairItem
 from annotate.services.demo import DEMO_PASSWORD, DatabaseNotEmpty, load_demo_data
@@ -36,10 +37,12 @@ class Command(BaseCommand):
         except ImportFailed as error:
             raise CommandError(str(error)) from None
         pair_items = PairItem.objects.filter(project__slug=DEMO_PAIRS_SLUG).count()
+        batches, samples = project.batches.count(), project.samples.count()
         self.stdout.write(
             self.style.SUCCESS(
-                f"Loaded project {project.slug!r}: {project.batches.count()} batches, {project.samples.count()} "
-                f"samples; pairs project {DEMO_PAIRS_SLUG!r}: {pair_items} items; users admin, alice, bob, "
+                f"Loaded project {project.slug!r}: {batches} batch{pluralize(batches, 'es')}, {samples} "
+                f"sample{pluralize(samples)}; pairs project {DEMO_PAIRS_SLUG!r}: {pair_items} item{pluralize(pair_items)}; "
+                "users admin, alice, bob, "
                 f"carol, dave, erin, frank, grace with password {DEMO_PASSWORD!r}."
             )
         )

@@ -66,6 +66,7 @@ def _fits(value: str, limit: int, where: str, name: str) -> str:
 
 
 def _shown(value: Any) -> str:
+    """A value as an error message quotes it: repr, cut to 60 characters, so a long one does not drown the message."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -85,7 +86,7 @@ def _text(value: Any, where: str, name: str) -> str:
 
 def _offset(value: Any, where: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ImportFailed(f"{where}: field '{name}' must be a whole number, got {value!r}")
+        raise ImportFailed(f"{where}: field '{name}' must be a whole number, got {_shown(value)}")
     return value
 
 
@@ -98,6 +99,6 @@ def _check_range(text: str, start: int, end: int, quoted: Any, where: str, prefi
         )
     if quoted is not None and text[start:end] != quoted:
         raise ImportFailed(
-            f"{where}: field '{prefix}_span' {quoted!r} does not match the text at {start}..{end}, "
-            f"which is {text[start:end]!r}"
+            f"{where}: field '{prefix}_span' {_shown(quoted)} does not match the text at {start}..{end}, "
+            f"which is {_shown(text[start:end])}"
         )

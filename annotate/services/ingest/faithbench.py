@@ -20,6 +20,7 @@ from annotate.services.ingest.checks import (
     username_limit,
 )
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample, ParsedSpan
+from annotate.storable import find_nul
 from annotate.taxonomy import LabelError, validate_labels
 
 # The keys FaithBench writes for every annotation, in its order; what a file leaves out is noted under ABSENT_KEYS.
@@ -42,7 +43,7 @@ def _parse_annotation(raw: Any, sample: ParsedSample, taxonomy: dict[str, Any], 
             raise ImportFailed(f"{where}: missing field '{required}'")
     name = raw.get("annotator_name")
     if not isinstance(name, str) or not name.strip():
-        raise ImportFailed(f"{where}: field 'annotator_name' must be a non-empty string, got {name!r}")
+        raise ImportFailed(f"{where}: field 'annotator_name' must be a non-empty string, got {_shown(name)}")
     _fits(name.strip(), username_limit(), where, "annotator_name")
     annotator_id = raw.get("annotator_id")
     if annotator_id is not None and (isinstance(annotator_id, bool) or not isinstance(annotator_id, (str, int))):
@@ -50,7 +51,7 @@ def _parse_annotation(raw: Any, sample: ParsedSample, taxonomy: dict[str, Any], 
     if "annot_id" in raw:
         _fits(str(raw["annot_id"]), max_length(SpanAnnotation, "external_id"), where, "annot_id")
     try:
-        labels = validate_labels(raw["label"], taxonomy)
+        labels = validate_labels(raw["label"], taxonomy, quote=_shown)
     except LabelError as error:
         raise ImportFailed(f"{where}: field 'label': {error}") from None
     note = raw.get("note")
@@ -102,12 +103,17 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
         raise ImportFailed(f"{file}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
     if not isinstance(document, dict) or not isinstance(document.get("samples"), list):
         raise ImportFailed(f"{file}: expected an object with a list under 'samples'")
+    # NUL anywhere (a note, a metadata key, a name) is refused on every database: PostgreSQL cannot store it.
+    if (found := find_nul({key: value for key, value in document.items() if key != "samples"})) is not None:
+        raise ImportFailed(f"{file}: {found.describe()}")
     samples: list[ParsedSample] = []
     seen_ids: set[str] = set()
     for index, raw in enumerate(document["samples"]):
         if not isinstance(raw, dict):
             raise ImportFailed(f"{_where(file, index)}: each sample must be an object")
         where = _where(file, index, raw.get("sample_id"))
+        if (found := find_nul(raw)) is not None:
+            raise ImportFailed(f"{where}: {found.describe()}")
         for required in ("sample_id", "source", "summary"):
             if required not in raw:
                 raise ImportFailed(f"{where}: missing field '{required}'")

@@ -10,6 +10,7 @@ from typing import Any
 from annotate.models import Batch, Passage, Sample
 from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _shown, _text, max_length
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
+from annotate.storable import find_nul
 
 REQUIRED = ("passage_id", "source", "summary", "generator")
 
@@ -70,6 +71,9 @@ def _read_line(
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a JSON object, got {type(raw).__name__}")
         return None
+    if (nul := find_nul(raw)) is not None:  # refused on every database: PostgreSQL cannot store it
+        problems.append(f"{where}: {nul.describe()}")
+        return None
     found = len(problems)
     problems.extend(f"{where}: missing field '{name}'" for name in REQUIRED if name not in raw)
 
@@ -92,7 +96,7 @@ def _read_line(
     external_id = checked(lambda: _fits(str(raw.get("sample_id", line_number)), max_length(Sample, "external_id"),
                                         where, "sample_id"))
     if passage_key is not None and source is not None and sources.setdefault(passage_key, source) != source:
-        problems.append(f"{where}: field 'source' differs from an earlier line with passage_id {passage_key!r}")
+        problems.append(f"{where}: field 'source' differs from an earlier line with passage_id {_shown(passage_key)}")
     if len(problems) > found:
         return None
     sample = ParsedSample(passage_key=passage_key, source=source, summary=summary, generator=generator,
@@ -132,7 +136,7 @@ def _grouped(
             f"has {len(last_name)} characters; the limit is {max_length(Batch, 'name')}"
         )
     problems.extend(
-        f"{file}: passage {key!r} has more than {summaries_per_passage} summaries; give those lines a 'batch'"
+        f"{file}: passage {_shown(key)} has more than {summaries_per_passage} summaries; give those lines a 'batch'"
         for key in keys if len(ungrouped[key]) > summaries_per_passage
     )
     batches = []

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from annotate.models import Assignment, Batch, Job, Membership, Passage, Project, Sample, SpanAnnotation
@@ -45,6 +46,14 @@ class ImportReport:
     # Spellings that went to one account only because usernames are compared ignoring case.
     case_merges: list[CaseMerge] = field(default_factory=list)
 
+    def counts(self) -> list[str]:
+        """["1 batch", "12 samples", "1 span"]: each noun agrees with its number ("Imported 1 batches" did not)."""
+        return [
+            f"{count} {noun}{pluralize(count, suffix)}"
+            for count, noun, suffix in ((len(self.batches), "batch", "es"), (self.samples, "sample", "s"),
+                                        (self.spans, "span", "s"))
+        ]
+
     def describe_renamed(self) -> list[str]:
         return [describe_taken_name(planned, username) for planned, username in sorted(self.renamed.items())]
 
@@ -79,17 +88,17 @@ def import_batches(
     from annotate.services.embedding import queue_embedding
 
     if annotators not in ANNOTATOR_MATCHING:
-        raise ImportFailed(f"annotators: {annotators!r} is not one of {', '.join(ANNOTATOR_MATCHING)}")
+        raise ImportFailed(f"annotators: {_shown(annotators)} is not one of {', '.join(ANNOTATOR_MATCHING)}")
     global_roster = list(roster) if roster is not None else None
     for name in global_roster or []:
         _fits(name, username_limit(), f"roster name {_shown(name)}", "roster")
     names = [batch.name for batch in batches]
     duplicates = {name for name in names if names.count(name) > 1}
     if duplicates:
-        raise ImportFailed(f"batch {sorted(duplicates)[0]!r} is given twice")
+        raise ImportFailed(f"batch {_shown(sorted(duplicates)[0])} is given twice")
     existing = set(Batch.objects.filter(project=project, name__in=names).values_list("name", flat=True))
     if existing:
-        raise ImportFailed(f"batch {sorted(existing)[0]!r} already exists in project {project.slug!r}")
+        raise ImportFailed(f"batch {_shown(sorted(existing)[0])} already exists in project {project.slug!r}")
     usernames = annotator_usernames(batches, annotators)
     _check_usernames(batches, usernames)
     passages = {p.external_id: p for p in Passage.objects.filter(project=project)}
@@ -115,8 +124,8 @@ def import_batches(
                 passages[passage.external_id] = passage
             elif passage.text != parsed_sample.source:
                 raise ImportFailed(
-                    f"batch {parsed.name!r}: sample {parsed_sample.external_id!r}: passage "
-                    f"{parsed_sample.passage_key!r} already exists with a different source text"
+                    f"batch {_shown(parsed.name)}: sample {_shown(parsed_sample.external_id)}: passage "
+                    f"{_shown(parsed_sample.passage_key)} already exists with a different source text"
                 )
             new_samples.append(
                 Sample(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.template.defaultfilters import pluralize
+
 from annotate.models import Project
 from annotate.services.ingest.checks import ImportProblems
 from judging.models import JudgeRun
@@ -72,7 +74,8 @@ class JudgementImportReport:
             parts.append(f"  {run.judge.name} (run {run.pk}{new}): {run.scored} scored, {run.failed} failed{flagged}")
         if self.queued is not None:
             parts.append(self._describe_queue(self.queued))
-        return f"imported {self.judgements} judgements into {self.project.slug!r}:\n" + "\n".join(parts)
+        count = self.judgements
+        return f"imported {count} judgement{pluralize(count)} into {self.project.slug!r}:\n" + "\n".join(parts)
 
     @staticmethod
     def _describe_queue(queued: FlaggedByRuns) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from annotate.models import Project, Sample
+from annotate.storable import find_nul
 from judging import synthetic as nesting
 from judging.models import SyntheticItem, SyntheticRewrite, SyntheticSet
 from judging.services.synthetic.sets import (
@@ -149,6 +150,8 @@ def _read_import_line(
         return _import_problem(filename, number, None, f"not a JSON object ({error.msg} at column {error.colno})")
     if not isinstance(record, dict):
         return _import_problem(filename, number, None, f"not a JSON object (got {type(record).__name__})")
+    if (nul := find_nul(record)) is not None:  # refused on every database: PostgreSQL cannot store it
+        return _import_problem(filename, number, nul.path, nul.problem)
     for field in ("sample", "sentence", "type", "rewritten"):
         if field not in record:
             return _import_problem(filename, number, field, "missing")

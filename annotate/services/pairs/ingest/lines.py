@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _offset, _shown, _text
+from annotate.storable import find_nul
 
 LABELS = ("H", "N", "?")
 
@@ -66,7 +67,11 @@ class Line:
 
 
 def read_lines(file: str, content: bytes | str, problems: Problems, file_index: int = 0) -> list[Line]:
-    """The file's JSON objects, one a line; blank lines are skipped, bad lines reported and left out."""
+    """The file's JSON objects, one a line; blank lines are skipped, bad lines reported and left out.
+
+    A line holding NUL anywhere (a value, a nested metadata value, a key) is a bad line: every reader (pairs,
+    HaDes, raw texts, judgements) reads its lines here, so none stores what PostgreSQL refuses.
+    """
     if isinstance(content, bytes):
         try:
             content = content.decode("utf-8-sig")
@@ -91,6 +96,10 @@ def read_lines(file: str, content: bytes | str, problems: Problems, file_index: 
             continue
         if not isinstance(row, dict):
             problems.add(f"{where}: expected a JSON object, got {type(row).__name__}", (file_index, number))
+            bad = True
+            continue
+        if (found := find_nul(row)) is not None:  # refused on every database: PostgreSQL cannot store it
+            problems.add(f"{where}: {found.describe()}", (file_index, number))
             bad = True
             continue
         lines.append(Line(file=file, number=number, text=text, row=row, file_index=file_index))

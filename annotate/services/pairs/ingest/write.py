@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import models, transaction
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from annotate.models import PairConfig, PairItem, PairOriginal, PerturbedText, Project
@@ -42,10 +43,11 @@ class ImportReport:
     def describe(self) -> str:
         made = " (new project)" if self.created_project else ""
         if self.format == "raw":
-            return f"imported {self.originals} texts to perturb into {self.project.slug!r}{made}"
+            return f"imported {self.originals} text{pluralize(self.originals)} to perturb into {self.project.slug!r}{made}"
         text = (
-            f"imported {self.items} items ({self.labelled} labelled, {self.pool} in the pool) in "
-            f"{self.perturbed_texts} perturbed texts, {self.originals} originals, into {self.project.slug!r}{made}"
+            f"imported {self.items} item{pluralize(self.items)} ({self.labelled} labelled, {self.pool} in the pool) "
+            f"in {self.perturbed_texts} perturbed text{pluralize(self.perturbed_texts)}, {self.originals} "
+            f"original{pluralize(self.originals)}, into {self.project.slug!r}{made}"
         )
         if self.skipped:
             count = len(self.skipped)

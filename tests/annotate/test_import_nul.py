@@ -1,0 +1,154 @@
+"""A NUL character (\\u0000) in an imported span file is refused on every database, naming the file, the sample or
+line, and the field; nothing is written. PostgreSQL cannot store NUL (a 500 before the check), SQLite can: the rule
+is the same on both."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+from django.db import DataError, connection, transaction
+
+from annotate.models import Assignment, Batch, Job, Membership, Passage, Project, Sample, SpanAnnotation
+from annotate.services import ingest
+from annotate.storable import find_nul
+from tests.annotate.test_ingest import example
+from tests.conftest import login, needs_postgres
+
+NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
+
+
+def rows() -> dict[str, int]:
+    """How many rows an import could have written, table by table."""
+    models = (Project, Batch, Passage, Sample, SpanAnnotation, Assignment, Membership, Job, get_user_model())
+    return {model.__name__: model.objects.count() for model in models}
+
+
+def with_nul(change: Callable[[dict[str, Any]], None]) -> bytes:
+    document = example()
+    change(document)
+    return json.dumps(document).encode()
+
+
+def set_note(document: dict[str, Any]) -> None:
+    document["samples"][1]["annotations"][0]["note"] = "see\x00the source"
+
+
+def set_source(document: dict[str, Any]) -> None:
+    document["samples"][0]["source"] += "\x00"
+
+
+def set_metadata_key(document: dict[str, Any]) -> None:
+    document["samples"][1]["metadata"]["hhem\x002.1"] = 0.5
+
+
+def set_nested_metadata(document: dict[str, Any]) -> None:
+    document["samples"][0]["metadata"]["extra"] = {"tags": ["fine", "bad\x00tag"]}
+
+
+def set_annotator_name(document: dict[str, Any]) -> None:
+    document["samples"][0]["annotations"][1]["annotator_name"] = "An\x00a"
+
+
+def set_sample_id(document: dict[str, Any]) -> None:
+    document["samples"][1]["sample_id"] = "s\x001"
+
+
+def set_roster(document: dict[str, Any]) -> None:
+    document["roster"] = ["Ana", "B\x00o"]
+
+
+CASES = [
+    (set_note, "sample 1 (#1): field 'annotations[0].note': " + NUL_PROBLEM),
+    (set_source, "sample 0 (#0): field 'source': " + NUL_PROBLEM),
+    (set_metadata_key, "sample 1 (#1): field 'metadata.hhem\\u00002.1': its name " + NUL_PROBLEM),
+    (set_nested_metadata, "sample 0 (#0): field 'metadata.extra.tags[1]': " + NUL_PROBLEM),
+    (set_annotator_name, "sample 0 (#0): field 'annotations[1].annotator_name': " + NUL_PROBLEM),
+    (set_sample_id, "sample 's\\x001' (#1): field 'sample_id': " + NUL_PROBLEM),
+    (set_roster, "field 'roster[1]': " + NUL_PROBLEM),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("change", "message"), CASES, ids=[change.__name__ for change, _ in CASES])
+def test_the_command_refuses_nul_naming_file_sample_and_field(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    path = tmp_path / "batch_1.json"
+    path.write_bytes(with_nul(change))
+    before = rows()
+    with pytest.raises(CommandError) as refused:
+        call_command("import_faithbench", str(path), "--project", "fb")
+    assert str(refused.value) == f"nothing was imported: {path}: {message}"
+    assert rows() == before
+
+
+@pytest.mark.django_db
+def test_the_import_form_refuses_nul_and_changes_nothing(project: Project, admin_user: Any) -> None:
+    client = login(admin_user)
+    client.raise_request_exception = True  # a DataError would fail the test, not become a 500 page
+    before = rows()
+    upload = SimpleUploadedFile("batch_1.json", with_nul(set_note))
+    page = client.post("/projects/demo/import/", {"files": upload}, follow=True)
+    html = page.content.decode().replace("&#x27;", "'")
+    assert page.status_code == 200
+    assert f"Nothing was imported. batch_1.json: sample 1 (#1): field 'annotations[0].note': {NUL_PROBLEM}" in html
+    assert rows() == before
+
+
+@needs_postgres
+@pytest.mark.django_db
+def test_on_postgresql_the_import_form_refuses_what_the_database_would_fail_on(
+    project: Project, admin_user: Any
+) -> None:
+    # The premise: PostgreSQL itself refuses NUL in a text column and in a jsonb key, so without the check the
+    # import above is a 500 there.
+    for write in (lambda: Project.objects.create(name="a\x00b", slug="nul-text"),
+                  lambda: Project.objects.create(name="ok", slug="nul-json", taxonomy={"k\x00": 1})):
+        with pytest.raises(DataError), transaction.atomic():
+            write()
+    assert connection.vendor == "postgresql"
+    test_the_import_form_refuses_nul_and_changes_nothing(project, admin_user)
+    for change in (set_metadata_key, set_annotator_name):
+        client = login(admin_user)
+        client.raise_request_exception = True
+        page = client.post("/projects/demo/import/", {"files": SimpleUploadedFile("b.json", with_nul(change))},
+                           follow=True)
+        assert page.status_code == 200 and NUL_PROBLEM in page.content.decode()
+    assert not Batch.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_samples_jsonl_line_with_nul_is_named_with_the_other_bad_lines(project: Project) -> None:
+    good = {"passage_id": "p1", "source": "The bridge reopened.", "summary": "It reopened.", "generator": "m"}
+    lines = [good, {**good, "summary": "x", "metadata": {"notes": [{"by": "a\x00"}]}}, {**good, "generator": 5}]
+    content = "\n".join(json.dumps(line) for line in lines).encode()
+    before = rows()
+    with pytest.raises(ingest.ImportProblems) as refused:
+        ingest.import_files(project, [("samples.jsonl", content)])
+    assert refused.value.messages == [
+        f"samples.jsonl: line 2: field 'metadata.notes[0].by': {NUL_PROBLEM}",
+        "samples.jsonl: line 3: field 'generator' must be a string, got int",
+    ]
+    assert rows() == before
+
+
+def test_find_nul_walks_values_keys_and_lists_in_file_order() -> None:
+    assert find_nul({"a": "fine", "b": [1, None, {"c": "x"}]}) is None
+    assert find_nul({"a": ["x\x00"], "b\x00": 1}).describe() == f"field 'a[0]': {NUL_PROBLEM}"
+    key = find_nul({"a": {"k" * 80 + "\x00": 1}})
+    assert key.in_key and key.describe() == f"field 'a.{'k' * 37}...': its name {NUL_PROBLEM}"
+    deep: dict[str, Any] = {}
+    inner = deep
+    for _ in range(200):
+        inner["n"] = [{}]
+        inner = inner["n"][0]
+    inner["v"] = "\x00"
+    shown = find_nul(deep).describe()
+    assert shown.startswith("field 'n[0].n[0]") and shown.endswith(f"n[0].v': {NUL_PROBLEM}") and len(shown) < 250
