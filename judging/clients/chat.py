@@ -340,7 +340,13 @@ def _redact(text: str, key: str) -> str:
     # Some servers echo the key they refused ("Incorrect API key provided: sk-..."): it must not reach a message.
     if key and key != NO_KEY_PLACEHOLDER and len(key) >= 4:
         text = text.replace(key, "[redacted]")
-    return text
+    return storable(text)
+
+
+def storable(text: str) -> str:
+    """An endpoint's text with each NUL character (U+0000) shown as U+FFFD: PostgreSQL cannot store NUL (a run would
+    fail on saving the answer), and an answer is kept as it came, never dropped, so the NUL is marked, not removed."""
+    return text.replace("\x00", "\ufffd")
 
 
 def _server_message(error: openai.APIError) -> str:
@@ -477,7 +483,7 @@ def chat(
     text = ((message.content or getattr(message, "refusal", None) or "") if message is not None else "")
     usage = completion.usage
     return ChatAnswer(
-        text=text,
+        text=storable(text),
         request_mode=mode,
         input_tokens=usage.prompt_tokens if usage is not None else None,
         output_tokens=usage.completion_tokens if usage is not None else None,

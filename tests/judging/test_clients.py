@@ -142,6 +142,22 @@ def test_500_twice_then_an_answer() -> None:
     assert server.chat_calls == 3
 
 
+def test_a_nul_character_in_an_answer_or_an_error_is_marked_not_kept() -> None:
+    """PostgreSQL cannot store NUL: an answer holding one is kept with U+FFFD in its place, and still parsed."""
+    def refusing(body: dict[str, Any], attempt: int) -> Reply:
+        return Reply(status=400, error_body={"error": {"message": "bad\u0000request", "type": "x"}})
+
+    def answering(body: dict[str, Any], attempt: int) -> Reply:
+        return Reply(content='{"reasoning": "A\u0000B", "score": 4}')
+
+    with LoopbackLLM(script=refusing) as server, pytest.raises(EndpointError) as refused:
+        chat(endpoint(server), MESSAGES, json_schema=None)
+    with LoopbackLLM(script=answering) as server:
+        answer = chat(endpoint(server), MESSAGES, json_schema=None)
+    assert "\x00" not in str(refused.value) and "bad\ufffdrequest" in str(refused.value)
+    assert answer.text == '{"reasoning": "A\ufffdB", "score": 4}'
+
+
 def test_timeout_is_retried_then_answered() -> None:
     def script(body: dict[str, Any], attempt: int) -> Reply:
         return Reply(sleep=1.5) if attempt == 0 else Reply(content='{"score": 3}')
