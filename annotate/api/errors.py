@@ -8,6 +8,9 @@ body that is not JSON, a bad item of a list field (``{"labels": {"0": [...]}}``)
 or a serializer error raised as a bare string or list. :func:`api_exception_handler`,
 the ``EXCEPTION_HANDLER`` in settings, puts those in the same shape, naming the
 item in its message (``"labels[0]: This field may not be null."``).
+
+A write to a frozen round is refused the same way everywhere too: 409 with
+``frozen`` true (:func:`frozen_round`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
+from rest_framework import status
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.request import Request
@@ -30,6 +34,11 @@ from rest_framework.views import APIView, exception_handler
 def field_error(field: str | None, message: str, *more: str) -> ValidationError:
     """A 400 naming the field at fault (None: no single field, ``non_field_errors``) with its messages."""
     return ValidationError({field or api_settings.NON_FIELD_ERRORS_KEY: [message, *more]})
+
+
+def frozen_round(frozen: Exception) -> Response:
+    """A write to a frozen round: 409 with the reason, which the page shows as it is."""
+    return Response({"detail": str(frozen), "frozen": True}, status=status.HTTP_409_CONFLICT)
 
 
 def _is_message_list(value: Any) -> bool:

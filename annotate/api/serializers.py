@@ -10,7 +10,7 @@ from rest_framework.fields import empty
 from annotate.models import Batch, GoldLabel, Membership, Project, Sample
 
 # Ranges of the numbers the API reads: what the columns hold (SQLite cannot even compare a bigger
-# number). Object ids in paths match [0-9]{1,18} (annotate/api/views.py): a longer number names no object.
+# number). Object ids in paths match [0-9]{1,18} (the viewsets' lookup_value_regex): a longer number names no object.
 MAX_ID = 10**18 - 1
 MAX_ROUND = 32767  # PositiveSmallIntegerField
 MAX_VERSION = 2147483647  # PositiveIntegerField
@@ -316,7 +316,7 @@ class AsSent(serializers.Field):
 
 class FlagWithdrawSerializer(RejectsUnknownFields):
     """Withdrawing a flag (DELETE): no body, ``{}``, or only ``round`` (``?round=`` is read first); any other key
-    gets 400 and nothing is withdrawn. The view reads ``round`` (annotate.api.views._round_value)."""
+    gets 400 and nothing is withdrawn. The view reads ``round`` (annotate.api.samples._round_value)."""
 
     round = AsSent(required=False)
 

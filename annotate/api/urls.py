@@ -4,7 +4,10 @@ from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
 from annotate.api import pairs, results
-from annotate.api.views import BatchViewSet, ProjectViewSet, SampleViewSet, SpanViewSet
+from annotate.api.batches import BatchViewSet
+from annotate.api.projects import ProjectViewSet
+from annotate.api.samples import SampleViewSet
+from annotate.api.spans import SpanViewSet
 
 # No ".json" suffix routes: the API speaks JSON only, the schema leaves them out, and the viewsets' actions
 # take no format argument (every suffixed action answered 500).

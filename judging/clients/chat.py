@@ -4,25 +4,24 @@ from __future__ import annotations
 
 # Every call to an OpenAI-compatible chat endpoint goes through `chat`: one SDK
 # client per (process, base_url, key, timeout) reused across calls and threads, each attempt
-# bounded as a whole by the judge's timeout_seconds (see _deadline_hooks), retries by
-# tenacity (the SDK's own retries are off), and a response-format fallback that is
-# remembered per (base_url, model) so an endpoint is probed once per process, not on every call.
+# bounded as a whole by the judge's timeout_seconds (judging.clients.deadline), retries by
+# tenacity (the SDK's own retries are off; when and how long to wait: judging.clients.retries),
+# and a response-format fallback that is remembered per (base_url, model) so an endpoint is
+# probed once per process, not on every call.
 # Nothing here logs, and no message carries the API key: only the NAME of the
 # variable that holds it (the judge's api_key_env) is ever shown.
-import email.utils
 import os
-import random
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx2
 import openai
 from openai.types.chat import ChatCompletion
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import Retrying, retry_if_exception, stop_after_attempt
+
+from judging.clients.deadline import deadline_hooks
+from judging.clients.retries import RetryWaits, capped_note, is_transient
 
 # The modes a request can ask for, strongest first; an endpoint moves down this list only when it refuses one.
 MODE_JSON_SCHEMA = "json_schema"
@@ -32,11 +31,6 @@ REQUEST_MODES = (MODE_JSON_SCHEMA, MODE_JSON_OBJECT, MODE_PROMPT)
 
 # Local servers (vLLM, Ollama) need no key, but the SDK insists on one: this is what they receive.
 NO_KEY_PLACEHOLDER = "no-key-needed"
-# A Retry-After longer than this is cut down: a run would rather retry and be refused again than sit idle for minutes.
-# A call that still fails after such a cut wait says so in its error message (see _capped_note).
-RETRY_AFTER_CAP_SECONDS = 30.0
-# Without Retry-After: 0.5 s, 1 s, 2 s, ... capped at 8 s, plus up to 0.25 s of jitter so parallel calls spread out.
-_backoff = wait_exponential_jitter(initial=0.5, max=8.0, jitter=0.25)
 
 
 class EndpointError(Exception):
@@ -100,94 +94,6 @@ class ChatAnswer:
     attempts: int
 
 
-# httpx's timeout (the SDK hands it on) bounds each wait for the next byte, not an attempt: a server that trickles a
-# byte a second (keep-alive padding from a proxy, a stuck upstream) never trips it and holds the call for as long as
-# it trickles. So every request gets a deadline, timeout_seconds after it starts (a request event hook), and its
-# response body is read under a watchdog that ends the read at that deadline (_DeadlineStream, set up by a response
-# hook); a response whose headers only arrive after the deadline is refused when they do. Either way the attempt ends
-# as httpx's ReadTimeout, which the SDK turns into the same APITimeoutError as a server that never answers: counted
-# as an attempt, retried, and reported as a timeout. Hooks rather than a transport: they also apply to requests
-# that go through a proxy from the environment. What they cannot cut short is a status line and headers trickled
-# byte by byte (httpx's per-read timeout still bounds each gap there); servers that trickle do it in the body.
-_DEADLINE = "faithlab_attempt_deadline"
-
-
-def _past_deadline(request: httpx2.Request) -> httpx2.ReadTimeout:
-    return httpx2.ReadTimeout("The attempt ran past its deadline (judge setting timeout_seconds).", request=request)
-
-
-class _DeadlineStream(httpx2.SyncByteStream):
-    """A response body read until a deadline at most: past it the attempt ends as a read timeout.
-
-    A timer thread shuts the connection's socket down at the deadline: that wakes a
-    read blocked on a silent or trickling server at once (closing the socket from
-    another thread would not), and the connection is dropped, never reused. The
-    check after every chunk covers a connection whose socket is not known.
-    """
-
-    def __init__(
-        self, body: httpx2.SyncByteStream, deadline: float, connection: socket.socket | None, request: httpx2.Request
-    ) -> None:
-        self._body = body
-        self._deadline = deadline
-        self._connection = connection
-        self._request = request
-        self._lock = threading.Lock()
-        self._finished = False
-
-    def _cut(self) -> None:
-        with self._lock:
-            if self._finished or self._connection is None:
-                return
-            try:
-                # The plain socket's shutdown, also under TLS (an SSLSocket's own would drop its TLS state first).
-                socket.socket.shutdown(self._connection, socket.SHUT_RDWR)
-            except OSError:
-                pass  # already closed: nothing left to wake
-
-    def __iter__(self) -> Iterator[bytes]:
-        watchdog = threading.Timer(max(0.0, self._deadline - time.monotonic()), self._cut)
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            for chunk in self._body:
-                if time.monotonic() >= self._deadline:
-                    raise _past_deadline(self._request)
-                yield chunk
-        except httpx2.TransportError as error:
-            # The watchdog's cut surfaces as a dropped connection: past the deadline, it is the timeout it stands for.
-            if isinstance(error, httpx2.TimeoutException) or time.monotonic() < self._deadline:
-                raise
-            raise _past_deadline(self._request) from error
-        finally:
-            with self._lock:
-                self._finished = True
-            watchdog.cancel()
-
-    def close(self) -> None:
-        self._body.close()
-
-
-def _deadline_hooks(seconds: float) -> dict[str, list[Callable[..., None]]]:
-    """httpx event hooks that bound every request, from its start to the last byte of its answer, by `seconds`."""
-
-    def started(request: httpx2.Request) -> None:
-        request.extensions[_DEADLINE] = time.monotonic() + seconds
-
-    def answered(response: httpx2.Response) -> None:
-        request = response.request
-        deadline = request.extensions.get(_DEADLINE)
-        if deadline is None:
-            return
-        if time.monotonic() >= deadline:
-            raise _past_deadline(request)  # httpx closes the response (and drops its connection)
-        network = response.extensions.get("network_stream")
-        connection = network.get_extra_info("socket") if network is not None else None
-        response.stream = _DeadlineStream(response.stream, deadline, connection, request)
-
-    return {"request": [started], "response": [answered]}
-
-
 _clients: dict[tuple[int, str, str, float], openai.OpenAI] = {}
 _clients_lock = threading.Lock()
 # (base_url, model) -> the response formats the endpoint refused; the next call starts below them.
@@ -219,7 +125,7 @@ def _client(endpoint: Endpoint, key: str) -> openai.OpenAI:
             if client is None:
                 # max_retries=0: tenacity retries, so that waits honour Retry-After and attempts are counted here.
                 seconds = float(endpoint.timeout_seconds)
-                http_client = openai.DefaultHttpxClient(timeout=seconds, event_hooks=_deadline_hooks(seconds))
+                http_client = openai.DefaultHttpxClient(timeout=seconds, event_hooks=deadline_hooks(seconds))
                 client = openai.OpenAI(
                     base_url=endpoint.base_url, api_key=key, timeout=seconds, max_retries=0, http_client=http_client
                 )
@@ -227,81 +133,9 @@ def _client(endpoint: Endpoint, key: str) -> openai.OpenAI:
     return client
 
 
-def _is_transient(error: BaseException) -> bool:
-    """Worth trying again: rate limits, server errors, timeouts and dropped connections."""
-    if isinstance(error, openai.APIConnectionError):  # timeouts included (APITimeoutError is a subclass)
-        return True
-    if isinstance(error, openai.APIStatusError):
-        if error.status_code == 429:
-            # OpenAI's "insufficient_quota" is a 429 that no wait will fix.
-            return error.code != "insufficient_quota"
-        return error.status_code >= 500 or error.status_code == 408
-    return False
-
-
-def _asked_wait(headers: Any) -> float | None:
-    """The wait a response asks for (`retry-after-ms`, or `Retry-After` as seconds or an HTTP date), uncapped."""
-    if headers is None:
-        return None
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds:
-        try:
-            return max(float(milliseconds) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            moment = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = moment.timestamp() - time.time()
-    return max(seconds, 0.0)
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """The wait a response asks for, capped at RETRY_AFTER_CAP_SECONDS; None if it asks for none."""
-    asked = _asked_wait(headers)
-    return None if asked is None else min(asked, RETRY_AFTER_CAP_SECONDS)
-
-
-class _RetryWaits:
-    """Tenacity's wait between attempts (what Retry-After asks, capped, else the exponential backoff), and the waits
-    that were cut short: `capped` holds what the endpoint asked for each wait longer than the cap that was waited."""
-
-    def __init__(self) -> None:
-        self.capped: list[float] = []
-        self._asked: float | None = None
-
-    def wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome is not None else None
-        response = getattr(error, "response", None)
-        self._asked = _asked_wait(getattr(response, "headers", None))
-        if self._asked is None:
-            return _backoff(state)
-        # A little jitter on top of the server's wait, so calls told to wait alike do not return in one burst.
-        return min(self._asked, RETRY_AFTER_CAP_SECONDS) + random.uniform(0.0, 0.05)
-
-    def before_sleep(self, state: RetryCallState) -> None:
-        # Tenacity also works out a wait after the last attempt, never waited: only a wait about to happen counts.
-        if self._asked is not None and self._asked > RETRY_AFTER_CAP_SECONDS:
-            self.capped.append(self._asked)
-
-
-def _capped_note(capped: list[float]) -> str:
-    """The sentence a failure's message ends with when some of its waits were shorter than the endpoint asked."""
-    waits = "a wait" if len(capped) == 1 else f"{len(capped)} waits"
-    return (f" The endpoint asked for {waits} of up to {max(capped):.0f} s (Retry-After); FaithLab waits at most "
-            f"{RETRY_AFTER_CAP_SECONDS:g} s (RETRY_AFTER_CAP_SECONDS), so it retried sooner than asked.")
-
-
 def _spent(failure: EndpointError, started: float, capped: list[float]) -> EndpointError:
     """`failure` with the time the call took before it, and a word on any Retry-After wait cut short."""
-    message = str(failure) + (_capped_note(capped) if capped else "")
+    message = str(failure) + (capped_note(capped) if capped else "")
     return EndpointError(message, setting=failure.setting, attempts=failure.attempts,
                          elapsed_seconds=time.perf_counter() - started)
 
@@ -437,7 +271,7 @@ def chat(
     mode = _start_mode(endpoint, json_schema)
     attempts = 0
     refused: set[str] = set()
-    waits = _RetryWaits()
+    waits = RetryWaits()
 
     def send(response_format: dict[str, Any] | None) -> Any:
         nonlocal attempts
@@ -448,7 +282,7 @@ def chat(
         return client.chat.completions.create(**arguments)
 
     retrying = Retrying(
-        retry=retry_if_exception(_is_transient),
+        retry=retry_if_exception(is_transient),
         stop=stop_after_attempt(max(0, endpoint.max_retries) + 1),
         wait=waits.wait,
         before_sleep=waits.before_sleep,
@@ -516,9 +350,9 @@ def check_endpoint(endpoint: Endpoint) -> None:
         )
 
     retrying = Retrying(
-        retry=retry_if_exception(_is_transient),
+        retry=retry_if_exception(is_transient),
         stop=stop_after_attempt(max(0, endpoint.max_retries) + 1),
-        wait=_RetryWaits().wait,
+        wait=RetryWaits().wait,
         reraise=True,
     )
     served: list[str] = []

@@ -4,18 +4,15 @@ said in the message of a call that still fails."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from judging.clients import Endpoint, EndpointError, chat, forget_request_modes
+from judging.clients import Endpoint, EndpointError, chat, forget_request_modes, retries
 from tests.judging.llm_server import LoopbackLLM, Reply, user_text
 
-# The module, not the function judging.clients re-exports under the same name.
-CHAT_MODULE = sys.modules["judging.clients.chat"]
 TIMEOUT = 1.0
 TRICKLE = 0.1  # seconds between two bytes of the answer: its 300-odd bytes would take over 30 s an attempt
 
@@ -77,7 +74,8 @@ def test_an_answer_that_arrives_in_pieces_within_the_timeout_is_read_whole() -> 
 
 def test_a_retry_after_cut_to_the_cap_is_said_when_the_call_still_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     # The cap made small so the test does not wait 30 s; the endpoint asks for 3 s and gets 0.2 s.
-    monkeypatch.setattr(CHAT_MODULE, "RETRY_AFTER_CAP_SECONDS", 0.2)
+    # The module that reads it, not judging.clients' re-export.
+    monkeypatch.setattr(retries, "RETRY_AFTER_CAP_SECONDS", 0.2)
 
     def rate_limited(body: dict[str, Any], attempt: int) -> Reply:
         wait = "3" if "long" in user_text(body) else "0"

@@ -1,38 +1,26 @@
-"""Thin DRF views: look objects up through access, write through services."""
+"""Samples through the API: the list and one sample, with what is done on a sample (its spans of a round,
+similarity, the others' round-1 work, the gold label, marking it done, flags). Thin views: objects are looked up
+through access, writes go through services."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import FileResponse, Http404, StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotate import access
-from annotate.api.errors import field_error
-from annotate.api.exports import ExportQuerySerializer, export_download
-from annotate.api.schema import (
-    BATCH_ID,
-    ROUND_FROZEN,
-    ROUND_QUERY,
-    SAMPLE_ID,
-    SPAN_CONFLICT,
-    SPAN_EXISTS_OR_FROZEN,
-    SPAN_FIELD_ERRORS,
-    SPAN_ID,
-    VERSION_QUERY,
-)
+from annotate.api.errors import field_error, frozen_round
+from annotate.api.projects import roles_of
+from annotate.api.schema import ROUND_FROZEN, ROUND_QUERY, SAMPLE_ID, SPAN_FIELD_ERRORS
 from annotate.api.serializers import (
     MAX_ID,
     MAX_ROUND,
-    MAX_VERSION,
-    BatchSerializer,
     ErrorSerializer,
     FlagRequestSerializer,
     FlagSerializer,
@@ -40,7 +28,6 @@ from annotate.api.serializers import (
     GoldRequestSerializer,
     GoldSerializer,
     OthersSerializer,
-    ProjectSerializer,
     ReviewResultSerializer,
     ReviewSerializer,
     SampleSerializer,
@@ -48,29 +35,9 @@ from annotate.api.serializers import (
     SimilarityRequestSerializer,
     SimilaritySerializer,
     SpanSerializer,
-    SpanUpdateSerializer,
-    SpanWriteSerializer,
-    SubmitConflictSerializer,
-    SubmitRoundSerializer,
-    SubmittedRoundSerializer,
 )
-from annotate.models import GoldLabel, Membership, Project, Sample, SpanAnnotation
+from annotate.models import GoldLabel, Membership, Sample, SpanAnnotation
 from annotate.services import embedding, flags, freeze, rounds, spans
-
-
-def _roles_of(user: Any) -> dict[int, str]:
-    """The user's role in each project, for serializers that show less to annotators."""
-    if not user.is_authenticated:
-        return {}
-    if user.is_superuser:
-        return dict.fromkeys(Project.objects.values_list("pk", flat=True), Membership.Role.ADMIN)
-    return dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
-
-
-def _frozen(frozen: Exception) -> Response:
-    """A write to a frozen round: 409 with the reason, which the page shows as it is."""
-    return Response({"detail": str(frozen), "frozen": True}, status=status.HTTP_409_CONFLICT)
-
 
 NOT_FLAGGER = OpenApiResponse(ErrorSerializer, description="Only the batch's annotators of that round flag it.")
 
@@ -91,49 +58,6 @@ def _round_value(raw: Any) -> int:
 
 def _round(request: Request) -> int:
     return _round_value(request.query_params.get("round"))
-
-
-class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
-    serializer_class = ProjectSerializer
-    lookup_field = "slug"
-    lookup_value_regex = "[-a-zA-Z0-9_]+"  # what <slug:...> matches on the other project URLs
-
-    def get_queryset(self) -> QuerySet[Project]:
-        return access.projects_for(self.request.user)
-
-    def get_serializer_context(self) -> dict[str, Any]:
-        context = super().get_serializer_context()
-        context["roles"] = _roles_of(self.request.user)
-        return context
-
-    @extend_schema(responses=BatchSerializer(many=True))
-    @action(detail=True, pagination_class=None)
-    def batches(self, request: Request, slug: str | None = None) -> Response:
-        project = self.get_object()
-        batches = project.batches.all()
-        if access.role_in(request.user, project) == Membership.Role.ANNOTATOR:
-            batches = batches.filter(assignments__annotator=request.user).distinct()
-        return Response(BatchSerializer(batches, many=True).data)
-
-    @extend_schema(
-        parameters=[ExportQuerySerializer],
-        responses={
-            (200, "application/jsonl"): OpenApiResponse(
-                OpenApiTypes.STR,
-                description="A download: application/jsonl for format=jsonl, pairs and hades, text/csv for csv "
-                "(all UTF-8, streamed), application/zip of FaithBench batch files for faithbench.",
-            ),
-            (200, "text/csv"): OpenApiTypes.STR,
-            (200, "application/zip"): OpenApiTypes.BINARY,
-            403: OpenApiResponse(ErrorSerializer, description="Only the project's admins and auditors export."),
-        },
-    )
-    @action(detail=True)
-    def export(self, request: Request, slug: str | None = None) -> StreamingHttpResponse | FileResponse:
-        """The labeled dataset (admins and auditors): JSONL a sample a line, CSV a span a row, or FaithBench files;
-        for a pairs project, its items in the pair or HaDes format."""
-        project, _ = access.get_project_for_exporter(request.user, slug or "")
-        return export_download(project, request.query_params)
 
 
 def _sample_filters(request: Request) -> tuple[str | None, int | None]:
@@ -173,7 +97,7 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_serializer_context(self) -> dict[str, Any]:
         context = super().get_serializer_context()
-        context["roles"] = _roles_of(self.request.user)
+        context["roles"] = roles_of(self.request.user)
         return context
 
     def get_queryset(self) -> QuerySet[Sample]:
@@ -290,7 +214,7 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         except spans.SpanError as error:
             raise field_error(error.field, error.message) from None
         except freeze.RoundFrozen as frozen:
-            return _frozen(frozen)
+            return frozen_round(frozen)
         return Response({"sample": sample.pk, "round": review.round, "done": review.done,
                          "seconds_spent": review.seconds_spent})
 
@@ -337,166 +261,3 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             raise NotFound(error.message) from None
         except flags.FlagError as error:
             raise field_error(error.field, error.message) from None
-
-
-class BatchViewSet(viewsets.GenericViewSet):
-    """A batch, seen by one of its annotators: submitting a re-opened round again."""
-
-    lookup_value_regex = "[0-9]{1,18}"
-
-    @extend_schema(
-        parameters=[BATCH_ID],
-        request=SubmitRoundSerializer,
-        responses={
-            200: SubmittedRoundSerializer,
-            403: OpenApiResponse(ErrorSerializer, description="Only the batch's annotators submit their rounds."),
-            409: OpenApiResponse(
-                SubmitConflictSerializer,
-                description="Nothing was changed: the round is frozen already (`frozen` is true), is not re-opened, "
-                "or has samples not marked done (`not_done` lists them).",
-            ),
-        },
-    )
-    @action(detail=True, methods=["post"])
-    def submit(self, request: Request, pk: str | None = None) -> Response:
-        """Submit your re-opened round of the batch again, which freezes it; every sample must be marked done.
-
-        Marking samples done never submits a re-opened round: only this (the page's Submit again) does.
-        """
-        batch, role = access.get_batch_for_user(request.user, int(pk or 0))
-        if role != Membership.Role.ANNOTATOR:
-            raise PermissionDenied("Only the batch's annotators submit their rounds")
-        body = SubmitRoundSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        try:
-            assignment = freeze.submit_round_again(batch, request.user, round=body.validated_data["round"])
-        except freeze.NotAssigned as error:
-            raise field_error("round", str(error)) from None
-        except freeze.RoundFrozen as frozen:
-            return _frozen(frozen)
-        except freeze.SubmitError as refused:
-            answer: dict[str, Any] = {"detail": str(refused)}
-            if refused.not_done:
-                answer["not_done"] = refused.not_done
-            return Response(answer, status=status.HTTP_409_CONFLICT)
-        return Response({"batch": batch.pk, "round": assignment.round, "status": assignment.status,
-                         "submitted_at": assignment.submitted_at})
-
-
-@extend_schema_view(
-    retrieve=extend_schema(parameters=[SPAN_ID]),
-    destroy=extend_schema(
-        parameters=[SPAN_ID, VERSION_QUERY], responses={204: None, 400: SPAN_FIELD_ERRORS, 409: SPAN_CONFLICT}
-    ),
-)
-class SpanViewSet(
-    mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
-    mixins.DestroyModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet,
-):
-    """Spans. Writes carry the version last read; a stale one gets 409 with the current span."""
-
-    serializer_class = SpanSerializer
-    lookup_value_regex = "[0-9]{1,18}"
-    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
-
-    def get_queryset(self) -> QuerySet[SpanAnnotation]:
-        user = self.request.user
-        mine = SpanAnnotation.objects.filter(annotator=user)
-        if user.is_superuser:
-            return SpanAnnotation.objects.select_related("annotator").order_by("id")
-        # Curators too: they adjudicate from these spans and read them all on /api/samples/<id>/spans/.
-        admin_projects = Membership.objects.filter(
-            user=user, role__in=[Membership.Role.ADMIN, Membership.Role.AUDITOR, Membership.Role.CURATOR]
-        ).values("project_id")
-        return (mine | SpanAnnotation.objects.filter(sample__project_id__in=admin_projects)).select_related(
-            "annotator"
-        ).order_by("id")
-
-    @extend_schema(
-        request=SpanWriteSerializer,
-        responses={
-            201: SpanSerializer,
-            200: OpenApiResponse(
-                SpanSerializer,
-                description="The same span (offsets, labels, note and source link) was already saved: the stored one.",
-            ),
-            400: SPAN_FIELD_ERRORS,
-            409: SPAN_EXISTS_OR_FROZEN,
-        },
-    )
-    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        body = SpanWriteSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = dict(body.validated_data)
-        try:
-            sample, _ = access.get_sample_for_user(request.user, data.pop("sample"), write=True)
-        except Http404:
-            raise field_error("sample", "no such sample") from None
-        try:
-            span = spans.create_span(sample, request.user, **data)
-        except spans.SpanError as error:
-            raise field_error(error.field, error.message) from None
-        except freeze.RoundFrozen as frozen:
-            return _frozen(frozen)
-        except spans.SpanExists as exists:
-            return Response(
-                {"detail": str(exists), "existing": exists.existing.pk, "current": SpanSerializer(exists.existing).data},
-                status=status.HTTP_409_CONFLICT,
-            )
-        # The same span saved twice is stored once: the repeat answers 200 with the stored span.
-        code = status.HTTP_200_OK if getattr(span, "duplicate", False) else status.HTTP_201_CREATED
-        return Response(SpanSerializer(span).data, status=code)
-
-    @extend_schema(
-        parameters=[SPAN_ID],
-        request=SpanUpdateSerializer,
-        responses={
-            200: OpenApiResponse(
-                SpanSerializer,
-                description="The span as stored. A change to the values it already has saves nothing and keeps "
-                "its version.",
-            ),
-            400: SPAN_FIELD_ERRORS,
-            409: SPAN_CONFLICT,
-        },
-    )
-    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        span = access.get_span_for_user(request.user, int(kwargs["pk"]))
-        body = SpanUpdateSerializer(data=request.data, partial=True)
-        body.is_valid(raise_exception=True)
-        changes = dict(body.validated_data)
-        version = changes.pop("version")  # required even in a PATCH (SpanUpdateSerializer.required_when_partial)
-        try:
-            span = spans.update_span(span, version=version, changes=changes)
-        except spans.SpanError as error:
-            raise field_error(error.field, error.message) from None
-        except spans.StaleVersion as stale:
-            return self._conflict(stale)
-        except freeze.RoundFrozen as frozen:
-            return _frozen(frozen)
-        return Response(SpanSerializer(span).data)
-
-    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return self.partial_update(request, *args, **kwargs)
-
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        span = access.get_span_for_user(request.user, int(kwargs["pk"]))
-        raw = request.query_params.get("version", request.data.get("version") if hasattr(request.data, "get") else None)
-        try:
-            version = int(raw)
-        except (TypeError, ValueError):
-            raise field_error("version", "send the version you last read") from None
-        if not 1 <= version <= MAX_VERSION:
-            raise field_error("version", f"{raw!r} is not a version number; send the version you last read")
-        try:
-            spans.delete_span(span, version=version)
-        except spans.StaleVersion as stale:
-            return self._conflict(stale)
-        except freeze.RoundFrozen as frozen:
-            return _frozen(frozen)
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-    @staticmethod
-    def _conflict(stale: spans.StaleVersion) -> Response:
-        current = SpanSerializer(stale.current).data if stale.current else None
-        return Response({"detail": str(stale), "current": current}, status=status.HTTP_409_CONFLICT)
