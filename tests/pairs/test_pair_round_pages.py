@@ -190,6 +190,21 @@ def test_missing_span_vectors_are_offered_as_a_job(pairs_project: Project, admin
     assert f'id="job-{job.pk}"' in login(admin_user).get(WIZARD, OPEN).content.decode()
 
 
+
+def test_a_queued_vector_job_is_not_shown_once_every_item_has_its_vector(pairs_project: Project, admin_user: Any,
+                                                                         settings: Any) -> None:
+    # Before: the wizard showed "0 / 2 · Queued" (no worker had run) beside "Every item has its span vector".
+    PairRound.objects.create(project=pairs_project, number=1, size=2, seed=1)
+    items = make_pair_items(pairs_project, 2, round_number=None)
+    job = Job.objects.create(project=pairs_project, kind=Job.Kind.PAIR_VECTORS, total=2)
+    assert f'id="job-{job.pk}"' in login(admin_user).get(WIZARD, OPEN).content.decode()  # 2 missing: shown
+    PairItem.objects.filter(pk__in=[item.pk for item in items]).update(
+        vector=b"\x00\x00", vector_model=settings.PAIRS_ENCODER
+    )
+    html = login(admin_user).get(WIZARD, OPEN).content.decode()
+    assert 'data-role="stale-vectors"' not in html
+    assert f'id="job-{job.pk}"' not in html and 'hx-trigger="every 2s"' not in html
+
 # --- the round page ---------------------------------------------------------------------------------------------
 
 

@@ -184,7 +184,10 @@ def _stale_vectors(project: Project, number: int) -> int:
 
 
 def _vector_context(project: Project, stale: int) -> dict[str, Any]:
-    jobs = list(Job.objects.filter(project=project, kind=Job.Kind.PAIR_VECTORS)[:1])
+    """The latest span-vector job; once no item lacks its vector, only if it has ended: a job still queued (no
+    worker yet) would show a progress of 0 of N that is not the items' state (as on the project page)."""
+    jobs = [job for job in Job.objects.filter(project=project, kind=Job.Kind.PAIR_VECTORS)[:1]
+            if stale or not job.is_active]
     return {"stale_vectors": stale, "vector_jobs": jobs, "vectors_running": any(job.is_active for job in jobs)}
 
 
