@@ -40,10 +40,10 @@ stop_children() {
     kill -KILL "$pid" 2>/dev/null
   done
   for pid in "$@"; do
-    wait "$pid"
+    wait "$pid" 2>/dev/null  # bash's own "Killed ..." job notice would duplicate the line below
     status=$?
     if [ "$status" -eq 137 ]; then
-      echo "run-dev: ${role[$pid]} (pid $pid) did not stop within ${grace} s: killed"
+      echo "run-dev: ${role[$pid]} (pid $pid) did not stop within ${grace} s: killed (a judge run it was working on goes on at the next start)"
     else
       echo "run-dev: ${role[$pid]} (pid $pid) stopped"
     fi
@@ -78,7 +78,7 @@ echo "run-dev: worker (pid $worker) and web server (pid $web) started; press Ctr
 restart_after="${RESTART_AFTER_SECONDS:-15}"
 while true; do
   exited=""
-  wait -n -p exited "$worker" "$web"
+  wait -n -p exited "$worker" "$web" 2>/dev/null  # no bash job notice: the lines below say what happened
   status=$?
   [ -n "${exited:-}" ] || exit 1
   if [ "$exited" = "$worker" ] && [ $((SECONDS - worker_started)) -ge "$restart_after" ] && kill -0 "$web" 2>/dev/null; then

@@ -142,6 +142,7 @@ def test_a_killed_worker_is_started_again_and_ctrl_c_still_stops_both(dev_env: d
         wait_for(lambda: ready_lines() == 2, "no new worker came up")
         output = "".join(lines)
         assert f"run-dev: worker (pid {old_worker}) exited with status 137; starting it again" in output
+        assert not [line for line in lines if "Killed" in line], output  # bash's own job notice is not shown
         again = re.search(r"run-dev: worker \(pid (\d+)\) started\n", output)
         assert again, output
         new_worker = int(again[1])
