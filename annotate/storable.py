@@ -9,6 +9,8 @@ too); request fields are checked by config.nul_guard.
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -70,3 +72,15 @@ def find_nul(value: Any, path: str = "") -> NulFound | None:
         elif isinstance(item, list | tuple):
             pending.extend(reversed([(f"{where}[{index}]", child, False) for index, child in enumerate(item)]))
     return None
+
+
+def json_error(error: json.JSONDecodeError, *, with_line: bool = True) -> str:
+    """A JSON decoding error in words: ``not valid JSON: Invalid control character (U+0000, a NUL: the database cannot
+    store it) at line 1 column 50``. The decoder's own message for a raw control character ends with "at" (its
+    position follows in the exception's text), which read "at at line ..." after our position."""
+    message = error.msg.removesuffix(" at")
+    if 0 <= error.pos < len(error.doc) and unicodedata.category(error.doc[error.pos]) == "Cc":
+        code = ord(error.doc[error.pos])
+        message += " (U+0000, a NUL: the database cannot store it)" if code == 0 else f" (U+{code:04X})"
+    where = f"line {error.lineno} column {error.colno}" if with_line else f"column {error.colno}"
+    return f"not valid JSON: {message} at {where}"

@@ -152,3 +152,26 @@ def test_find_nul_walks_values_keys_and_lists_in_file_order() -> None:
     inner["v"] = "\x00"
     shown = find_nul(deep).describe()
     assert shown.startswith("field 'n[0].n[0]") and shown.endswith(f"n[0].v': {NUL_PROBLEM}") and len(shown) < 250
+
+
+@pytest.mark.django_db
+def test_a_raw_nul_byte_in_the_json_text_is_named_in_words(tmp_path: Path) -> None:
+    # A NUL written as a raw byte inside a JSON string (not as the escape \u0000) stops the JSON decoder itself.
+    # Before: "not valid JSON: Invalid control character at at line 1 column 50", no word of what the character was.
+    text = json.dumps(example()).replace('"note": "', '"note": "a\x00', 1)
+    path = tmp_path / "batch_1.json"
+    path.write_bytes(text.encode())
+    column = text.index("\x00") + 1
+    before = rows()
+    with pytest.raises(CommandError) as refused:
+        call_command("import_faithbench", str(path), "--project", "fb")
+    assert str(refused.value) == (
+        f"nothing was imported: {path}: not valid JSON: Invalid control character "
+        f"(U+0000, a NUL: the database cannot store it) at line 1 column {column}"
+    )
+    assert rows() == before
+    with pytest.raises(ingest.ImportProblems) as refused_line:
+        ingest.import_files(Project.objects.create(name="s", slug="s"), [("s.jsonl", b'{"summary": "a\t"}')])
+    assert refused_line.value.messages == [
+        "s.jsonl: line 1: not valid JSON: Invalid control character (U+0009) at column 15"
+    ]

@@ -20,7 +20,7 @@ from annotate.services.ingest.checks import (
     username_limit,
 )
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample, ParsedSpan
-from annotate.storable import find_nul
+from annotate.storable import find_nul, json_error
 from annotate.taxonomy import LabelError, validate_labels
 
 # The keys FaithBench writes for every annotation, in its order; what a file leaves out is noted under ABSENT_KEYS.
@@ -100,7 +100,7 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
     except UnicodeDecodeError as error:
         raise ImportFailed(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except json.JSONDecodeError as error:
-        raise ImportFailed(f"{file}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        raise ImportFailed(f"{file}: {json_error(error)}") from None
     if not isinstance(document, dict) or not isinstance(document.get("samples"), list):
         raise ImportFailed(f"{file}: expected an object with a list under 'samples'")
     # NUL anywhere (a note, a metadata key, a name) is refused on every database: PostgreSQL cannot store it.

@@ -10,7 +10,7 @@ from typing import Any
 from annotate.models import Batch, Passage, Sample
 from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _shown, _text, max_length
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
-from annotate.storable import find_nul
+from annotate.storable import find_nul, json_error
 
 REQUIRED = ("passage_id", "source", "summary", "generator")
 
@@ -66,7 +66,7 @@ def _read_line(
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as error:
-        problems.append(f"{where}: not valid JSON: {error.msg} at column {error.colno}")
+        problems.append(f"{where}: {json_error(error, with_line=False)}")
         return None
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a JSON object, got {type(raw).__name__}")

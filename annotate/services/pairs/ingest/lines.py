@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _offset, _shown, _text
-from annotate.storable import find_nul
+from annotate.storable import find_nul, json_error
 
 LABELS = ("H", "N", "?")
 
@@ -91,7 +91,7 @@ def read_lines(file: str, content: bytes | str, problems: Problems, file_index: 
         try:
             row = json.loads(text)
         except json.JSONDecodeError as error:
-            problems.add(f"{where}: not valid JSON: {error.msg} at column {error.colno}", (file_index, number))
+            problems.add(f"{where}: {json_error(error, with_line=False)}", (file_index, number))
             bad = True
             continue
         if not isinstance(row, dict):
