@@ -118,7 +118,8 @@ class JudgeRunListView(generics.GenericAPIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         """Start a run of a rubric or NLI judge in the background (admins): over every sample, one batch, or the
-        flagged ones. Poll /api/judge-runs/{id}/ for its progress."""
+        flagged ones; `ask_again` (rubric judges) asks again for answers in the call cache that could not be read.
+        Poll /api/judge-runs/{id}/ for its progress."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         body = JudgeRunRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -136,7 +137,8 @@ class JudgeRunListView(generics.GenericAPIView):
         elif options.get("batch") is not None:
             raise field_error("batch", f"a batch is given only with scope batch, not {options['scope']}")
         try:
-            run = runs.start_run(project, judge, scope=options["scope"], batch=batch, by=request.user)
+            run = runs.start_run(project, judge, scope=options["scope"], batch=batch, by=request.user,
+                                 ask_again=options["ask_again"])
         except JudgeSettingsError as error:
             raise field_error(error.field, str(error)) from None
         return Response(JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)

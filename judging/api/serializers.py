@@ -115,9 +115,11 @@ class JudgeRunSerializer(serializers.ModelSerializer):
         fields = [
             "id", "judge", "judge_name", "scope", "purpose", "batch", "synthetic_set", "status", "status_label",
             "all_failed", "total", "done", "percent", "scored", "failed", "calls", "cached", "flagged", "error",
-            "rubric_version", "created_at", "started_at", "finished_at", "seconds",
+            "rubric_version", "ask_again", "created_at", "started_at", "finished_at", "seconds",
         ]
         read_only_fields = fields
+        extra_kwargs = {"ask_again": {"help_text": "Cached answers that could not be read as a score were asked "
+                                                   "again instead of reused (rubric judges)."}}
 
 
 class JudgeRunRequestSerializer(RejectsUnknownFields):
@@ -129,6 +131,12 @@ class JudgeRunRequestSerializer(RejectsUnknownFields):
     )
     batch = serializers.IntegerField(
         min_value=1, max_value=MAX_ID, required=False, allow_null=True, help_text="The batch's id (scope batch)."
+    )
+    ask_again = serializers.BooleanField(
+        default=False,
+        help_text="Rubric judges: ask again for the calls whose cached answer could not be read as a score (parse "
+                  "errors; the new answer replaces the cached one) instead of reusing it. By default every answer "
+                  "the endpoint gave is reused from the call cache, so a repeated run makes no call.",
     )
 
 

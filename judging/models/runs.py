@@ -44,6 +44,9 @@ class JudgeRun(Progress):
     calls = models.PositiveIntegerField(default=0)  # endpoint requests actually sent (retries included)
     cached = models.PositiveIntegerField(default=0)  # judgements answered from the call cache
     flagged = models.PositiveIntegerField(default=0)  # first-pass runs: outputs that went to the audit queue
+    # Rubric judges: a cached answer that does not parse as a score is asked again (its new answer replaces the
+    # cache row) instead of being served. On the row, so an execution resumed after a worker restart keeps it.
+    ask_again = models.BooleanField(default=False)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -195,7 +195,8 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
         data = form.cleaned_data
         try:
             run = start_run(project, data["judge"], scope=data["scope"],
-                            batch=data["batch"] if data["scope"] == "batch" else None, by=request.user)
+                            batch=data["batch"] if data["scope"] == "batch" else None, by=request.user,
+                            ask_again=data.get("ask_again", False))
         except JudgeSettingsError as error:
             _refusal_on_form(form, error)
         else:

@@ -93,3 +93,21 @@ def test_a_run_started_from_the_page_shows_its_result_when_it_is_done(
     page.locator(f"#run-{run.pk} a").first.click()
     expect(page.locator("[data-role='judgements'] tr[data-status='ok']")).to_have_count(3)
     expect(page.locator("[data-role='judgements']")).to_contain_text("5 · highly faithful")
+
+
+def test_the_ask_again_box_shows_only_while_a_rubric_judge_is_chosen(
+    page: Page, live_server: Any, log_in: Any, admin_user: Any, project: Project
+) -> None:
+    rubric = Judge.objects.create(project=project, name="local-llm", kind=Judge.Kind.RUBRIC,
+                                  base_url="http://127.0.0.1:9/v1", model="test-model")
+    nli = Judge.objects.create(project=project, name="hhem", kind=Judge.Kind.NLI, nli_model_path="/nowhere")
+    log_in(page, admin_user)
+    page.goto(live_server.url + reverse("judging-judges", args=[project.slug]))
+    form = page.locator("form[data-role='start-run']")
+    box = form.locator("label[data-field='ask_again']")
+    expect(box).to_be_hidden()  # no judge chosen yet
+    form.locator("select[name='judge']").select_option(str(rubric.pk))
+    expect(box).to_be_visible()
+    expect(box).to_contain_text("Ask again for answers that could not be read (parse errors)")
+    form.locator("select[name='judge']").select_option(str(nli.pk))
+    expect(box).to_be_hidden()

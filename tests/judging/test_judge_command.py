@@ -1,6 +1,6 @@
 """`manage.py judge --json` against a loopback server answering with a mix of clean JSON, prose, fences, garbage,
-out-of-range scores and 429s: each answer scored or failed exactly; a second run answers the scores from the cache
-and asks the parse errors again."""
+out-of-range scores and 429s: each answer scored or failed exactly; a second run makes no call (every answer, a parse
+error too, comes from the cache), and one with --ask-again asks again only for the parse errors."""
 
 from __future__ import annotations
 
@@ -48,16 +48,14 @@ def judge_json(*args: str) -> dict[str, Any]:
     return json.loads(out.getvalue())
 
 
-def test_every_answer_is_scored_or_failed_exactly_and_a_second_run_asks_only_the_parse_errors(
-    project: Project
-) -> None:
+def test_every_answer_is_scored_or_failed_exactly_and_a_second_run_makes_no_call(project: Project) -> None:
     add_samples(project, len(ANSWERS))
     with LoopbackLLM(mixed_script) as server:
         args = ("--project", project.slug, "--base-url", server.base_url, "--model", "test-model")
         first = judge_json(*args)
         calls_after_first = server.chat_calls
         second = judge_json(*args)
-        asked_again = sorted(tag_of(user_text(body)) for body in server.requests[calls_after_first:])
+        calls_after_second = server.chat_calls
     assert set(first) >= {"run", "items", "scored", "failed", "calls", "cached", "seconds", "judgements"}
     assert (first["items"], first["scored"], first["failed"], first["cached"]) == (11, 4, 7, 0)
     assert first["calls"] == 12 == calls_after_first  # eleven answers, one of them after a 429
@@ -73,14 +71,46 @@ def test_every_answer_is_scored_or_failed_exactly_and_a_second_run_asks_only_the
     assert by_sample["s4"]["reasoning"] == "" or by_sample["s4"]["score"] is None
     assert by_sample["s3"]["error"] and by_sample["s7"]["error"]
 
-    # The four scores come from the cache; the seven parse errors are asked again (and fail the same way again).
-    parse_errors = sorted(tag for tag, (_, (status, _)) in ANSWERS.items() if status == "parse_error")
-    assert asked_again == parse_errors
-    assert (second["items"], second["calls"], second["cached"]) == (11, 7, 4)
+    # Every answer the endpoint gave, the seven parse errors too, comes from the cache: not one request is sent.
+    assert calls_after_second == calls_after_first
+    assert (second["items"], second["calls"], second["cached"]) == (11, 0, 11)
     assert {e["sample"]: (e["status"], e["score"]) for e in second["judgements"]} == {
         tag: expected for tag, (_, expected) in ANSWERS.items()}
+    assert {e["sample"]: e["raw"] for e in second["judgements"]} == {tag: raw for tag, (raw, _) in ANSWERS.items()}
     assert second["run"] != first["run"]
     assert Judge.objects.filter(project=project).count() == 1  # the judge was reused
+    assert not JudgeRun.objects.filter(ask_again=True).exists()
+
+
+def test_ask_again_asks_only_the_parse_errors_and_a_now_clean_answer_becomes_a_score(project: Project) -> None:
+    add_samples(project, len(ANSWERS))
+
+    def script(body: dict, attempt: int) -> Reply:
+        if tag_of(user_text(body)) == "s3" and attempt > 0:  # asked again, the prose answer comes back clean
+            return Reply(content='{"reasoning": "Read this time.", "score": 4}')
+        return mixed_script(body, attempt)
+
+    with LoopbackLLM(script) as server:
+        args = ("--project", project.slug, "--base-url", server.base_url, "--model", "test-model")
+        judge_json(*args)
+        calls_after_first = server.chat_calls
+        again = judge_json(*args, "--ask-again")
+        asked_again = sorted(tag_of(user_text(body)) for body in server.requests[calls_after_first:])
+        calls_after_again = server.chat_calls
+        third = judge_json(*args)
+        calls_after_third = server.chat_calls
+
+    parse_errors = sorted(tag for tag, (_, (status, _)) in ANSWERS.items() if status == "parse_error")
+    assert asked_again == parse_errors  # the four scores came from the cache
+    assert (again["items"], again["calls"], again["cached"], again["scored"]) == (11, 7, 4, 5)
+    expected = {tag: status_score for tag, (_, status_score) in ANSWERS.items()} | {"s3": ("ok", 4)}
+    assert {e["sample"]: (e["status"], e["score"]) for e in again["judgements"]} == expected
+    assert JudgeRun.objects.get(pk=again["run"]).ask_again is True
+    # The new answers replaced the rows: a run without the option serves them, s3's score included, calling nothing.
+    assert calls_after_third == calls_after_again
+    assert (third["calls"], third["cached"]) == (0, 11)
+    assert {e["sample"]: (e["status"], e["score"]) for e in third["judgements"]} == expected
+    assert CallCache.objects.count() == 11
 
 
 def test_persistent_rate_limits_end_as_errors_with_no_score(project: Project) -> None:

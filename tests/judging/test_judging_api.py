@@ -201,6 +201,42 @@ def test_a_run_that_cannot_start_gets_400_naming_the_field(batch: Batch, admin_u
 
 
 @pytest.mark.django_db
+def test_a_run_can_ask_again_for_unreadable_answers_and_says_so(
+    batch: Batch, admin_user: Any, settings: Any, client: Client
+) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # the runs stay queued: only the choice is looked at
+    judge = rubric_judge(batch.project)
+    nli = Judge.objects.create(project=batch.project, name="hhem", kind=Judge.Kind.NLI, nli_model_path="/nowhere")
+    url = "/api/projects/demo/judge-runs/"
+    asked = post_json(login(admin_user), url, {"judge": judge.pk, "ask_again": True})
+    plain = post_json(login(admin_user), url, {"judge": judge.pk})
+    assert (asked.status_code, plain.status_code) == (201, 201)
+    assert (asked.json()["ask_again"], plain.json()["ask_again"]) == (True, False)
+    assert JudgeRun.objects.get(pk=asked.json()["id"]).ask_again is True
+    assert JudgeRun.objects.get(pk=plain.json()["id"]).ask_again is False
+    assert login(admin_user).get(f"/api/judge-runs/{asked.json()['id']}/").json()["ask_again"] is True
+
+    cases = [
+        ({"judge": nli.pk, "ask_again": True}, "ask_again", "rubric LLM judges only"),
+        ({"judge": judge.pk, "ask_again": "perhaps"}, "ask_again", "valid boolean"),
+        ({"judge": judge.pk, "retry_unreadable": True}, "retry_unreadable", ""),  # unknown fields are refused
+    ]
+    for body, field, words in cases:
+        answer = post_json(login(admin_user), url, body)
+        assert answer.status_code == 400, body
+        assert list(answer.json()) == [field], (body, answer.json())
+        assert words in answer.json()[field][0], answer.json()
+    assert JudgeRun.objects.count() == 2
+
+    client.force_login(admin_user)
+    document = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    request_schema = document["components"]["schemas"]["JudgeRunRequest"]
+    assert request_schema["properties"]["ask_again"]["type"] == "boolean"
+    assert "ask_again" not in request_schema.get("required", [])
+    assert document["components"]["schemas"]["JudgeRun"]["properties"]["ask_again"]["readOnly"] is True
+
+
+@pytest.mark.django_db
 def test_the_progress_endpoint_shows_the_runs_figures_and_its_judgements_page_by_page(
     batch: Batch, admin_user: Any
 ) -> None:

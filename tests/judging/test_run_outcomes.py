@@ -1,6 +1,6 @@
 """Judge runs against endpoints as they really answer: reasoning models that think before answering, servers that
-report no token usage for some calls, answers that cannot be read (asked again, never served from the cache), and
-runs where every call failed (their waiting counted, their outcome shown as such on pages and in the API)."""
+report no token usage for some calls, answers that cannot be read (served from the cache like any answer, asked
+again by a run with ask_again), and runs where every call failed (their waiting counted, their outcome shown as such on pages and in the API)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_with_no_usage_reported_at_all_cost_and_tokens_stay_unknown(project: Pro
     assert (cells["cost"], cells["sent_tokens"]) == ("—", "— / —")
 
 
-def test_an_answer_that_could_not_be_read_is_asked_again_by_the_next_run(project: Project) -> None:
+def test_an_answer_that_could_not_be_read_is_served_again_unless_the_run_asks_again(project: Project) -> None:
     add_samples(project, 3)
 
     def script(body: dict[str, Any], attempt: int) -> Reply:
@@ -91,23 +91,28 @@ def test_an_answer_that_could_not_be_read_is_asked_again_by_the_next_run(project
         judge = rubric_judge(project, server)
         first = run_once(project, judge)
         second = run_once(project, judge)
-        third = run_once(project, judge)
+        asked_by_second = server.chat_calls - first.calls
+        third = runs.execute_run(runs.start_run(project, judge, queue=False, ask_again=True).pk)
+        fourth = run_once(project, judge)
         asked = [tag_of(user_text(body)) for body in server.requests]
     assert (first.scored, first.failed) == (2, 1)
-    # The second run asks only the unreadable one again (the two scores come from the cache) and gets its score.
+    # The second run is answered wholly from the cache, the unreadable answer too (the same parse error).
+    assert asked_by_second == 0
+    assert (second.scored, second.failed, second.cached, second.calls) == (2, 1, 3, 0)
+    # The third asks only the unreadable one again (the two scores come from the cache) and gets its score.
     assert sorted(asked) == ["s0", "s1", "s1", "s2"]
-    assert (second.scored, second.failed, second.cached, second.calls) == (3, 0, 2, 1)
-    assert (third.scored, third.cached, third.calls) == (3, 3, 0)
+    assert (third.scored, third.failed, third.cached, third.calls) == (3, 0, 2, 1)
+    assert (fourth.scored, fourth.cached, fourth.calls) == (3, 3, 0)
     assert CallCache.objects.count() == 3
     assert not CallCache.objects.filter(raw__contains="nine we").exists()
 
 
-def test_a_cached_row_that_does_not_parse_does_not_block_asking_again(project: Project) -> None:
+def test_a_cached_row_that_does_not_parse_is_replaced_when_a_run_asks_again(project: Project) -> None:
     (sample,) = add_samples(project, 1)
     with LoopbackLLM() as server:
         judge = rubric_judge(project, server)
-        run = runs.start_run(project, judge, queue=False)
-        # A row written when parse failures were cached: a refusal, no score.
+        run = runs.start_run(project, judge, queue=False, ask_again=True)
+        # A cached refusal, no score.
         key = build_request(judge, run.rubric.text, sample.summary, sample.passage.text).cache_key
         CallCache.objects.create(key=key, model="test-model", request_mode="json_schema",
                                  raw="I cannot help with that.", input_tokens=10, output_tokens=5)

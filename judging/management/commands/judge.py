@@ -1,7 +1,9 @@
 """manage.py judge --project SLUG --base-url URL --model NAME ...: a rubric judge run in the foreground.
 
 The same service as the background job (judging.services.runs.execute_run),
-so what this prints is what the pages show. Everything that can be checked
+so what this prints is what the pages show. Every answer in the call cache is
+reused (a repeated run makes no call); --ask-again asks again for those that
+could not be read as a score. Everything that can be checked
 before a run is checked first (project, settings, the key variable, the
 endpoint and its model), and a refusal writes nothing.
 
@@ -68,6 +70,9 @@ class Command(BaseCommand):
                                                                 "judge's setting, 4 for a new judge)")
         parser.add_argument("--samples", default="all", choices=("all", "flagged"),
                             help="all samples of the project (default) or the flagged ones")
+        parser.add_argument("--ask-again", action="store_true",
+                            help="ask again for the calls whose cached answer could not be read as a score (parse "
+                                 "errors) instead of reusing it; by default every cached answer is reused")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -92,7 +97,7 @@ class Command(BaseCommand):
             raise CommandError(f"--api-key-env: {problem}")
         scope = JudgeRun.Scope.FLAGGED if options["samples"] == "flagged" else JudgeRun.Scope.ALL
         # A run answered wholly from the cache sends nothing, not even this check.
-        checked = needs_endpoint(project, unsaved, scope=scope)
+        checked = needs_endpoint(project, unsaved, scope=scope, ask_again=options["ask_again"])
         if checked:
             try:
                 check_endpoint(quick_check(endpoint_for(unsaved)))
@@ -106,7 +111,7 @@ class Command(BaseCommand):
             judge = endpoint_judge(project, base_url=cleaned["base_url"], model=cleaned["model"],
                                    api_key_env=cleaned["api_key_env"], with_reasoning=cleaned["with_reasoning"],
                                    concurrency=concurrency)
-            run = start_run(project, judge, scope=scope, queue=False)
+            run = start_run(project, judge, scope=scope, queue=False, ask_again=options["ask_again"])
         run = execute_run(run.pk, endpoint_checked=checked)
         if run.status == JudgeRun.Status.FAILED:
             raise CommandError(f"run {run.pk} failed: {run.error}")

@@ -12,9 +12,11 @@ How a run executes (DESIGN.md, "Runs"):
   a thread pool of ``judge.concurrency`` threads that only call the endpoint
   (judging.judges.rubric.call_rubric_judge: no database in those threads); this
   thread writes results as they arrive, a small transaction at a time, with the
-  cache rows of answers that parsed (status ok). A parse failure is not served
-  from the cache (a truncated or refused answer is asked again by the next run,
-  and its answer replaces any row the key had); endpoint errors are not cached.
+  cache rows of the answers that came back (ok and parse_error: the endpoint
+  answered, so a repeated run makes no call; a cached answer is read again with
+  today's parser). Endpoint errors are not cached: the next run asks again. A
+  run started with ``ask_again`` asks again the calls whose cached answer does
+  not parse as a score, and their new answers replace the rows.
 - NLI judges score chunks of pairs with windows of many pairs batched together,
   and per output sentence too when the run is a triage first pass.
 - An endpoint that cannot be reached, a model it does not serve or a missing

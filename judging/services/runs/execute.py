@@ -135,6 +135,7 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
 
     writer = _ResultWriter(run)
     waiting: dict[str, list[Target]] = {}  # cache key -> targets waiting for that one call
+    asked: set[str] = set()  # keys this execution sent: with ask_again, an unreadable answer is asked once a run
     # Pool threads only call the endpoint and hand back (request, outcome); this thread does all database work.
     answered: queue.SimpleQueue[tuple[RubricRequest, RubricOutcome | BaseException]] = queue.SimpleQueue()
 
@@ -160,8 +161,11 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
                     exhausted = True
                     break
                 requests = [(target, request_for(target)) for target in chunk]
-                cached = _served_from_cache({request.cache_key for _, request in requests},
-                                            with_reasoning=judge.with_reasoning)
+                keys = {request.cache_key for _, request in requests}
+                if any(row.key in keys for row in writer.cache_rows):
+                    writer.flush()  # an answer this execution got for one of them answers it, not a second call
+                cached = _served_from_cache(keys, with_reasoning=judge.with_reasoning, ask_again=run.ask_again,
+                                            asked=asked)
                 for target, request in requests:
                     key = request.cache_key
                     if key in cached:
@@ -171,6 +175,7 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
                         waiting[key].append(target)
                     else:
                         waiting[key] = [target]
+                        asked.add(key)
                         pool.submit(call, request)
                         pending += 1
                 writer.flush_if_due()

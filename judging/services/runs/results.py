@@ -24,11 +24,12 @@ FLUSH_RESULTS = 50
 OK, PARSE_ERROR, ERROR = Judgement.Status.OK, Judgement.Status.PARSE_ERROR, Judgement.Status.ERROR
 # The endpoint answered: identical requests of one run share that answer, whatever it says.
 ANSWERED = (OK, PARSE_ERROR)
-# Only an answer that parsed goes into the call cache: a parse failure (a truncated or refused answer) must be asked
-# again by the next run, not served back to it forever; an endpoint error has no answer to keep.
-CACHEABLE = (OK,)
-# What a cache row's answer is replaced by when a call asked again answers (a row a run wrote before only clean
-# answers were cached, or one that today's parser no longer reads as a score): the row must not block the new answer.
+# Every answer goes into the call cache, one that could not be read as a score too (DESIGN.md, "Runs": an identical
+# call is not paid twice, so a repeated run makes no call). A run started with ask_again asks the unreadable ones
+# again (targets._served_from_cache). An endpoint error has no answer to keep: the next run asks again.
+CACHEABLE = ANSWERED
+# What a cache row's answer is replaced by when a call asked again answers (a run with ask_again, or a row that
+# another execution wrote meanwhile): the latest answer is the one served next.
 _CACHE_ANSWER_FIELDS = ["model", "request_mode", "raw", "input_tokens", "output_tokens", "latency_seconds"]
 
 

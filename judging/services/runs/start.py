@@ -33,14 +33,18 @@ def start_run(
     explains: JudgeRun | None = None,
     by: Any = None,
     queue: bool = True,
+    ask_again: bool = False,
 ) -> JudgeRun:
     """A new run of `judge` over a scope of the project, queued for the worker (after commit) when `queue`.
 
     Refuses with JudgeSettingsError naming the field: a judge of another project
     or one that does not run (imported), a scope without its batch or set, a
     rubric judge whose API-key variable is not set here, an NLI model path that
-    is not a directory or holds another kind of model (config.json says). Records the
-    rubric version the run will use. ``explains``: for an explain run, the first pass whose flags it judges.
+    is not a directory or holds another kind of model (config.json says), ``ask_again``
+    for a judge that is not a rubric LLM judge. Records the rubric version the run
+    will use. ``explains``: for an explain run, the first pass whose flags it judges.
+    ``ask_again``: cached answers that do not parse as a score are asked again
+    instead of served (kept on the run, so a resumed execution keeps the choice).
     """
     if judge.project_id != project.pk:
         raise JudgeSettingsError("judge", f"judge {judge.name!r} belongs to another project.")
@@ -62,12 +66,17 @@ def start_run(
             raise JudgeSettingsError("synthetic_set", "a synthetic run needs a synthetic set of this project.")
     else:
         synthetic_set = None
+    if ask_again and judge.kind != Judge.Kind.RUBRIC:
+        raise JudgeSettingsError("ask_again", f"judge {judge.name!r} is not a rubric LLM judge "
+                                              f"({judge.get_kind_display()}): asking again for answers that could "
+                                              "not be read applies to rubric LLM judges only.")
     check_judge_runs_here(judge)
     with transaction.atomic():
         run = JudgeRun(
             project=project, judge=judge, scope=scope, purpose=purpose, batch=batch, synthetic_set=synthetic_set,
             explains=explains if purpose == JudgeRun.Purpose.EXPLAIN else None,
             rubric=current_prompt(project, "rubric") if judge.kind == Judge.Kind.RUBRIC else None, created_by=by,
+            ask_again=ask_again,
         )
         run.total = target_queryset(run).count()
         run.save()
@@ -133,12 +142,13 @@ def _queue_now(run_id: int) -> None:
 
 
 def needs_endpoint(project: Project, judge: Judge, *, scope: str = JudgeRun.Scope.ALL,
-                   batch: Batch | None = None) -> bool:
+                   batch: Batch | None = None, ask_again: bool = False) -> bool:
     """Whether a new run of this (possibly unsaved) rubric judge would call its endpoint: some request of its
-    targets is not in the call cache. Writes nothing (the rubric is the latest version, or the default)."""
+    targets is not in the call cache (with `ask_again`, or its cached answer does not parse as a score). Writes
+    nothing (the rubric is the latest version, or the default)."""
     latest = PromptVersion.objects.filter(project=project, kind=PromptVersion.Kind.RUBRIC).order_by("-number").first()
     rubric_text = latest.text if latest is not None else prompts.default_prompt("rubric")
-    run = JudgeRun(project=project, judge=judge, scope=scope, batch=batch)
+    run = JudgeRun(project=project, judge=judge, scope=scope, batch=batch, ask_again=ask_again)
     return _any_cache_miss(
         run, lambda target: build_request(judge, rubric_text, target.hypothesis, target.reference)
     )

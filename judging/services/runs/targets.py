@@ -77,26 +77,33 @@ def _pending_chunks(run: JudgeRun, size: int) -> Iterator[list[Target]]:
 
 
 
-def _served_from_cache(keys: set[str], *, with_reasoning: bool) -> dict[str, tuple[CallCache, RubricOutcome]]:
-    """The cached answers among `keys` that may answer a call instead of the endpoint, read with today's parser.
+def _served_from_cache(
+    keys: set[str], *, with_reasoning: bool, ask_again: bool = False, asked: frozenset[str] | set[str] = frozenset()
+) -> dict[str, tuple[CallCache, RubricOutcome]]:
+    """The cached answers among `keys` that answer a call instead of the endpoint, each read with today's parser.
 
-    Only an answer that parses as a score is served. A row whose answer does not
-    (written before only clean answers were cached, or read differently by a
-    parser that has since learned better) is a miss: the call is made again and
-    its answer replaces the row.
+    Every answer the endpoint gave is served, a parse error too: an identical
+    call is not paid twice (DESIGN.md, "Runs"), and a row that today's parser
+    reads differently gives today's reading. With `ask_again` (a run's choice),
+    an answer that does not parse as a score is a miss instead: the call is
+    made again and its answer replaces the row; keys in `asked`, which this
+    execution has already asked, are served whatever they say, so one run asks
+    a call once.
     """
     served: dict[str, tuple[CallCache, RubricOutcome]] = {}
     for row in CallCache.objects.filter(key__in=keys):
         outcome = outcome_from_raw(row.raw, with_reasoning=with_reasoning, request_mode=row.request_mode,
                                    input_tokens=row.input_tokens, output_tokens=row.output_tokens)
-        if outcome.status == STATUS_OK:
+        if outcome.status == STATUS_OK or not ask_again or row.key in asked:
             served[row.key] = (row, outcome)
     return served
 
 
 def _any_cache_miss(run: JudgeRun, request_for: Any) -> bool:
+    """Whether some pending target's request would go to the endpoint (with the run's ask_again choice)."""
     for chunk in _pending_chunks(run, CHUNK):
         keys = {request_for(target).cache_key for target in chunk}
-        if len(_served_from_cache(keys, with_reasoning=run.judge.with_reasoning)) < len(keys):
+        served = _served_from_cache(keys, with_reasoning=run.judge.with_reasoning, ask_again=run.ask_again)
+        if len(served) < len(keys):
             return True
     return False
