@@ -1,4 +1,4 @@
-"""A judge against the people who audited its outputs, and a synthetic set's paper tables, as JSON.
+"""A judge against the people who audited its outputs, a project's synthetic sets and a set's paper tables, as JSON.
 
 Each answer is the object its page shows and its command prints, from the same service, computed for each
 request: ``judging.services.people.judge_vs_people`` (the judge-vs-people page) and
@@ -24,7 +24,7 @@ from annotate.api.schema import integer
 from annotate.api.serializers import MAX_ID, ErrorSerializer
 from judging import access
 from judging.api.lookups import NOT_A_SPAN_PROJECT, span_project_lookup
-from judging.models import Judge, JudgeRun
+from judging.models import Judge, JudgeRun, SyntheticSet
 from judging.people import LEVELS
 from judging.services.people import judge_vs_people
 from judging.services.synthetic import paper_tables
@@ -226,6 +226,32 @@ class PaperTablesSerializer(serializers.Serializer):
     runs = TableRunSerializer(many=True, help_text="The runs the tables read, one per judge.")
 
 
+class SyntheticSetRowSerializer(serializers.ModelSerializer):
+    """A synthetic set as its list shows it: where its tables are, and how far the writing got."""
+
+    writer = serializers.CharField(source="writer.name", allow_null=True, default=None,
+                                   help_text="The rubric judge that wrote the rewrites; null once it was deleted.")
+    status = serializers.ChoiceField(choices=SyntheticSet.Status.choices, help_text="The writing job's state.")
+    tables = serializers.SerializerMethodField(help_text="The address of the set's tables.")
+
+    class Meta:
+        model = SyntheticSet
+        fields = ["id", "name", "writer", "status", "done", "total", "sentences_per_output", "seed", "error",
+                  "created_at", "tables"]
+
+    def get_tables(self, synthetic_set: SyntheticSet) -> str:
+        return f"/api/projects/{synthetic_set.project.slug}/synthetic-sets/{synthetic_set.pk}/tables/"
+
+
+class SyntheticSetListView(APIView):
+    @extend_schema(responses={200: SyntheticSetRowSerializer(many=True), 400: NOT_A_SPAN_PROJECT, 403: FOR_ADMINS})
+    def get(self, request: Request, slug: str) -> Response:
+        """The project's synthetic sets, newest first (admins), each with the address of its tables."""
+        project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
+        sets = SyntheticSet.objects.filter(project=project).select_related("writer", "project").order_by("-pk")
+        return Response(SyntheticSetRowSerializer(sets, many=True).data)
+
+
 class SyntheticTablesView(APIView):
     @extend_schema(parameters=[SET_ID],
                    responses={200: PaperTablesSerializer, 400: NOT_A_SPAN_PROJECT, 403: FOR_ADMINS})
@@ -240,6 +266,8 @@ class SyntheticTablesView(APIView):
 urlpatterns = [
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/judges/(?P<id>[0-9]{1,18})/people/$", JudgeVsPeopleView.as_view(),
             name="judging-api-judge-people"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/synthetic-sets/$", SyntheticSetListView.as_view(),
+            name="judging-api-synthetic-sets"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/synthetic-sets/(?P<id>[0-9]{1,18})/tables/$",
             SyntheticTablesView.as_view(), name="judging-api-synthetic-tables"),
 ]

@@ -200,6 +200,21 @@ def test_a_set_no_judge_ran_over_has_empty_tables(project: Project, admin_user: 
     assert tables["sensitivity"]["percents"] == [0, 20, 40, 60, 80, 100]
 
 
+def test_the_set_list_names_each_set_and_where_its_tables_are(judged_set: SyntheticSet, admin_user: Any,
+                                                               alice: Any, charlie: Any) -> None:
+    # Before, a set's id (for its tables) could only be read from the set page's address.
+    fresh = import_rewrites(judged_set.project, "fresh", rewrites_file(), "rewrites.jsonl")
+    url = "/api/projects/demo/synthetic-sets/"
+    rows = login(admin_user).get(url).json()
+    assert [row["name"] for row in rows] == ["fresh", "api-set"]  # newest first
+    assert [row["tables"] for row in rows] == [tables_url(fresh), tables_url(judged_set)]
+    assert rows[1]["id"] == judged_set.pk and rows[1]["status"] == judged_set.status
+    assert rows[1]["sentences_per_output"] == judged_set.sentences_per_output and rows[1]["seed"] == 2
+    assert login(admin_user).get(rows[1]["tables"]).status_code == 200
+    assert login(alice).get(url).status_code == 403 and login(charlie).get(url).status_code == 404
+    assert Client().get(url).status_code == 401
+
+
 # --------------------------------------------------------------------------- who may ask
 
 
@@ -296,10 +311,12 @@ def test_every_answer_is_one_the_schema_describes(
                                             headers={"Authorization": f"Token {admin_key}"})
     people = schema["/api/projects/{slug}/judges/{id}/people/"]["GET"]
     tables = schema["/api/projects/{slug}/synthetic-sets/{id}/tables/"]["GET"]
+    sets = schema["/api/projects/{slug}/synthetic-sets/"]["GET"]
     keys = {"admin": admin_key, "annotator": tokens.create_api_token(alice, "figures")[1]}
     asked = [(people, {"slug": "demo", "id": people_case.judge.pk}), (people, {"slug": "demo", "id": silent.pk}),
              (people, {"slug": "pairs", "id": people_case.judge.pk}), (tables, {"slug": "demo", "id": judged_set.pk}),
-             (tables, {"slug": "pairs", "id": judged_set.pk}), (tables, {"slug": "demo", "id": int(HUGE)})]
+             (tables, {"slug": "pairs", "id": judged_set.pk}), (tables, {"slug": "demo", "id": int(HUGE)}),
+             (sets, {"slug": "demo"}), (sets, {"slug": "pairs"})]
     statuses = set()
     for operation, path in asked:
         for key in keys.values():

@@ -228,6 +228,7 @@ EXPECTED: dict[str, Rule] = {
     "judging-api-export-audits": api(AUDITORS),
     "judging-api-judge-people": api(ADMINS),  # as the judge-vs-people page
     "judging-api-synthetic-tables": api(ADMINS),  # as the synthetic set page
+    "judging-api-synthetic-sets": api(ADMINS),  # as the synthetic sets on the judges page
     "api-audit-next": api(AUDITORS, ok=frozenset({200, 204})),
     "api-audit-verdict": api_post(AUDITORS, kinds=None),
 }
@@ -299,7 +300,7 @@ KIND_AGNOSTIC: dict[str, frozenset[int]] = {
 # every member whatever their role (judging.api.lookups, annotate.api.pairs.lookups.pairs_project_for);
 # outsiders 404 and anonymous callers 401 as everywhere.
 TOLD_THE_KIND = frozenset({
-    "judging-api-judge-people", "judging-api-synthetic-tables",
+    "judging-api-judge-people", "judging-api-synthetic-tables", "judging-api-synthetic-sets",
     "judging-api-judges", "judging-api-runs", "judging-api-import", "judging-api-export-judgements",
     "judging-api-export-audits", "api-audit-next", "api-pair-rounds", "api-pair-round", "api-pair-agreement",
     "api-judge-flags", "api-judge-flag-block", "api-judge-flag-unblock", "api-judge-flag-dismiss",
