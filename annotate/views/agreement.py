@@ -45,6 +45,7 @@ Role = Membership.Role
 
 # Krippendorff (2004): alpha below .667 does not support even tentative conclusions.
 LOW_ALPHA = 0.667
+DISPUTES_SCHEME = "C|B|Q|U"  # the disputes page's scheme when its query names none
 PAGE_BOOTSTRAP = 200  # resamples for the page's intervals; the agreement command's --bootstrap takes any
 MAX_BOOTSTRAP = 2000
 BATCHES_PER_PAGE = 100
@@ -301,6 +302,8 @@ def agreement_page(request: HttpRequest, slug: str) -> HttpResponse:
             "round": request.GET.get("round", ""),
             "bootstrap": request.GET.get("bootstrap", "") or PAGE_BOOTSTRAP,
         },
+        # What a field shows when the URL leaves its parameter out, for history-forms.js after a Back.
+        "defaults": {"scheme": ", ".join(DEFAULT_SCHEMES), "aggregate": "pooled", "bootstrap": PAGE_BOOTSTRAP},
     }
     try:
         query = read_agreement_query(request.GET, known)
@@ -375,13 +378,14 @@ def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Samples of one batch whose annotators' worst labels differ, each linked to its sample page."""
     project, role = get_project_for_results(request.user, slug)
     known = stats.project_rounds(project)
-    context: dict[str, Any] = {"project": project, "role": role}
+    context: dict[str, Any] = {"project": project, "role": role,
+                               "defaults": {"round": known[0] if known else "", "scheme": DISPUTES_SCHEME}}
     try:
         batch_id = parse_id(request.GET.get("batch"), "batch")
         round = parse_round(request.GET.get("round"), known, default=known[0] if known else None)
         if round is None:
             raise BadQuery("round", "the project has no round with assignments yet")
-        scheme = parse_schemes(request.GET.getlist("scheme") or ["C|B|Q|U"])[0]
+        scheme = parse_schemes(request.GET.getlist("scheme") or [DISPUTES_SCHEME])[0]
     except BadQuery as error:
         return _render(request, "annotate/disputes.html", context | {"error": str(error)}, status=400)
     batch = get_object_or_404(Batch, pk=batch_id, project=project)

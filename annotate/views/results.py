@@ -130,11 +130,15 @@ class ResultsQuery:
     k: int
 
 
+def default_round(known_rounds: list[int]) -> int | None:
+    """The round shown when the query names none: 1 where it has assignments, else the first that has."""
+    return 1 if 1 in known_rounds else (known_rounds[0] if known_rounds else None)
+
+
 def read_results_query(query: QueryDict, known_rounds: list[int]) -> ResultsQuery:
     """The page's parameters; BadQueries names every bad one at once."""
-    default_round = 1 if 1 in known_rounds else (known_rounds[0] if known_rounds else None)
     return ResultsQuery(**read_each(
-        round=lambda: parse_round(query.get("round"), known_rounds, default=default_round),
+        round=lambda: parse_round(query.get("round"), known_rounds, default=default_round(known_rounds)),
         threshold=lambda: parse_threshold(query.get("threshold")),
         k=lambda: parse_int(query.get("k"), "k", DEFAULT_K, 1),
     ))
@@ -182,6 +186,8 @@ def results_page(request: HttpRequest, slug: str) -> HttpResponse:
             "threshold": request.GET.get("threshold", "") or DEFAULT_THRESHOLD,
             "k": request.GET.get("k", "") or DEFAULT_K,
         },
+        # What a field shows when the URL leaves its parameter out, for history-forms.js after a Back.
+        "defaults": {"round": default_round(known), "threshold": DEFAULT_THRESHOLD, "k": DEFAULT_K},
     }
     try:
         query = read_results_query(request.GET, known)
