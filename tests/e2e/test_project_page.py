@@ -39,7 +39,7 @@ def test_embedding_progress_updates_in_place_and_the_batches_stay(
     ])
     page.click("form[action$='/import/'] button")
     page.wait_for_url(url)
-    expect(page.locator(".messages")).to_contain_text("Imported 1 batches, 2 samples and 4 spans")
+    expect(page.locator(".messages")).to_contain_text("Imported 1 batch, 2 samples and 4 spans")
     job = Job.objects.get(project=project, kind=Job.Kind.EMBED)
     assert job.status == Job.Status.QUEUED  # no worker here: the test runs the job itself, below
 
