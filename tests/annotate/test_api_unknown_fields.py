@@ -44,7 +44,7 @@ def test_a_judge_run_with_an_unknown_field_is_refused_and_not_started(batch: Bat
     response = post_json(login(admin_user), "/api/projects/demo/judge-runs/", {"judge": judge.pk, "scoep": "flagged"})
     assert response.status_code == 400
     assert response.json() == {
-        "scoep": ["unknown field 'scoep'; nothing was saved (fields you may send: batch, judge, scope)"]
+        "scoep": ["unknown field 'scoep'; nothing was saved (fields you may send: ask_again, batch, judge, scope)"]
     }
     assert not JudgeRun.objects.exists()
 
