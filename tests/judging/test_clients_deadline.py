@@ -4,8 +4,10 @@ said in the message of a call that still fails."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -92,3 +94,19 @@ def test_a_retry_after_cut_to_the_cap_is_said_when_the_call_still_fails(monkeypa
                              "0.2 s (RETRY_AFTER_CAP_SECONDS), so it retried sooner than asked.")
     assert "RETRY_AFTER_CAP_SECONDS" not in str(plain)  # waits under the cap were waited in full: nothing to say
     assert cut.attempts == plain.attempts == 3
+
+
+def test_every_answer_is_watched_by_one_thread_not_a_thread_per_request() -> None:
+    # A timer thread per request cost ~1.5 ms of CPU a call in a judge run (docs/performance.md); one watchdog
+    # thread rings every response's deadline.
+    def watchdogs() -> int:
+        return sum(1 for thread in threading.enumerate() if thread.name == "faithlab-chat-deadlines")
+
+    with LoopbackLLM(script=lambda body, attempt: Reply(content='{"score": 4}')) as server:
+        endpoint = Endpoint(base_url=server.base_url, model="test-model", timeout_seconds=5.0, max_retries=0)
+        timers_before = sum(1 for thread in threading.enumerate() if isinstance(thread, threading.Timer))
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda _: chat(endpoint, [{"role": "user", "content": "x"}]), range(24)))
+        assert [answer.text for answer in answers] == ['{"score": 4}'] * 24
+        assert watchdogs() == 1
+        assert sum(1 for thread in threading.enumerate() if isinstance(thread, threading.Timer)) == timers_before
