@@ -58,6 +58,16 @@ def get_project_for_user(user: AnyUser, slug: str, *, admin: bool = False) -> tu
     return project, role
 
 
+
+def member_project_of_other_kind(user: AnyUser, slug: str, kind: str) -> Project | None:
+    """The project ``slug`` names when it is not of ``kind`` and ``user`` is one of its members, else None.
+
+    For API endpoints of one kind of project: a member asking about the other kind is told its kind (a 400), an
+    outsider gets the same 404 as for a slug that names nothing. Asked only after the kind's own lookup failed.
+    """
+    project = Project.objects.filter(slug=slug).exclude(kind=kind).first()
+    return project if project is not None and role_in(user, project) is not None else None
+
 def get_pairs_project_for_user(
     user: AnyUser, slug: str, *, admin: bool = False, roles: tuple[str, ...] | None = None
 ) -> tuple[Project, str]:

@@ -16,7 +16,7 @@ from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework.exceptions import ValidationError
 
-from annotate.access import AnyUser, role_in
+from annotate.access import AnyUser, member_project_of_other_kind
 from annotate.api.errors import field_error
 from annotate.api.schema import FIELD_ERRORS_SCHEMA
 from annotate.models import Project
@@ -58,8 +58,8 @@ def span_project_lookup(
 
 def other_kind_refusal(user: AnyUser, slug: str) -> ValidationError | None:
     """The 400 on ``project`` when ``slug`` names a project of another kind than spans that ``user`` is a member of."""
-    project = Project.objects.filter(slug=slug).exclude(kind=Project.Kind.SPANS).first()
-    if project is None or role_in(user, project) is None:
+    project = member_project_of_other_kind(user, slug, Project.Kind.SPANS)
+    if project is None:
         return None
     elsewhere = ""
     if project.kind == Project.Kind.PAIRS:

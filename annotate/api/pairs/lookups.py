@@ -61,8 +61,8 @@ def _told_the_kind(user: Any, slug: str) -> None:
     (annotate.api.results) and the judging API does (judging.api.lookups). Outsiders still get the 404, so the
     project's existence stays hidden. Asked only after the lookup failed: a pairs project costs no extra query.
     """
-    other = Project.objects.filter(slug=slug).exclude(kind=Project.Kind.PAIRS).first()
-    if other is None or access.role_in(user, other) is None:
+    other = access.member_project_of_other_kind(user, slug, Project.Kind.PAIRS)
+    if other is None:
         return
     raise field_error(
         "project",
