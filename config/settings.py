@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Pages answer htmx requests with fragments on the same address: caches must keep the two apart.
+    "config.htmx_vary.VaryOnHtmxMiddleware",
     # A NUL character in a field is refused with a 400 on every database (PostgreSQL cannot store it).
     "config.nul_guard.NulGuardMiddleware",
     # Last, so its 404 page renders inside the others as a view's page does (see the module).
