@@ -93,7 +93,7 @@ RUN_SCOPES = [(JudgeRun.Scope.ALL, "All samples"), (JudgeRun.Scope.BATCH, "One b
 
 class JudgeSelect(forms.Select):
     """A judge choice whose options carry their judge's kind (data-kind), so the page can show what applies to the
-    chosen kind only (pages.css hides the run form's ask_again unless a rubric judge is chosen)."""
+    chosen kind only (pages.css hides a run form's ask_again unless a rubric judge is chosen)."""
 
     def create_option(self, name: str, value: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         option = super().create_option(name, value, *args, **kwargs)
@@ -103,10 +103,11 @@ class JudgeSelect(forms.Select):
         return option
 
 
-class StartRunForm(forms.Form):
+class JudgeRunChoiceForm(forms.Form):
+    """Which of the project's runnable judges to run, and for a rubric judge whether to ask again for the cached
+    answers that could not be read. Shared by the judges page's run form and a synthetic set's."""
+
     judge = forms.ModelChoiceField(queryset=Judge.objects.none(), widget=JudgeSelect)
-    scope = forms.ChoiceField(choices=RUN_SCOPES, initial=JudgeRun.Scope.ALL)
-    batch = forms.ModelChoiceField(queryset=Batch.objects.none(), required=False, empty_label="(scope: one batch)")
     ask_again = forms.BooleanField(
         required=False,
         label="Ask again for answers that could not be read (parse errors), instead of reusing them",
@@ -117,18 +118,31 @@ class StartRunForm(forms.Form):
         super().__init__(*args, **kwargs)
         judges = Judge.objects.filter(project=project).exclude(kind=Judge.Kind.IMPORTED)
         self.fields["judge"].queryset = judges  # type: ignore[attr-defined]
-        self.fields["batch"].queryset = Batch.objects.filter(project=project).order_by("position", "id")  # type: ignore[attr-defined]
         if not judges.filter(kind=Judge.Kind.RUBRIC).exists():
             del self.fields["ask_again"]  # no rubric judge: nothing it could apply to
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        if cleaned.get("scope") == JudgeRun.Scope.BATCH and cleaned.get("batch") is None:
-            self.add_error("batch", "Choose the batch to judge (the scope is one batch).")
         judge = cleaned.get("judge")
         if judge is None or judge.kind != Judge.Kind.RUBRIC:
             # The box is hidden while another kind of judge is chosen: a tick left in it is not a choice made.
             cleaned["ask_again"] = False
+        return cleaned
+
+
+class StartRunForm(JudgeRunChoiceForm):
+    scope = forms.ChoiceField(choices=RUN_SCOPES, initial=JudgeRun.Scope.ALL)
+    batch = forms.ModelChoiceField(queryset=Batch.objects.none(), required=False, empty_label="(scope: one batch)")
+    field_order = ["judge", "scope", "batch", "ask_again"]
+
+    def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
+        super().__init__(project, *args, **kwargs)
+        self.fields["batch"].queryset = Batch.objects.filter(project=project).order_by("position", "id")  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if cleaned.get("scope") == JudgeRun.Scope.BATCH and cleaned.get("batch") is None:
+            self.add_error("batch", "Choose the batch to judge (the scope is one batch).")
         return cleaned
 
 

@@ -22,6 +22,7 @@ from annotate.models import Project
 from judging import access
 from judging import synthetic as nesting
 from judging.charts import sensitivity_chart
+from judging.forms import JudgeRunChoiceForm
 from judging.models import Judge, PromptVersion, SyntheticItem, SyntheticRewrite, SyntheticSet
 from judging.services.judges import JudgeSettingsError
 from judging.services.runs import start_run
@@ -72,15 +73,6 @@ class SyntheticImportForm(forms.Form):
 def _per_output(form: forms.Form) -> int:
     """The form's sentences per output; left empty, the default (five, as in the paper)."""
     return form.cleaned_data.get("sentences_per_output") or nesting.DEFAULT_SENTENCES_PER_OUTPUT
-
-
-class SyntheticRunForm(forms.Form):
-    judge = forms.ModelChoiceField(queryset=Judge.objects.none())
-
-    def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = Judge.objects.filter(  # type: ignore[attr-defined]
-            project=project).exclude(kind=Judge.Kind.IMPORTED)
 
 
 def _refuse(form: forms.Form, error: SyntheticSetError | JudgeSettingsError) -> None:
@@ -201,7 +193,7 @@ def synthetic_set_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse
         "tables": tables,
         "residual_rows": _residual_rows(tables["residual"]),
         "chart": sensitivity_chart(tables["sensitivity"]),
-        "run_form": SyntheticRunForm(project),
+        "run_form": JudgeRunChoiceForm(project),
     }
     return render(request, "judging/synthetic_set.html", context)
 
@@ -212,11 +204,11 @@ def synthetic_run(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Start a run of a judge over the set's items (each judge's latest run feeds the tables)."""
     synthetic_set = access.get_synthetic_set_for_admin(request.user, slug, pk)
     project = synthetic_set.project
-    form = SyntheticRunForm(project, request.POST)
+    form = JudgeRunChoiceForm(project, request.POST)
     if form.is_valid():
         try:
             run = start_run(project, form.cleaned_data["judge"], scope="synthetic", synthetic_set=synthetic_set,
-                            by=request.user)
+                            by=request.user, ask_again=form.cleaned_data.get("ask_again", False))
         except JudgeSettingsError as error:
             _refuse(form, error)
         else:

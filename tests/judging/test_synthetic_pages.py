@@ -169,6 +169,21 @@ def test_starting_a_judge_run_over_the_set(project, judged_set, admin_user, clie
     assert (run.scope, run.synthetic_set, run.total) == ("synthetic", judged_set, 7)
 
 
+def test_a_run_over_the_set_can_ask_again_for_unreadable_answers(project, judged_set, admin_user, client_for):
+    """The set's run form offers the judges page's ask_again choice, and the run records it."""
+    judge = Judge.objects.create(project=project, name="second", kind=Judge.Kind.RUBRIC, base_url="http://x/v1",
+                                 model="m")
+    client = client_for(admin_user)
+    page = client.get(set_url(judged_set)).content.decode()
+    form = re.search(r'<form[^>]*data-role="start-run".*?</form>', page, re.S).group(0)
+    assert 'name="ask_again"' in form and "judging/pages.css" in page
+    assert f'data-kind="{Judge.Kind.RUBRIC}"' in form  # the box is hidden for other kinds by pages.css
+    response = client.post(reverse("judging-synthetic-run", args=[project.slug, judged_set.pk]),
+                           {"judge": judge.pk, "ask_again": "on"})
+    assert response.status_code == 302
+    assert JudgeRun.objects.get(judge=judge).ask_again is True
+
+
 def test_judge_tables_command_prints_the_tables(judged_set):
     out = StringIO()
     call_command("judge_tables", "--project", judged_set.project.slug, "--set", "paper", "--json", stdout=out)
