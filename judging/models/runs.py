@@ -164,7 +164,7 @@ class CallCache(models.Model):
     output_tokens = models.PositiveIntegerField(null=True, blank=True)
     latency_seconds = models.FloatField(null=True, blank=True)
     hits = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True)  # when the answer it holds came (an answer asked again too)
 
     def __str__(self) -> str:
         return f"cached answer {self.key[:12]} of {self.model}"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotate.models import Project, Sample
 from judging.judges.rubric import build_request
@@ -180,6 +181,42 @@ def test_a_resumed_run_keeps_its_ask_again_choice(project: Project) -> None:
         assert asked_since(server, 4) == ["s2", "s3"]  # asked again, not served the cached "Unsure."
     assert run.status == JudgeRun.Status.DONE and run.ask_again is True
     assert outcomes(run) == {"s0": ("ok", 1), "s1": ("ok", 1), "s2": ("ok", 2), "s3": ("ok", 2)}
+
+
+def test_a_resumed_ask_again_run_serves_what_it_asked_before_the_restart(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer this run already paid for is not paid again after a killed worker: s3 asks what s0 asked."""
+    samples = add_samples(project, 4)
+    Sample.objects.filter(pk=samples[3].pk).update(summary=samples[0].summary, passage=samples[0].passage)
+    monkeypatch.setattr("judging.services.runs.execute.CHUNK", 1)
+    with LoopbackLLM(lambda body, attempt: Reply(content=f"Unsure about {tag_of(user_text(body))}.")) as server:
+        judge = rubric_judge(project, server, concurrency=1)
+        run_once(project, judge)
+        assert server.chat_calls == 3  # s3 shared s0's call
+        run = runs.start_run(project, judge, queue=False, ask_again=True)
+        # Its first execution asked s0's call again, wrote the answer with s0's judgement, and its worker was killed.
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, started_at=timezone.now())
+        s0_row = CallCache.objects.get(raw="Unsure about s0.")
+        CallCache.objects.filter(pk=s0_row.pk).update(created_at=timezone.now())
+        Judgement.objects.create(run=run, sample=samples[0], status="parse_error", raw=s0_row.raw, attempts=1)
+        run = runs.execute_run(run.pk)
+        assert asked_since(server, 3) == ["s1", "s2"]  # not s0's call a second time for s3
+    assert run.status == JudgeRun.Status.DONE
+    s3 = run.judgements.get(sample=samples[3])
+    assert (s3.status, s3.cached, s3.raw) == ("parse_error", True, "Unsure about s0.")
+
+
+def test_an_answer_asked_again_carries_the_time_it_came(project: Project) -> None:
+    """The cache row's created_at moves with its answer: what tells a resumed run what it asked already."""
+    add_samples(project, 1)
+    with LoopbackLLM(lambda body, attempt: Reply(content="Unsure.")) as server:
+        judge = rubric_judge(project, server)
+        run_once(project, judge)
+        before = CallCache.objects.get().created_at
+        again = run_once(project, judge, ask_again=True)
+    row = CallCache.objects.get()
+    assert server.chat_calls == 2 and row.created_at > before and row.created_at >= again.started_at
 
 
 def test_ask_again_is_refused_for_a_judge_that_is_not_a_rubric_judge(project: Project) -> None:

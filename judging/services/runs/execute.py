@@ -165,7 +165,7 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
                 if any(row.key in keys for row in writer.cache_rows):
                     writer.flush()  # an answer this execution got for one of them answers it, not a second call
                 cached = _served_from_cache(keys, with_reasoning=judge.with_reasoning, ask_again=run.ask_again,
-                                            asked=asked)
+                                            asked=asked, since=run.started_at)
                 for target, request in requests:
                     key = request.cache_key
                     if key in cached:

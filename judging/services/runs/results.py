@@ -29,8 +29,11 @@ ANSWERED = (OK, PARSE_ERROR)
 # again (targets._served_from_cache). An endpoint error has no answer to keep: the next run asks again.
 CACHEABLE = ANSWERED
 # What a cache row's answer is replaced by when a call asked again answers (a run with ask_again, or a row that
-# another execution wrote meanwhile): the latest answer is the one served next.
-_CACHE_ANSWER_FIELDS = ["model", "request_mode", "raw", "input_tokens", "output_tokens", "latency_seconds"]
+# another execution wrote meanwhile): the latest answer is the one served next. created_at goes with it: it says
+# when the answer held came, so a resumed ask_again run serves what it asked before the restart instead of paying
+# for it twice (targets._served_from_cache).
+_CACHE_ANSWER_FIELDS = ["model", "request_mode", "raw", "input_tokens", "output_tokens", "latency_seconds",
+                        "created_at"]
 
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
@@ -78,7 +79,8 @@ def _pending_chunks(run: JudgeRun, size: int) -> Iterator[list[Target]]:
 
 
 def _served_from_cache(
-    keys: set[str], *, with_reasoning: bool, ask_again: bool = False, asked: frozenset[str] | set[str] = frozenset()
+    keys: set[str], *, with_reasoning: bool, ask_again: bool = False, asked: frozenset[str] | set[str] = frozenset(),
+    since: datetime | None = None,
 ) -> dict[str, tuple[CallCache, RubricOutcome]]:
     """The cached answers among `keys` that answer a call instead of the endpoint, each read with today's parser.
 
@@ -86,15 +88,18 @@ def _served_from_cache(
     call is not paid twice (DESIGN.md, "Runs"), and a row that today's parser
     reads differently gives today's reading. With `ask_again` (a run's choice),
     an answer that does not parse as a score is a miss instead: the call is
-    made again and its answer replaces the row; keys in `asked`, which this
-    execution has already asked, are served whatever they say, so one run asks
-    a call once.
+    made again and its answer replaces the row. One run asks a call once: keys
+    in `asked`, which this execution has already sent, and answers that came
+    at or after `since` (the run's first start: an earlier execution of the
+    same run, stopped by a killed worker or its time limit, asked them) are
+    served whatever they say.
     """
     served: dict[str, tuple[CallCache, RubricOutcome]] = {}
     for row in CallCache.objects.filter(key__in=keys):
         outcome = outcome_from_raw(row.raw, with_reasoning=with_reasoning, request_mode=row.request_mode,
                                    input_tokens=row.input_tokens, output_tokens=row.output_tokens)
-        if outcome.status == STATUS_OK or not ask_again or row.key in asked:
+        asked_in_this_run = row.key in asked or (since is not None and row.created_at >= since)
+        if outcome.status == STATUS_OK or not ask_again or asked_in_this_run:
             served[row.key] = (row, outcome)
     return served
 
@@ -103,7 +108,8 @@ def _any_cache_miss(run: JudgeRun, request_for: Any) -> bool:
     """Whether some pending target's request would go to the endpoint (with the run's ask_again choice)."""
     for chunk in _pending_chunks(run, CHUNK):
         keys = {request_for(target).cache_key for target in chunk}
-        served = _served_from_cache(keys, with_reasoning=run.judge.with_reasoning, ask_again=run.ask_again)
+        served = _served_from_cache(keys, with_reasoning=run.judge.with_reasoning, ask_again=run.ask_again,
+                                    since=run.started_at)
         if len(served) < len(keys):
             return True
     return False
