@@ -1,4 +1,5 @@
-"""Undo after an admin closed the round: the answer must not be taken back into a round that no longer serves it."""
+"""A closed round is final: its answers cannot be undone, and an answer to a serve the close left on a screen is
+refused (a closed round no longer serves its items; its tallies and reported balance must not move)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,40 @@ def test_the_undo_api_answers_409_naming_the_closed_round(pairs_project: Project
     assert body["code"] == "nothing_to_undo" and "round 1 is closed" in body["detail"]
     first.refresh_from_db()
     assert first.votes_n == 1 and PairJudgement.objects.get(item=first, judge=alice).label == "N"
+
+
+def test_an_answer_to_a_serve_of_a_round_closed_meanwhile_is_refused_and_changes_nothing(
+    pairs_project: Project, alice: Any, clock: Any
+) -> None:
+    """Undo calls a closed round's answers final; an answer arriving after the close must not change its tally."""
+    item = make_pair_items(pairs_project, 1, round_number=1)[0]
+    assert queue.serve_next_item(pairs_project, alice).item_id == item.pk
+    # While the item is on alice's screen, the admin creates round 2, which closes round 1.
+    PairRound.objects.filter(project=pairs_project, number=1).update(status=PairRound.Status.CLOSED)
+    clock.advance(5)
+
+    with pytest.raises(queue.RoundClosed, match="round 1, which was closed"):
+        queue.record_judgement(pairs_project, alice, item.pk, "H")
+    with pytest.raises(queue.RoundClosed):
+        queue.record_and_serve_next(pairs_project, alice, item.pk, "H")
+
+    item.refresh_from_db()
+    assert (item.votes_h, item.votes_n, item.votes_unsure, item.state) == (0, 0, 0, PairItem.State.OPEN)
+    assert PairJudgement.objects.get(item=item, judge=alice).answered_at is None
+
+
+def test_the_answer_api_answers_409_round_closed(pairs_project: Project, alice: Any, clock: Any) -> None:
+    from django.test import Client
+
+    item = make_pair_items(pairs_project, 1, round_number=1)[0]
+    client = Client()
+    client.force_login(alice)
+    assert client.get("/api/pairs/next/?project=pairs").json()["id"] == item.pk
+    PairRound.objects.filter(project=pairs_project, number=1).update(status=PairRound.Status.CLOSED)
+
+    response = client.post(f"/api/pairs/{item.pk}/judgements/", {"label": "H"}, content_type="application/json")
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "round_closed" and "not recorded" in response.json()["detail"]
+    item.refresh_from_db()
+    assert item.votes_h == 0

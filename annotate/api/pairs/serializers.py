@@ -71,9 +71,10 @@ class PairJudgementResultSerializer(serializers.Serializer):
 class PairConflictSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What happened, for a person to read; nothing was changed.")
     code = serializers.ChoiceField(
-        choices=["already_judged", "not_served", "serve_expired", "nothing_to_undo"],
+        choices=["already_judged", "not_served", "serve_expired", "round_closed", "nothing_to_undo"],
         help_text="already_judged: you judged this item before; not_served: it was not served to you; "
-        "serve_expired: your serve expired and its slot went to another judge; nothing_to_undo: no answer to "
+        "serve_expired: your serve expired and its slot went to another judge; round_closed: the item's round "
+        "was closed (the next round was created) while it was on your screen; nothing_to_undo: no answer to "
         "undo, or your last answer is in a closed round and final.",
     )
 

@@ -57,6 +57,7 @@ from annotate.services.pairs.queue.errors import (
     NothingToUndo,
     NotServed,
     PairQueueError,
+    RoundClosed,
     ServeExpired,
 )
 from annotate.services.pairs.queue.locks import JUDGE_ROLES, lock_rows
@@ -76,6 +77,7 @@ __all__ = [
     "NotServed",
     "NothingToUndo",
     "PairQueueError",
+    "RoundClosed",
     "ServeExpired",
     "judge_progress",
     "lock_rows",

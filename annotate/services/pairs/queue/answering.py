@@ -18,6 +18,7 @@ from annotate.services.pairs.queue.errors import (
     NoSuchItem,
     NothingToUndo,
     NotServed,
+    RoundClosed,
     ServeExpired,
 )
 from annotate.services.pairs.queue.locks import (
@@ -72,6 +73,14 @@ def _answer(project: Project, user: Any, config: PairConfig, item_id: int, label
         raise AlreadyJudged(
             f"you already judged item {item_id} ({judgement.label}); an item is judged once per judge "
             "(undo your last answer to change it)"
+        )
+    closed = PairRound.objects.filter(pk=item.round_id).exclude(status=PairRound.Status.OPEN).first()
+    if closed is not None:
+        # The round's tallies are final once the next round closed it (undo refuses for the same reason): an
+        # answer to a serve still on screen would change a closed round's consensus and its reported balance.
+        raise RoundClosed(
+            f"item {item_id} belongs to round {closed.number}, which was closed when round {closed.number + 1} "
+            "was created; your answer was not recorded. Ask for your next item"
         )
     if not judgement.counted:
         # Released after serve_minutes: take a slot again if the item still has one.

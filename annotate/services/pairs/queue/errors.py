@@ -52,5 +52,9 @@ class ServeExpired(PairQueueError):
     code = "serve_expired"
 
 
+class RoundClosed(PairQueueError):
+    code = "round_closed"
+
+
 class NothingToUndo(PairQueueError):
     code = "nothing_to_undo"

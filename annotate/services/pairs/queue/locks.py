@@ -77,6 +77,10 @@ _LOCK_JUDGE_SQL = """
       FROM {membership} m
      WHERE m.project_id = %s AND m.user_id = %s
 """.format(**_TABLES)  # noqa: S608  (table names from the models; values are parameters)
+# PostgreSQL takes the judge's lock alone first (see _lock_judge).
+_LOCK_ONLY_SQL = """
+    SELECT 1 FROM {membership} m WHERE m.project_id = %s AND m.user_id = %s FOR UPDATE
+""".format(**_TABLES)  # noqa: S608
 # Items the judge may be served now: open, in an open round, a slot free, never served to this judge.
 _CANDIDATES_SQL = """
       FROM {item} i JOIN {round} r ON r.id = i.round_id
@@ -147,14 +151,23 @@ def lock_rows(queryset: QuerySet[Any], of: tuple[str, ...] = ("self",), *, skip_
 def _lock_judge(project: Project, user: AbstractBaseUser) -> _Judge:
     """Lock the judge's membership row (their requests run one at a time) and check they may judge.
 
-    One query: the role, whether they are blocked, their outstanding serve and
-    their count of answers come with the row.
+    On PostgreSQL the lock is taken by a statement of its own, and what the
+    judge may do (the role, whether they are blocked, their outstanding serve,
+    their count of answers) is read by the next one. A single ``SELECT ... FOR
+    UPDATE`` that waited for the lock re-reads the locked row only: its
+    subqueries keep the snapshot taken before the wait (READ COMMITTED), so a
+    request that queued behind the judge's other request, or behind an admin
+    blocking them, would miss the serve that request made or the block, and
+    serve a second item or count an answer of a blocked judge. The second
+    statement starts after the lock is held and sees all of that. SQLite runs
+    one write transaction at a time and needs neither.
     """
     if not user.is_authenticated:
         raise NotAJudge("log in to judge pairs", status=404)
-    lock = " FOR UPDATE OF m" if _is_postgres() else ""
+    if _is_postgres():
+        _sql_rows(_LOCK_ONLY_SQL, [project.pk, user.pk])
     cutoff = now() - timedelta(minutes=loaded_config(project).serve_minutes)
-    rows = _sql_rows(_LOCK_JUDGE_SQL + lock, [_db_moment(cutoff), project.pk, user.pk])
+    rows = _sql_rows(_LOCK_JUDGE_SQL, [_db_moment(cutoff), project.pk, user.pk])
     if rows:
         role, blocked, held_id, answered_count, has_flags, expired = rows[0]
     elif user.is_superuser:  # an admin everywhere without a membership row
