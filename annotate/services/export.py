@@ -25,6 +25,7 @@ from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanA
 from annotate.services.ingest import ABSENT_KEYS, IMPORTED_AS
 from annotate.services.pseudonyms import pseudonyms_for
 from annotate.services.stats import batch_submitters, project_rounds, sample_worst_labels
+from annotate.spreadsheet import text_row
 from annotate.taxonomy import CATEGORY_NAMES, CONSISTENT, category_of, label_categories, worst_category
 
 Format = Literal["faithbench", "jsonl", "csv"]
@@ -283,12 +284,12 @@ def _csv_lines(project: Project, options: ExportOptions, progress: Any = None) -
     for sample, spans in _project_samples(project, options.round, progress):
         for span in spans:
             category = category_of(span["labels"], categories)
-            writer.writerow([
+            writer.writerow(text_row([
                 sample.batch.name, _sample_id(sample), sample.generator, names(span["annotator_id"]), span["round"],
                 span["start"], span["end"], span["text"], "|".join(span["labels"]),
                 CATEGORY_NAMES[category] if category else "", span["note"], span["source_start"],
                 span["source_end"], span["source_text"], (span["imported_fields"] or {}).get("annot_id", span["id"]),
-            ])
+            ]))
         if buffer.tell() > 1 << 16:
             yield buffer.getvalue()
             buffer.seek(0)

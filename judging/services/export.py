@@ -32,6 +32,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.models import Project
+from annotate.spreadsheet import text_row
 from judging.models import Audit, Judgement, JudgeRun
 
 WHAT = ("judgements", "audits")
@@ -135,7 +136,7 @@ def csv_lines(rows: Iterable[dict[str, Any]], fields: tuple[str, ...]) -> Iterat
     writer.writerow(fields)
     yield flush()
     for row in rows:
-        writer.writerow([_cell(row[name]) for name in fields])
+        writer.writerow(text_row([_cell(row[name]) for name in fields]))
         yield flush()
 
 
