@@ -60,7 +60,8 @@ def _check_label(label: Any) -> str:
 def _answer(project: Project, user: Any, config: PairConfig, item_id: int, label: str) -> PairJudgement:
     """Fill the label of the judge's serve of the item and decide the item (inside the caller's transaction)."""
     judgement = (
-        lock_rows(_with_counters(PairJudgement.objects), of=("self", "item"))
+        # The item's round comes along (not locked): an answer to an item of a closed round is refused below.
+        lock_rows(_with_counters(PairJudgement.objects, with_round=True), of=("self", "item"))
         .filter(item_id=item_id, item__project=project, judge=user)
         .first()
     )
@@ -74,8 +75,8 @@ def _answer(project: Project, user: Any, config: PairConfig, item_id: int, label
             f"you already judged item {item_id} ({judgement.label}); an item is judged once per judge "
             "(undo your last answer to change it)"
         )
-    closed = PairRound.objects.filter(pk=item.round_id).exclude(status=PairRound.Status.OPEN).first()
-    if closed is not None:
+    closed = item.round
+    if closed is not None and closed.status != PairRound.Status.OPEN:
         # The round's tallies are final once the next round closed it (undo refuses for the same reason): an
         # answer to a serve still on screen would change a closed round's consensus and its reported balance.
         raise RoundClosed(

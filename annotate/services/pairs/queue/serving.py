@@ -82,9 +82,13 @@ def _with_texts(queryset: QuerySet[Any], prefix: str = "") -> QuerySet[Any]:
     return queryset.select_related(f"{prefix}perturbed__original", f"{prefix}round").only(*fields)
 
 
-def _with_counters(queryset: QuerySet[PairJudgement]) -> QuerySet[PairJudgement]:
-    """Judgements with their item's state and counters (what answering and undo change)."""
-    return queryset.select_related("item").only(*_JUDGEMENT_FIELDS, *(f"item__{name}" for name in _ITEM_FIELDS))
+def _with_counters(queryset: QuerySet[PairJudgement], *, with_round: bool = False) -> QuerySet[PairJudgement]:
+    """Judgements with their item's state and counters (what answering and undo change), and with ``with_round``
+    the item's round's number and status, in the same query."""
+    fields = [*_JUDGEMENT_FIELDS, *(f"item__{name}" for name in _ITEM_FIELDS)]
+    if with_round:
+        return queryset.select_related("item__round").only(*fields, "item__round__number", "item__round__status")
+    return queryset.select_related("item").only(*fields)
 
 
 def _drop_serve(judgement: PairJudgement) -> None:
