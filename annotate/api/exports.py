@@ -84,7 +84,8 @@ def _faithbench_zip(project: Project, options: export.ExportOptions) -> FileResp
         export.write_faithbench(project, Path(folder) / stem, options)
         archive = shutil.make_archive(str(Path(folder) / stem), "zip", folder, stem)
         zipped = open(archive, "rb")  # FileResponse closes it; on POSIX it stays readable once the folder goes
-    return FileResponse(zipped, as_attachment=True, filename=f"{stem}.zip", content_type="application/zip")
+    return FileResponse(zipped, as_attachment=True, filename=export.download_name(project, options),
+                        content_type=export.CONTENT_TYPES[options.format])
 
 
 def _pairs_download(project: Project, fmt: str) -> StreamingHttpResponse:
@@ -110,7 +111,6 @@ def export_download(project: Project, query_params: Any) -> StreamingHttpRespons
     if options.format == "faithbench":
         return _faithbench_zip(project, options)
     lines = export.jsonl_lines(project, options) if options.format == "jsonl" else export.csv_lines(project, options)
-    kind = "application/jsonl" if options.format == "jsonl" else "text/csv"
-    response = StreamingHttpResponse(lines, content_type=f"{kind}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-round{options.round}.{options.format}"'
+    response = StreamingHttpResponse(lines, content_type=export.CONTENT_TYPES[options.format])
+    response["Content-Disposition"] = f'attachment; filename="{export.download_name(project, options)}"'
     return response

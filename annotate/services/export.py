@@ -4,7 +4,9 @@ Exports stream: samples are read in chunks with their spans, and written as
 they are read, so memory stays flat however large the project. Spans that
 came from a FaithBench file are written back with the values they were read
 with (annot_id, annotator_id, raw note, quoted spans, extra keys), so a
-FaithBench export of an imported file gives the file back.
+FaithBench export of an imported file gives the file back. What the importer
+would otherwise read differently is written too (a ``roster``, the generator
+as ``metadata.summarizer``), so a re-import gives the same figures.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ from annotate.taxonomy import CATEGORY_NAMES, CONSISTENT, category_of, label_cat
 Format = Literal["faithbench", "jsonl", "csv"]
 FORMATS: tuple[str, ...] = ("faithbench", "jsonl", "csv")
 CHUNK = 2000
+# What a download of each format is sent as, by the API and by the project page's download link alike.
+CONTENT_TYPES: dict[str, str] = {
+    "faithbench": "application/zip", "jsonl": "application/jsonl; charset=utf-8", "csv": "text/csv; charset=utf-8",
+}
 CSV_COLUMNS = [
     "batch", "sample_id", "generator", "annotator", "round", "summary_start", "summary_end", "summary_span",
     "labels", "category", "note", "source_start", "source_end", "source_span", "annot_id",
@@ -142,16 +148,42 @@ def _sample_id(sample: Sample) -> Any:
     return sample.imported_fields.get("sample_id", sample.external_id or sample.pk)
 
 
-def faithbench_annotation(span: dict, names: _Names) -> dict[str, Any]:
-    kept = span["imported_fields"] or {}
-    name = names(span["annotator_id"])
+def _file_name(kept: dict[str, Any], user_id: int, names: _Names) -> str:
+    """The annotator's name as a FaithBench file writes it: the name the app shows, or for an imported span the
+    file's own spelling of it, so an export of an imported file gives the file back."""
+    name = names(user_id)
     original = kept.get("annotator_name")
     if not names.pseudonyms and isinstance(original, str) and name in (original.strip(), kept.get(IMPORTED_AS)):
         # People are matched by the stripped name, or by name and id ("New User (a3ac)"): the file gets its
         # own spelling back.
-        name = original
+        return original
+    return name
+
+
+def _imported_annot_ids(batch: Batch, round: int) -> frozenset[str]:
+    """The annot_ids the batch's imported spans of the round carry, which a span made here must not repeat."""
+    found = SpanAnnotation.objects.filter(sample__batch=batch, round=round, imported_fields__has_key="annot_id")
+    return frozenset(str(value) for value in found.values_list("imported_fields__annot_id", flat=True))
+
+
+def _annot_id(span: dict, kept: dict[str, Any], taken: frozenset[str]) -> Any:
+    """The imported annot_id, or the span's own id, prefixed where an imported span of the batch has that id:
+    an annot_id names one annotation of its file, and the importer refuses a file that repeats one."""
+    if "annot_id" in kept:
+        return kept["annot_id"]
+    return f"faithlab-{span['id']}" if str(span["id"]) in taken else span["id"]
+
+
+def faithbench_annotation(
+    span: dict, names: _Names, *, file_spelling: bool = True, taken: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """One span as a FaithBench annotation. ``file_spelling`` (FaithBench files) gives imported spans their
+    file's annotator_name back; without it (JSONL) every name is the app's, as the line's other keys have it.
+    ``taken``: the annot_ids of the batch's imported spans (_imported_annot_ids)."""
+    kept = span["imported_fields"] or {}
+    name = _file_name(kept, span["annotator_id"], names) if file_spelling else names(span["annotator_id"])
     record = {
-        "annot_id": kept.get("annot_id", span["id"]),
+        "annot_id": _annot_id(span, kept, taken),
         "annotator_id": name if names.pseudonyms else kept.get("annotator_id", str(span["annotator_id"])),
         "annotator_name": name,
         "label": span["labels"],
@@ -174,17 +206,70 @@ def faithbench_annotation(span: dict, names: _Names) -> dict[str, Any]:
     return record
 
 
-def faithbench_sample(sample: Sample, spans: list[dict], names: _Names) -> dict[str, Any]:
+def _faithbench_metadata(sample: Sample) -> dict[str, Any]:
+    """The sample's metadata with its generator where FaithBench readers (our importer among them) look for it,
+    metadata.summarizer, when the metadata does not already name one: samples from the plain JSONL keep their
+    generator apart from their metadata, and would come back without one."""
+    metadata = sample.metadata or {}
+    if not sample.generator or metadata.get("summarizer") or metadata.get("generator") == sample.generator:
+        return metadata
+    return {**metadata, "summarizer": sample.generator}
+
+
+def faithbench_sample(
+    sample: Sample, spans: list[dict], names: _Names, taken: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     kept = sample.imported_fields or {}
     record: dict[str, Any] = {"sample_id": _sample_id(sample), "source": sample.passage.text, "summary": sample.summary}
     if spans or kept.get("has_annotations", True):
-        record["annotations"] = [faithbench_annotation(span, names) for span in spans]
-    if sample.metadata or kept.get("has_metadata", True):
-        record["metadata"] = sample.metadata
+        record["annotations"] = [faithbench_annotation(span, names, taken=taken) for span in spans]
+    metadata = _faithbench_metadata(sample)
+    if metadata or kept.get("has_metadata", True):
+        record["metadata"] = metadata
     for key, value in kept.items():
         if key not in ("has_metadata", "has_annotations"):
             record.setdefault(key, value)
     return record
+
+
+class _BatchRoster:
+    """Who annotated one batch, as the importer will read it back (ingest.import_batches).
+
+    The importer counts the names under the file's ``roster`` key, or without one everyone with a span that
+    counts. The app counts who submitted the round: a submitter who left no span (Consistent on every sample)
+    and an annotator whose round was re-opened (spans, not submitted) differ. ``roster()`` is None where the
+    importer's default gives the same people, so such a file stays as FaithBench writes it.
+    """
+
+    def __init__(self, project: Project, submitters: list[int], names: _Names) -> None:
+        self.project = project
+        self.submitters = submitters
+        self.names = names
+        self.categories = label_categories(project.taxonomy)
+        self.counted: set[int] = set()  # authors of a span with a category: the importer's default
+        self.spelling: dict[int, str] = {}  # user id -> the name their annotations carry in this file
+
+    def add(self, spans: list[dict]) -> None:
+        for span in spans:
+            user_id = span["annotator_id"]
+            if category_of(span["labels"], self.categories) is not None:
+                self.counted.add(user_id)
+            # The importer matches roster names to the annotations' names stripped.
+            self.spelling.setdefault(user_id, _file_name(span["imported_fields"] or {}, user_id, self.names).strip())
+
+    def roster(self) -> list[str] | None:
+        if self.counted == set(self.submitters):
+            return None
+        return sorted({self.spelling.get(user_id) or self._name_elsewhere(user_id) for user_id in self.submitters})
+
+    def _name_elsewhere(self, user_id: int) -> str:
+        """A submitter without a span in this batch: named as their spans elsewhere in the project name them,
+        so the importer takes them for the same person."""
+        imported = (
+            SpanAnnotation.objects.filter(sample__project=self.project, annotator_id=user_id)
+            .exclude(imported_fields={}).order_by("id").values_list("imported_fields", flat=True).first()
+        )
+        return _file_name(imported or {}, user_id, self.names).strip()
 
 
 def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, progress: Any = None) -> list[Path]:
@@ -192,21 +277,28 @@ def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, pr
     options.check(project)
     out_dir.mkdir(parents=True, exist_ok=True)
     names = _Names(project, options.pseudonyms)
+    submitters = batch_submitters(project, options.round)
     written: list[Path] = []
     done = 0
     for batch in project.batches.all():
         path = out_dir / f"{batch.name}.json"
+        roster = _BatchRoster(project, submitters.get(batch.pk, []), names)
+        taken = _imported_annot_ids(batch, options.round)
         with path.open("w", encoding="utf-8") as handle:
             handle.write('{"samples": [')
             first = True
             for sample, spans in _batch_samples(batch, options.round):
                 handle.write("\n" if first else ",\n")
-                handle.write(json.dumps(faithbench_sample(sample, spans, names), ensure_ascii=False))
+                handle.write(json.dumps(faithbench_sample(sample, spans, names, taken), ensure_ascii=False))
+                roster.add(spans)
                 first = False
                 done += 1
                 if progress and done % CHUNK == 0:
                     progress(done)
-            handle.write("\n]}\n")
+            handle.write("\n]")
+            if (people := roster.roster()) is not None:  # after the samples: known once they are written
+                handle.write(f',\n"roster": {json.dumps(people, ensure_ascii=False)}')
+            handle.write("}\n")
         written.append(path)
     return written
 
@@ -261,7 +353,7 @@ def _jsonl_lines(project: Project, options: ExportOptions, progress: Any = None)
             "source": sample.passage.text,
             "summary": sample.summary,
             "metadata": sample.metadata,
-            "annotations": [faithbench_annotation(span, names) for span in spans],
+            "annotations": [faithbench_annotation(span, names, file_spelling=False) for span in spans],
             "worst_label_by_annotator": {name: CATEGORY_NAMES[c] for name, c in sorted(per_annotator.items())},
             "worst_label": CATEGORY_NAMES[verdicts[sample.pk]] if sample.pk in verdicts else None,
             "adjudicated": _gold(sample),
@@ -312,6 +404,12 @@ def export_to_path(project: Project, out: Path, options: ExportOptions, progress
         for text in lines:
             handle.write(text)
     return [out]
+
+
+def download_name(project: Project, options: ExportOptions) -> str:
+    """The file name a download gets: ``<slug>-round<N>.jsonl``/``.csv``, or ``.zip`` of the FaithBench files."""
+    suffix = "zip" if options.format == "faithbench" else options.format
+    return f"{project.slug}-round{options.round}.{suffix}"
 
 
 def exports_dir() -> Path:

@@ -93,6 +93,17 @@ def _parse_annotation(raw: Any, sample: ParsedSample, taxonomy: dict[str, Any], 
     )
 
 
+def _check_annot_id(raw: dict[str, Any], where: str, place: str, first_place: dict[str, str]) -> None:
+    """Refuse an annot_id an earlier annotation of the file has: it names one annotation (an export writes it back,
+    and whoever reads the file tells annotations apart by it). A null or absent one names nothing."""
+    annot_id = raw.get("annot_id")
+    if annot_id is None or str(annot_id) == "":
+        return
+    earlier = first_place.setdefault(str(annot_id), place)
+    if earlier != place:
+        raise ImportFailed(f"{where}: field 'annot_id' repeats {earlier}; an annot_id names one annotation of its file")
+
+
 def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) -> ParsedBatch:
     """Parse and check one FaithBench batch file; raises ImportFailed naming what is wrong."""
     try:
@@ -108,6 +119,7 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
         raise ImportFailed(f"{file}: {found.describe()}")
     samples: list[ParsedSample] = []
     seen_ids: set[str] = set()
+    annotations_by_id: dict[str, str] = {}  # annot_id -> where the file first gives it
     for index, raw in enumerate(document["samples"]):
         if not isinstance(raw, dict):
             raise ImportFailed(f"{_where(file, index)}: each sample must be an object")
@@ -156,6 +168,7 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
             if isinstance(annotation, dict) and "annot_id" in annotation:
                 annot_where += f" (annot_id {_shown(annotation['annot_id'])})"
             sample.spans.append(_parse_annotation(annotation, sample, taxonomy, annot_where))
+            _check_annot_id(annotation, annot_where, annot_where.removeprefix(f"{file}: "), annotations_by_id)
         samples.append(sample)
     stem = Path(file).stem
     if len(stem) > max_length(Batch, "name"):

@@ -33,6 +33,7 @@ class ParsedSample:
     metadata: dict[str, Any]
     imported_fields: dict[str, Any] = field(default_factory=dict)
     spans: list[ParsedSpan] = field(default_factory=list)
+    line: int | None = None  # its line in a samples JSONL file, for messages
 
 
 @dataclass

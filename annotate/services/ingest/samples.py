@@ -19,8 +19,8 @@ def parse_samples_jsonl(
     content: bytes | str, file: str, *, passages_per_batch: int = 5, summaries_per_passage: int = 10
 ) -> list[ParsedBatch]:
     """Unannotated samples, one JSON object a line: passage_id, source, summary, generator,
-    optional batch and metadata. Samples without a batch are grouped by passage,
-    ``passages_per_batch`` passages a batch.
+    optional sample_id (default: the line number, unique within a batch), batch and metadata.
+    Samples without a batch are grouped by passage, ``passages_per_batch`` passages a batch.
 
     Every problem of the file is reported at once (ImportProblems, each naming the file, the line
     and the field), so a researcher fixes the file in one pass instead of one error per upload.
@@ -45,6 +45,8 @@ def parse_samples_jsonl(
         problems.append(f"{file}: no samples")
     batches = [ParsedBatch(name=name, samples=samples, file=file) for name, samples in named.items()]
     batches += _grouped(ungrouped, file, passages_per_batch, summaries_per_passage, problems)
+    for batch in batches:
+        problems.extend(_repeated_sample_ids(batch, file))
     if problems:
         raise ImportProblems(problems)
     return batches
@@ -100,8 +102,24 @@ def _read_line(
     if len(problems) > found:
         return None
     sample = ParsedSample(passage_key=passage_key, source=source, summary=summary, generator=generator,
-                          external_id=external_id, metadata=metadata)
+                          external_id=external_id, metadata=metadata, line=line_number)
     return sample, batch
+
+
+def _repeated_sample_ids(batch: ParsedBatch, file: str) -> list[str]:
+    """A problem for each sample whose id an earlier line of its batch has: a batch's samples are told apart
+    by their ids (judgement imports, the FaithBench export and its re-import), so one id is one sample."""
+    first_line: dict[str, int | None] = {}
+    problems = []
+    for sample in batch.samples:
+        earlier = first_line.setdefault(sample.external_id, sample.line)
+        if earlier != sample.line:
+            problems.append(
+                f"{file}: lines {earlier} and {sample.line}: both give sample_id {_shown(sample.external_id)} in "
+                f"batch {_shown(batch.name)}; a sample_id names one sample of its batch (a line without one takes "
+                "its line number)"
+            )
+    return problems
 
 
 def _passage_key(value: Any, where: str) -> str:
