@@ -25,6 +25,7 @@ from annotate.api.serializers import (
     FlagRequestSerializer,
     FlagSerializer,
     FlagWithdrawSerializer,
+    GoldConflictSerializer,
     GoldRequestSerializer,
     GoldSerializer,
     OthersSerializer,
@@ -178,18 +179,29 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             403: OpenApiResponse(ErrorSerializer, description="Annotators do not see gold labels; only curators and "
                                  "admins write them."),
             404: OpenApiResponse(ErrorSerializer, description="No such sample, or (GET) it has no gold label yet."),
+            409: OpenApiResponse(GoldConflictSerializer, description="(PUT) The gold label changed since the one "
+                                 "named by base_decided_at: another curator saved it. Nothing was saved."),
         },
     )
     @action(detail=True, methods=["get", "put"])
     def gold(self, request: Request, pk: str | None = None) -> Response:
-        """The adjudicated gold label (curators and admins write it from the annotators' span ids)."""
+        """The adjudicated gold label (curators and admins write it from the annotators' span ids).
+
+        A PUT with ``base_decided_at`` (the gold label it saw, null for none) is refused with 409 when another
+        curator saved a gold label since."""
         sample = self.get_object()
         if request.method == "PUT":
             access.get_project_for_curator(request.user, sample.project.slug)
             body = GoldRequestSerializer(data=request.data)
             body.is_valid(raise_exception=True)
+            written = dict(body.validated_data)
+            if "base_decided_at" in written:
+                written["seen"] = written.pop("base_decided_at") or rounds.NO_GOLD
             try:
-                gold = rounds.adjudicate_sample(sample, request.user, **body.validated_data)
+                gold = rounds.adjudicate_sample(sample, request.user, **written)
+            except rounds.GoldConflict as conflict:
+                current = GoldSerializer(conflict.current).data if conflict.current else None
+                return Response({"detail": str(conflict), "current": current}, status=status.HTTP_409_CONFLICT)
             except rounds.RoundError as error:
                 raise field_error("span_ids", str(error)) from None
             return Response(GoldSerializer(gold).data)

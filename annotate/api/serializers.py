@@ -293,6 +293,17 @@ class GoldSerializer(serializers.ModelSerializer):
 class GoldRequestSerializer(RejectsUnknownFields):
     span_ids = serializers.ListField(child=serializers.IntegerField(max_value=MAX_ID), allow_empty=True)
     round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
+    base_decided_at = serializers.DateTimeField(
+        required=False, allow_null=True,
+        help_text="The gold label you saw: its decided_at as GET answered it, or null when it had none (GET 404). "
+        "If another curator saved a gold label since, nothing is saved and the answer is 409 with the current one. "
+        "Leave it out to write without the check.",
+    )
+
+
+class GoldConflictSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Who changed the gold label and when; nothing was saved.")
+    current = GoldSerializer(allow_null=True, help_text="The gold label as it is now (null when it was removed).")
 
 
 class FlagRequestSerializer(RejectsUnknownFields):

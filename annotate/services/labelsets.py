@@ -5,6 +5,12 @@ The project row holds the newest label set (``Project.taxonomy``,
 taxonomy. Projects made before versions existed get version 1, their label set
 as it stood, on their first save. The rules for a valid label set are the pure
 ``annotate.taxonomy.check_label_set``.
+
+Two admins may edit at once. A save names the version its form was opened at
+(``base_version``); when another admin saved a newer one meanwhile, the save is
+refused (``LabelSetConflict``) rather than becoming the next version and
+silently dropping the other admin's changes. The check runs under the
+project's row lock, like the save.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, TextField
 from django.db.models.functions import Cast
+from django.utils import timezone
 
 from annotate.models import GoldLabel, LabelSetVersion, Project, SpanAnnotation
 from annotate.taxonomy import LabelSetError, check_label_set, parent_of
@@ -26,7 +33,23 @@ MAX_NOTE = LabelSetVersion._meta.get_field("note").max_length or 300
 SEED_NOTE = "the label set before its first edit here"
 GUIDELINES_SEED_NOTE = "the guidelines before their first edit here"
 
-__all__ = ["LabelSetError", "labels_in_use", "label_set_history", "save_guidelines", "save_label_set"]
+__all__ = [
+    "LabelSetConflict",
+    "LabelSetError",
+    "current_version_number",
+    "labels_in_use",
+    "label_set_history",
+    "save_guidelines",
+    "save_label_set",
+]
+
+
+class LabelSetConflict(LabelSetError):
+    """A save from a version that is no longer the current one; ``current`` is the version saved meanwhile."""
+
+    def __init__(self, message: str, current: LabelSetVersion) -> None:
+        super().__init__([message])
+        self.current = current
 
 
 def _with_parents(labels: list[Any]) -> set[str]:
@@ -71,6 +94,39 @@ def label_set_history(project: Project) -> list[LabelSetVersion]:
     return list(project.label_set_versions.select_related("created_by").order_by("-number"))
 
 
+def current_version_number(project: Project) -> int:
+    """The version an edit starts from: the newest saved one, or 1 (what the first save keeps as version 1)."""
+    return project.label_set_versions.order_by("-number").values_list("number", flat=True).first() or 1
+
+
+def _check_base(project: Project, base_version: Any) -> None:
+    """Refuse a save whose form was opened at another version than the current one (None: not checked).
+
+    Called with the project row locked, so a save that passes is the next version, not one after a version its
+    author never saw.
+    """
+    if base_version is None:
+        return
+    current = project.label_set_versions.select_related("created_by").order_by("-number").first()
+    number = current.number if current else 1
+    if isinstance(base_version, bool) or not isinstance(base_version, int) or not 1 <= base_version <= number:
+        raise LabelSetError([f"base_version {base_version!r} is not a version of this project's label set (the "
+                             f"current one is version {number}); reload the editor"])
+    if base_version == number or current is None:
+        return
+    between = number - base_version - 1
+    before = "" if not between else (
+        f"; version {base_version + 1} came before it" if between == 1
+        else f"; versions {base_version + 1} to {number - 1} came before it")
+    author = f" by {current.created_by.get_username()}" if current.created_by else ""
+    raise LabelSetConflict(
+        f"Version {number} was saved{author} at {timezone.localtime(current.created_at):%Y-%m-%d %H:%M} while you "
+        f"edited (from version {base_version}{before}); your changes are below, not saved: compare with version "
+        f"{number} and save again.",
+        current,
+    )
+
+
 def _clean_text(value: Any, field: str, limit: int) -> str:
     if value is None:
         return ""
@@ -90,14 +146,18 @@ def save_label_set(
     guidelines: Any,
     note: Any = "",
     author: AbstractBaseUser | None = None,
+    base_version: Any = None,
 ) -> LabelSetVersion:
     """Save a new label set and guidelines as the next version; LabelSetError (nothing saved) when invalid.
 
     Labels used by spans of the project cannot be deleted, renamed or moved to
     another category, only retired. Saving what is already current is refused,
-    so every version is a change.
+    so every version is a change. ``base_version``, the version the editor was
+    opened at, makes a save refused (LabelSetConflict) once a newer version
+    exists; None skips the check (scripts that own the project).
     """
     project = Project.objects.select_for_update().get(pk=project.pk)
+    _check_base(project, base_version)
     guidelines = _clean_text(guidelines, "guidelines", MAX_GUIDELINES)
     note = _clean_text(note, "note", MAX_NOTE)
     taxonomy = check_label_set(labels, previous=project.taxonomy or {}, in_use=labels_in_use(project))
@@ -107,14 +167,17 @@ def save_label_set(
 
 @transaction.atomic
 def save_guidelines(
-    project: Project, *, guidelines: Any, note: Any = "", author: AbstractBaseUser | None = None
+    project: Project, *, guidelines: Any, note: Any = "", author: AbstractBaseUser | None = None,
+    base_version: Any = None,
 ) -> LabelSetVersion:
     """Save new guidelines as the next version, the label set kept as it is; LabelSetError (nothing saved) when invalid.
 
     For pairs projects, whose answers are fixed (H, N, ?) and whose label set
-    is not used: their guidelines are versioned like a span project's.
+    is not used: their guidelines are versioned like a span project's, with the
+    same ``base_version`` check as ``save_label_set``.
     """
     project = Project.objects.select_for_update().get(pk=project.pk)
+    _check_base(project, base_version)
     guidelines = _clean_text(guidelines, "guidelines", MAX_GUIDELINES)
     note = _clean_text(note, "note", MAX_NOTE)
     return _add_version(project, project.taxonomy, guidelines, note, author,

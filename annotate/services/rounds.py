@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanAnnotation
 from annotate.taxonomy import CATEGORY_NAMES, category_of, label_categories, worst_category
@@ -19,6 +21,19 @@ SAMPLES_PER_QUERY = 500
 
 class RoundError(ValueError):
     pass
+
+
+# What a curator's form says it showed: no gold label, or the gold label saved at that moment (its decided_at).
+NO_GOLD = "none"
+GoldSeen = datetime | Literal["none"]
+
+
+class GoldConflict(RoundError):
+    """The sample's gold label changed after the curator's form showed it; ``current`` is it now (None: removed)."""
+
+    def __init__(self, message: str, current: GoldLabel | None) -> None:
+        super().__init__(message)
+        self.current = current
 
 
 def reconciliation_ready(batch: Batch) -> tuple[bool, str]:
@@ -143,10 +158,38 @@ def _gold_span(span: SpanAnnotation) -> dict[str, Any]:
 
 
 @transaction.atomic
+def gold_stamp(gold: GoldLabel | None) -> str:
+    """What a curator's form carries about the gold label it shows: ``NO_GOLD``, or when that label was saved."""
+    return NO_GOLD if gold is None else gold.decided_at.isoformat()
+
+
+def read_gold_stamp(raw: str) -> GoldSeen:
+    """A form's ``gold_stamp`` back; RoundError naming the field when it is neither ``none`` nor a time."""
+    if raw.strip() == NO_GOLD:
+        return NO_GOLD
+    try:
+        seen = datetime.fromisoformat(raw.strip())
+    except ValueError:
+        raise RoundError(f"base_decided_at: {raw!r} is neither 'none' nor a time; reload the page") from None
+    return seen if timezone.is_aware(seen) else timezone.make_aware(seen)
+
+
+@transaction.atomic
 def adjudicate_sample(
-    sample: Sample, curator: AbstractBaseUser, *, span_ids: Iterable[int], round: int = 1
+    sample: Sample, curator: AbstractBaseUser, *, span_ids: Iterable[int], round: int = 1,
+    seen: GoldSeen | None = None,
 ) -> GoldLabel:
-    """The gold label of a sample, from the annotators' spans a curator chose (none = consistent)."""
+    """The gold label of a sample, from the annotators' spans a curator chose (none = consistent).
+
+    ``seen`` is the gold label the curator's form showed (``NO_GOLD``, or its
+    ``decided_at``): when another curator saved one since, GoldConflict, and
+    nothing is saved, rather than overwriting their work unseen. None skips the
+    check (scripts). The sample's row is locked first, so two curators saving
+    the same sample at once are checked one after the other.
+    """
+    Sample.objects.select_for_update().filter(pk=sample.pk).exists()
+    if seen is not None:
+        _check_gold_seen(sample, seen)
     chosen_ids = [int(pk) for pk in span_ids]
     chosen = list(SpanAnnotation.objects.filter(sample=sample, round=round, pk__in=chosen_ids).order_by("start", "id"))
     missing = set(chosen_ids) - {span.pk for span in chosen}
@@ -160,6 +203,32 @@ def adjudicate_sample(
                   "method": GoldLabel.Method.MANUAL, "decided_by": curator},
     )
     return gold
+
+
+def _check_gold_seen(sample: Sample, seen: GoldSeen) -> None:
+    """GoldConflict when the sample's gold label is not the one the curator's form showed."""
+    current = GoldLabel.objects.filter(sample=sample).select_related("decided_by").first()
+    if isinstance(seen, datetime):
+        unchanged = current is not None and current.decided_at == seen
+        saw = f"the gold label of {timezone.localtime(seen):%Y-%m-%d %H:%M}"
+    else:
+        unchanged, saw = current is None, "no gold label"
+    if unchanged:
+        return
+    name = sample.external_id or str(sample.pk)
+    if current is None:
+        raise GoldConflict(
+            f"The gold label of sample {name} was removed while you had it open (you saw {saw}); your choice is "
+            "below, not saved: check it and save again.", None)
+    done = "accepted in bulk" if current.method == GoldLabel.Method.BULK else "saved"
+    who = f" by {current.decided_by.get_username()}" if current.decided_by else ""
+    label = CATEGORY_NAMES.get(current.category, current.category)
+    raise GoldConflict(
+        f"The gold label of sample {name} was {done}{who} at {timezone.localtime(current.decided_at):%Y-%m-%d %H:%M} "
+        f"while you had it open (you saw {saw}); your choice is below, not saved: compare it with the current gold "
+        f"label ({label}) and save again.",
+        current,
+    )
 
 
 def _submitted_roster(project: Project, round: int, batch: Batch | None) -> dict[int, dict[int, str]]:

@@ -58,21 +58,32 @@ def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         Sample.objects.select_related("passage", "batch").defer(*ADJUDICATION_DEFERRED), pk=pk, project=project
     )
     round = _round(request)
+    picked: set[int] | None = None  # the spans the curator ticked, kept on the form when the save is refused
+    status = 200
     if request.method == "POST":
+        posted = request.POST.getlist("spans")
         try:
-            rounds.adjudicate_sample(sample, request.user, span_ids=request.POST.getlist("spans"), round=round)
+            # The gold label the form showed (a form without the field is not checked).
+            stamp = request.POST.get("base_decided_at")
+            seen = None if stamp is None else rounds.read_gold_stamp(stamp)
+            rounds.adjudicate_sample(sample, request.user, span_ids=posted, round=round, seen=seen)
         except (rounds.RoundError, ValueError) as error:
             messages.error(request, str(error))
+            picked = {int(pk) for pk in posted if pk.isascii() and pk.isdigit()}
+            status = 409 if isinstance(error, rounds.GoldConflict) else 200
         else:
             messages.success(request, "Gold label saved.")
             return HttpResponseRedirect(reverse("curation", args=[slug]) + f"?round={round}")
     spans = SpanAnnotation.objects.filter(sample=sample, round=round).select_related("annotator").order_by(
         "annotator__username", "start", "id"
     )
-    gold = GoldLabel.objects.filter(sample=sample).first()
-    chosen = {span["from_span"] for span in gold.spans} if gold else set()
+    gold = GoldLabel.objects.filter(sample=sample).select_related("decided_by").first()
+    in_gold = {span["from_span"] for span in gold.spans} if gold else set()
     return render(request, "annotate/adjudicate.html", {
-        "project": project, "sample": sample, "spans": spans, "gold": gold, "chosen": chosen, "round": round,
+        "project": project, "sample": sample, "spans": spans, "gold": gold, "round": round,
+        "chosen": in_gold if picked is None else picked, "in_gold": in_gold,
+        # The form now shows this gold label: saving it again after a refusal is the curator's decision.
+        "gold_stamp": rounds.gold_stamp(gold),
         "stale": freeze.stale_gold_samples(project, sample_id=sample.pk).get(sample.pk) if gold else None,
         "gold_name": CATEGORY_NAMES.get(gold.category) if gold else None,
-    })
+    }, status=status)

@@ -1,6 +1,11 @@
 """The label set and guidelines editor of a project (admins), with its version history.
 
 A pairs project's answers are fixed (H, N, ?), so for one the page edits the guidelines only.
+
+The form carries the version it was opened at (``base_version``, hidden): a save after another admin saved a newer
+version is refused with the edit kept on the form. Editing from an old version (``?edit_from=N``, a restore) is
+based on the current version, not on N: the save is meant to replace the current version, and what it must not
+drop silently is a version saved while the admin was restoring.
 """
 
 from __future__ import annotations
@@ -53,6 +58,15 @@ def _is_blank(row: dict[str, Any]) -> bool:
     return not any(str(row[key]).strip() for key in TEXT_FIELDS) and not row["retired"]
 
 
+def _posted_base(post: QueryDict) -> int | str | None:
+    """The version the form was opened at: a number, the raw text when it is not one (the service names it), or
+    None for a form without the field (no check)."""
+    raw = post.get("base_version")
+    if raw is None:
+        return None
+    return int(raw) if raw.isascii() and raw.isdigit() else raw
+
+
 @require_http_methods(["GET", "POST"])
 @login_required
 def label_set(request: HttpRequest, slug: str) -> HttpResponse:
@@ -60,12 +74,15 @@ def label_set(request: HttpRequest, slug: str) -> HttpResponse:
     shown = _version(project, request.GET["version"]) if "version" in request.GET else None
     guidelines_only = project.kind == Project.Kind.PAIRS
     errors: list[str] = []
+    conflict: LabelSetVersion | None = None
     if request.method == "POST":
         guidelines, note = request.POST.get("guidelines", ""), request.POST.get("note", "")
         rows = [] if guidelines_only else _submitted_rows(request.POST)
+        base = _posted_base(request.POST)
         try:
             if guidelines_only:
-                version = labelsets.save_guidelines(project, guidelines=guidelines, note=note, author=request.user)
+                version = labelsets.save_guidelines(project, guidelines=guidelines, note=note, author=request.user,
+                                                    base_version=base)
             else:
                 labels = [
                     {key: row[key] for key in TEXT_FIELDS} | {"retired": row["retired"], "row": number}
@@ -73,8 +90,12 @@ def label_set(request: HttpRequest, slug: str) -> HttpResponse:
                     if not row["deleted"] and not _is_blank(row)
                 ]
                 version = labelsets.save_label_set(
-                    project, labels, guidelines=guidelines, note=note, author=request.user
+                    project, labels, guidelines=guidelines, note=note, author=request.user,
+                    base_version=base,
                 )
+        except labelsets.LabelSetConflict as error:
+            # The edit stays on the form, now based on the version saved meanwhile: saving again is a decision.
+            errors, conflict, base = error.problems, error.current, error.current.number
         except labelsets.LabelSetError as error:
             errors = error.problems
         else:
@@ -89,6 +110,8 @@ def label_set(request: HttpRequest, slug: str) -> HttpResponse:
         guidelines, note = (start.guidelines if start else project.guidelines), ""
         if start:
             note = f"from version {start.number}"
+        # The current version even when starting from an old one (see the module's docstring).
+        base = labelsets.current_version_number(project)
     in_use = labelsets.labels_in_use(project) if rows else {}
     context = {
         "project": project,
@@ -103,6 +126,8 @@ def label_set(request: HttpRequest, slug: str) -> HttpResponse:
         "guidelines": guidelines,
         "note": note,
         "errors": errors,
+        "conflict": conflict,
+        "base_version": base,
         "history": labelsets.label_set_history(project),
         "shown": shown,
         "categories": [(code, CATEGORY_NAMES[code]) for code in LABEL_CATEGORIES],

@@ -50,7 +50,7 @@ def test_a_gold_label_with_an_unknown_field_is_refused_and_not_saved(sample: Sam
     response = post_json(login(admin_user), url, {"span_ids": [], "label": "U"}, method="put")
     assert response.status_code == 400
     assert response.json() == {
-        "label": ["unknown field 'label'; nothing was saved (fields you may send: round, span_ids)"]
+        "label": ["unknown field 'label'; nothing was saved (fields you may send: base_decided_at, round, span_ids)"]
     }
     assert not GoldLabel.objects.exists()
     assert post_json(login(admin_user), url, {"span_ids": []}, method="put").status_code == 200

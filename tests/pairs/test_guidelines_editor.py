@@ -59,7 +59,8 @@ def test_the_pairs_guidelines_page_has_no_span_label_fields(pairs_project: Proje
     html = login(admin_user).get(EDITOR).content.decode()
     assert "<h1>Guidelines</h1>" in html
     fields = set(re.findall(r'<(?:input|select|textarea)\b[^>]*\bname="([^"]+)"', html))
-    assert fields == {"csrfmiddlewaretoken", "guidelines", "note"}
+    # base_version: the version the form was opened at (a save after a newer one is refused).
+    assert fields == {"csrfmiddlewaretoken", "base_version", "guidelines", "note"}
     assert "Labels and guidelines" not in html
     # While the project's own guidelines are blank, the page shows the default that judges read.
     assert 'data-role="default-guidelines"' in html

@@ -60,7 +60,8 @@ class Command(BaseCommand):
         if plan.refusal is None and not options["preview"]:
             params["seed"] = plan.seed
             try:
-                created = rounds.create_round(project, None, **params)
+                # The round previewed above or none: another admin's round created meanwhile refuses this one.
+                created = rounds.create_round(project, None, number=plan.number, **params)
             except rounds.RoundRefused as refusal:
                 plan.refusal = str(refusal)
         if options["json"]:

@@ -8,6 +8,15 @@ the detector trained for the round and opens the items to the annotators, in
 one transaction. ``start_round_job`` / ``run_round_job`` do the same in the
 background after computing missing span vectors, and ``round_report`` says how
 a round went.
+
+Two admins (or an admin and the ``pairs_round`` command) may start a round at
+the same moment. A round is always asked for by its number (the next one when
+the admin submitted, kept in the job's options): starting is refused while
+another round job of the project is queued or running, and a job or call whose
+number is no longer the next one draws nothing. Both checks run under the
+project's row lock, so two requests cannot both pass them; without them the
+second job drew round 3 right after round 2 and closed round 2 with its items
+undecided.
 """
 
 from __future__ import annotations
@@ -71,6 +80,8 @@ __all__ = [
     "run_round_job",
     "start_round_job",
     "unfinished_open_round",
+    "active_round_job",
+    "round_job_busy",
 ]
 
 log = logging.getLogger(__name__)
@@ -88,21 +99,78 @@ def create_round(
     paraphrase_max: float = DEFAULT_PARAPHRASE_MAX,
     drop_fraction: float = DEFAULT_DROP_FRACTION,
     seed: int | None = None,
+    number: int | None = None,
+    from_job: bool = False,
 ) -> PairRound:
-    """Draw the next round and open it to the project's annotators, in one transaction.
+    """Draw round ``number`` and open it to the project's annotators, in one transaction.
 
     The previous open round is closed (its items stay as they are; they are no
     longer served). Raises RoundRefused with the plan's refusal, having changed
     nothing. A detector trained for the round is stored with it.
+
+    ``number`` is the round the caller asked for: when another round became the
+    next one meanwhile (a second admin's round), the call is refused instead of
+    drawing the round after, which would close a round nobody has judged yet.
+    None (the demo, benchmarks and scripts that own the project) draws the next
+    round, whatever it is. A call from outside a round job (the command) is
+    refused too while a round job of the project is queued or running; a
+    job's own number is what keeps it from drawing a round after another's.
     """
     with transaction.atomic():
-        # One round at a time per project: a second call waits here and then plans the round after.
+        # One round at a time per project: a second call waits here, then sees what the first one wrote.
         Project.objects.select_for_update().filter(pk=project.pk).exists()
+        busy = None if from_job else round_job_busy(project)
+        if busy is not None:
+            raise RoundRefused(busy)
+        stale = _stale_number(project, number)
+        if stale is not None:
+            raise RoundRefused(stale)
         plan = preview_round(project, size=size, low=low, high=high, paraphrase_max=paraphrase_max,
                              drop_fraction=drop_fraction, seed=seed)
         if plan.refusal is not None:
             raise RoundRefused(plan.refusal)
         return _write_round(project, user, plan, size)
+
+
+def active_round_job(project: Project) -> Job | None:
+    """The project's round job that is queued or running (the oldest); None if none."""
+    return (Job.objects.filter(project=project, kind=Job.Kind.PAIR_ROUND,
+                               status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+            .select_related("created_by").order_by("created_at", "id").first())
+
+
+def round_job_busy(project: Project) -> str | None:
+    """Why no round may start now: a round job of the project is queued or running; None when none is."""
+    busy = active_round_job(project)
+    if busy is None:
+        return None
+    number = busy.options.get("number") or next_round_number(project)
+    starter = f", started by {busy.created_by.get_username()}" if busy.created_by else ""
+    return f"Round {number} is being created (job {busy.pk}{starter}); wait for it."
+
+
+def _stale_number(project: Project, number: int | None) -> str | None:
+    """Why round ``number`` can no longer be drawn (another round is the next one now); None when it can."""
+    if number is None:
+        return None
+    expected = next_round_number(project)
+    if number == expected:
+        return None
+    existing = PairRound.objects.filter(project=project, number=number).select_related("created_by").first()
+    if existing is None:
+        return f"Round {number} is not the next round (round {expected} is); open the wizard again."
+    return f"Round {number} was created meanwhile {_created_by(existing)}; open the wizard again."
+
+
+def _created_by(pair_round: PairRound) -> str:
+    """Who drew a round, in words: its job, else the admin, else the command line or a script."""
+    job = (Job.objects.filter(project_id=pair_round.project_id, kind=Job.Kind.PAIR_ROUND,
+                              options__round_id=pair_round.pk).order_by("id").first())
+    if job is not None:
+        return f"by job {job.pk}"
+    if pair_round.created_by is not None:
+        return f"by {pair_round.created_by.get_username()}"
+    return "outside the wizard (the pairs_round command or a script)"
 
 
 def _write_round(project: Project, user: AbstractBaseUser | None, plan: RoundPlan, size: int) -> PairRound:
@@ -163,6 +231,9 @@ def create_round_from_plan(project: Project, user: AbstractBaseUser | None, plan
         raise RoundRefused("This plan reused an earlier preview's detector; plan the round afresh to create it.")
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).exists()
+        busy = round_job_busy(project)
+        if busy is not None:
+            raise RoundRefused(busy)
         if next_round_number(project) != plan.number:
             raise RoundRefused(f"Round {plan.number} was created meanwhile; preview the next round again.")
         return _write_round(project, user, plan, size)
@@ -173,10 +244,16 @@ def create_round_from_plan(project: Project, user: AbstractBaseUser | None, plan
 ROUND_PARAMETERS = ("size", "low", "high", "paraphrase_max", "drop_fraction", "seed")
 
 
-def start_round_job(project: Project, user: AbstractBaseUser | None, **params: Any) -> Job:
-    """A PAIR_ROUND job with the wizard's parameters, queued on commit; it computes missing vectors first.
+def start_round_job(project: Project, user: AbstractBaseUser | None, *, number: int | None = None,
+                    **params: Any) -> Job:
+    """A PAIR_ROUND job drawing round ``number`` with the wizard's parameters, queued on commit; it computes missing
+    vectors first.
 
-    The seed is fixed here when not given, so a rerun of the job draws the same round.
+    ``number`` is the next round when the admin submitted (None: the next one now); the job's options keep it, so
+    the job draws that round or nothing. Raises RoundRefused, starting nothing, while another round job of the
+    project is queued or running, or when ``number`` is no longer the next round: both are checked under the
+    project's row lock, so two admins submitting at once get one job. The seed is fixed here when not given, so a
+    rerun of the job draws the same round.
     """
     from annotate.tasks import create_pair_round
 
@@ -187,17 +264,29 @@ def start_round_job(project: Project, user: AbstractBaseUser | None, **params: A
                "paraphrase_max": DEFAULT_PARAPHRASE_MAX, "drop_fraction": DEFAULT_DROP_FRACTION, **params}
     if options.get("seed") is None:
         options["seed"] = secrets.randbelow(2**31)
-    job = Job.objects.create(project=project, kind=Job.Kind.PAIR_ROUND, total=1, created_by=user, options=options)
-    transaction.on_commit(lambda: create_pair_round.delay(job.pk))
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).exists()
+        busy = round_job_busy(project)
+        if busy is not None:
+            raise RoundRefused(busy)
+        stale = _stale_number(project, number)
+        if stale is not None:
+            raise RoundRefused(stale)
+        options["number"] = next_round_number(project) if number is None else number
+        job = Job.objects.create(project=project, kind=Job.Kind.PAIR_ROUND, total=1, created_by=user,
+                                 options=options)
+        transaction.on_commit(lambda: create_pair_round.delay(job.pk))
     return job
 
 
 def run_round_job(job_id: int) -> Job:
     """Compute the missing span vectors (rounds after the first), then create the round; progress on the job row.
 
-    A refusal marks the job failed with its message (nothing else changes). The
-    round and the job's "done" are written in one transaction, so a task run
-    again after a stop never draws a second round.
+    A refusal marks the job failed with its message (nothing else changes),
+    among them a round number that is no longer the next one: the job draws the
+    round it was started for or none. The round and the job's "done" are
+    written in one transaction, so a task run again after a stop never draws a
+    second round.
     """
     job = Job.objects.select_related("project", "created_by").get(pk=job_id)
     if job.status in (Job.Status.DONE, Job.Status.FAILED):
@@ -209,8 +298,13 @@ def run_round_job(job_id: int) -> Job:
         job.refresh_from_db()
         return job
     params = {name: job.options[name] for name in ROUND_PARAMETERS if name in job.options}
+    number = job.options.get("number")  # None for a job queued before jobs recorded their round
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, error="")
     try:
+        stale = _stale_number(project, number)
+        if stale is not None:
+            # Checked again under the project's lock in create_round; here it spares computing vectors for nothing.
+            raise RoundRefused(stale)
         total = 1
         if next_round_number(project) > 1:
             encoder = vectors.encoder_name(project)
@@ -224,7 +318,7 @@ def run_round_job(job_id: int) -> Job:
                 ),
             )
         with transaction.atomic():
-            pair_round = create_round(project, job.created_by, **params)
+            pair_round = create_round(project, job.created_by, number=number, from_job=True, **params)
             Job.objects.filter(pk=job.pk).update(
                 status=Job.Status.DONE, total=total, done=total, finished_at=timezone.now(),
                 options={**job.options, "round": pair_round.number, "round_id": pair_round.pk},

@@ -138,7 +138,8 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
 
     The round is drawn by a background job (it trains the detector, and first computes the span vectors still
     missing); a refusal the preview can already see (too few labelled items, an empty pool) is shown at once
-    and starts nothing.
+    and starts nothing. So is one of a second admin's: another round job is queued or running, or the round
+    the form showed (its hidden ``number``) was created meanwhile; the fields stay as typed.
     """
     project, _ = _pairs_project(request, slug, admin=True)
     number = rounds.next_round_number(project)
@@ -147,16 +148,19 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
     data = request.POST if request.method == "POST" else request.GET
     form = read_round_form(data, fresh_seed=request.method == "GET" and not data, random_draw=number == 1)
     stale = _stale_vectors(project, number)
-    plan = refusal = None
+    plan = None
+    refusal: str | None = None
     if not form.errors:
-        if request.method == "POST" and stale:
-            # The preview cannot train on missing vectors; the job computes them first, then draws or refuses.
-            return _to_round_job(request, project, rounds.start_round_job(project, request.user, **form.parameters))
-        # Moving a threshold only filters again: the detector and the pool's P(H) are kept between previews.
-        plan = rounds.preview_round(project, **form.parameters, reuse_scores=True)
-        refusal = plan.refusal
+        # On a POST with vectors missing the preview cannot train: the job computes them first, then draws or refuses.
+        if not (request.method == "POST" and stale):
+            # Moving a threshold only filters again: the detector and the pool's P(H) are kept between previews.
+            plan = rounds.preview_round(project, **form.parameters, reuse_scores=True)
+            refusal = plan.refusal
         if request.method == "POST" and refusal is None:
-            return _to_round_job(request, project, rounds.start_round_job(project, request.user, **form.parameters))
+            started = _start(request, project, _submitted_number(request.POST, number), form)
+            if isinstance(started, HttpResponse):
+                return started
+            refusal = started
     context = {
         "project": project,
         "form": form,
@@ -166,6 +170,8 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
         **_vector_context(project, stale),
         "round_one": number == 1,
         "unfinished": rounds.unfinished_open_round(project),
+        "busy_job": rounds.active_round_job(project),
+        "busy": rounds.round_job_busy(project),
         "ratio": ratio_context(plan.ratio_dict() if plan and plan.number > 1 else None),
         "ratio_source": plan.ratio_source if plan else None,
         "funnel": funnel_rows(plan.funnel if plan else None),
@@ -176,6 +182,22 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
     status = 400 if (form.errors or refusal) and request.method == "POST" and not request.htmx else 200
     template = "annotate/pairs/round_new.html#preview" if request.htmx else "annotate/pairs/round_new.html"
     return render(request, template, context, status=status)
+
+
+def _submitted_number(data: QueryDict, current: int) -> int:
+    """The round the submitted wizard showed (its hidden field); the next round now when the form had none."""
+    raw = data.get("number", "").strip()
+    return int(raw) if raw.isascii() and raw.isdigit() and int(raw) >= 1 else current
+
+
+def _start(request: HttpRequest, project: Project, number: int, form: RoundForm) -> HttpResponse | str:
+    """Start the job for round ``number`` and go to its page; the refusal (another round job runs, or round
+    ``number`` exists now) when it may not start, for the wizard to show with the fields as they were typed."""
+    try:
+        job = rounds.start_round_job(project, request.user, number=number, **form.parameters)
+    except rounds.RoundRefused as refusal:
+        return str(refusal)
+    return _to_round_job(request, project, job)
 
 
 def _stale_vectors(project: Project, number: int) -> int:
@@ -232,8 +254,9 @@ def round_job(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         url = reverse("pairs-round", args=[project.slug, job.options["round"]])
         return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
     parameters = {name: job.options[name] for name in DEFAULTS if job.options.get(name) is not None}
-    # The job does not know its round until it is done; the next number says whether it draws round 1 at random.
-    context = {"project": project, "job": job, "round_one": rounds.next_round_number(project) == 1,
+    # The round the job draws (a job queued before jobs kept it: the next one) says whether it draws at random.
+    number = job.options.get("number") or rounds.next_round_number(project)
+    context = {"project": project, "job": job, "round_one": number == 1,
                "again": f"{reverse('pairs-round-new', args=[project.slug])}?{urlencode(parameters)}"}
     template = "annotate/pairs/round_job.html#job" if request.htmx else "annotate/pairs/round_job.html"
     return render(request, template, context)
