@@ -85,6 +85,22 @@ def is_score(value: Any) -> bool:
     return math.isfinite(number) and 0.0 <= number <= 1.0
 
 
+def is_score_text(value: Any) -> bool:
+    """A score written as text ("0.21"): the value a detector meant, yet not read as a number.
+
+    Such a value is never coerced (a string is no prediction, and guessing
+    whether "1" is a verdict or a probability is not ours to do): it counts as
+    invalid, but as a detector's value when telling which keys are detectors.
+    """
+    if not isinstance(value, str):
+        return False
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return False
+    return math.isfinite(number) and 0.0 <= number <= 1.0
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
 
@@ -92,15 +108,19 @@ def _is_number(value: Any) -> bool:
 def detector_keys(metadatas: Iterable[Mapping[str, Any]], exclude: Iterable[str] = GENERATOR_KEYS) -> list[str]:
     """Metadata keys that hold a detector's outputs, in first-seen order.
 
-    A key counts as a detector when its values across samples are scores:
-    at least one number in [0, 1], and such scores are the majority of its
-    values that are not null. The majority rule keeps a detector whose output
-    is a string or out of range on a few broken rows (those rows then count as
-    invalid) while ignoring text fields and numeric ids such as FaithBench's
-    ``raw_sample_id``. Bools are not numbers here.
+    A key counts as a detector when its values across samples look like
+    scores: numbers in [0, 1], or such numbers written as text ("0.21",
+    is_score_text), are at least as many as its other values that are not
+    null, and there is at least one. DESIGN.md says only how a prediction is
+    read (a probability in [0, 1] or a 0/1 verdict) and that missing or invalid
+    ones are excluded and counted; this rule is ours. It keeps a detector whose
+    output is text or out of range on some rows (those rows count as invalid:
+    a tie keeps it, so a two-sample project does not lose a detector to one
+    broken value) while ignoring text fields and numeric ids such as
+    FaithBench's ``raw_sample_id``. Bools are not numbers here.
     """
     excluded = set(exclude)
-    numeric: Counter[str] = Counter()
+    numeric: Counter[str] = Counter()  # readable scores and scores written as text
     other: Counter[str] = Counter()
     order: dict[str, None] = {}
     for metadata in metadatas:
@@ -110,11 +130,11 @@ def detector_keys(metadatas: Iterable[Mapping[str, Any]], exclude: Iterable[str]
             order.setdefault(key, None)
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 continue
-            if is_score(value):
+            if is_score(value) or is_score_text(value):
                 numeric[key] += 1
             else:
                 other[key] += 1
-    return [key for key in order if numeric[key] > 0 and numeric[key] > other[key]]
+    return [key for key in order if numeric[key] > 0 and numeric[key] >= other[key]]
 
 
 def verdict_detectors(predictions: Mapping[str, Mapping[Hashable, Any]]) -> set[str]:
@@ -171,7 +191,7 @@ def evaluate_detectors(
     DESIGN.md: missing or invalid predictions are excluded and counted.
     ``invalid`` counts every prediction left out of the metrics: a sample the
     detector has no output for (absent, None or NaN) and an output that is no
-    usable score (a bool, a string, a number outside [0, 1]). ``missing`` counts
+    usable score (a bool, a string, a number written as text, a number outside [0, 1]). ``missing`` counts
     the first kind alone, so it is part of ``invalid``, never added to it:
     ``n`` counts the valid predictions, n + invalid is the number of samples,
     and invalid - missing the unusable outputs. ``rule`` says how outputs were read.
@@ -284,7 +304,7 @@ def challenging_groups(
 # and challenging_samples, on every sample's metadata classified once into
 # arrays: a results page over 100,000 samples looks at each value once.
 
-_ABSENT, _SCORE, _OTHER = 0, 1, 2
+_ABSENT, _SCORE, _OTHER, _SCORE_TEXT = 0, 1, 2, 3
 
 
 @dataclass
@@ -292,7 +312,8 @@ class DetectorOutputs:
     """Every metadata key's value in every sample, classified once.
 
     ``status[key][i]``: 0 when sample i has no such key, null or NaN (not
-    counted by detector_keys), 1 for a score (is_score), 2 for anything else.
+    counted by detector_keys), 1 for a score (is_score), 3 for a score written
+    as text (is_score_text: a detector's value, yet invalid), 2 for anything else.
     ``scores[key][i]``: the score where status is 1, else NaN.
     ``layout[i]`` indexes ``layouts``, the distinct key orders of the samples'
     metadata, which fix the first-seen order of detector_keys.
@@ -315,8 +336,8 @@ class DetectorOutputs:
         keys = []
         for key in order:
             status = self.status[key][rows]
-            numeric, other = int((status == _SCORE).sum()), int((status == _OTHER).sum())
-            if numeric > 0 and numeric > other:
+            numeric = int(((status == _SCORE) | (status == _SCORE_TEXT)).sum())
+            if numeric > 0 and numeric >= int((status == _OTHER).sum()):
                 keys.append(key)
         return keys
 
@@ -361,7 +382,7 @@ def _classify_values(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
             status[index] = _SCORE
             scores[index] = float(value)
         else:
-            status[index] = _OTHER
+            status[index] = _SCORE_TEXT if is_score_text(value) else _OTHER
     return status, scores
 
 
@@ -410,7 +431,7 @@ def evaluate_detector_outputs(
         status = outputs.status[key][rows]
         report[key] = (
             # DESIGN.md's "invalid": every prediction left out, missing or unusable; "missing": those of them absent.
-            {"n": int(valid.sum()), "invalid": int((status == _ABSENT).sum() + (status == _OTHER).sum()),
+            {"n": int(valid.sum()), "invalid": int((status != _SCORE).sum()),
              "missing": int((status == _ABSENT).sum())}
             | _scores(truth[valid], predicted)
             | {"rule": decision_rule(key in verdicts, threshold)}

@@ -32,6 +32,7 @@ from judging import access
 from judging.api.lookups import NOT_A_SPAN_PROJECT, NOT_A_SPAN_PROJECT_OR_BAD_INPUT, span_project_lookup
 from judging.api.serializers import (
     ImportErrorsSerializer,
+    ImportRepeatedSerializer,
     JudgeCreateSerializer,
     JudgementImportReportSerializer,
     JudgementImportRequestSerializer,
@@ -194,13 +195,20 @@ class JudgementImportView(APIView):
                 "(judges work on span projects only).",
             ),
             403: FOR_ADMINS,
+            409: OpenApiResponse(
+                ImportRepeatedSerializer,
+                description="Nothing was imported: the files are well formed, but judgements in them were imported "
+                "before (the same judge, sample and values); `file` names each repeated group of lines with the run "
+                "that holds them and its date.",
+            ),
         },
     )
     def post(self, request: Request, slug: str) -> Response:
         """Import judge outputs made elsewhere (admins): JSONL files, all or nothing. Each judge name becomes an
         imported judge with one new run (one per run its lines name); a line naming a sample that does not exist is
         refused with its line. A request without a file (any other body) gets 400 naming `file`, and a form field
-        other than `file` and `flag` gets 400 naming it."""
+        other than `file` and `flag` gets 400 naming it. Judgements imported before get 409: the files are not at
+        fault, what the project holds already is, so sending them again never duplicates a run."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         body = JudgementImportRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -208,6 +216,8 @@ class JudgementImportView(APIView):
         files = [(upload.name or "upload.jsonl", upload.read()) for upload in uploads]
         try:
             report = ingest.import_judgements(project, files, by=request.user, flag=body.validated_data["flag"])
+        except ingest.JudgementsAlreadyImported as repeated:
+            return Response({"detail": repeated.detail, "file": repeated.messages}, status=status.HTTP_409_CONFLICT)
         except ingest.JudgementImportFailed as error:
             extra = [f"... and {error.total - len(error.messages)} more"] if error.total > len(error.messages) else []
             raise field_error("file", *error.messages, *extra) from None

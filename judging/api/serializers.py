@@ -245,3 +245,12 @@ class ImportErrorsSerializer(FieldErrorsSerializer):
         child=serializers.CharField(), min_length=1, required=False,
         help_text="Every problem found (up to 100), each naming the file, the line and the field; nothing was imported.",
     )
+
+
+class ImportRepeatedSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Nothing was imported, and why, for a person to read.")
+    file = serializers.ListField(
+        child=serializers.CharField(), min_length=1,
+        help_text="Each group of lines imported before (one judge, and the run its lines name): its lines, the "
+        "imported run that holds the same judgements, and when it was imported.",
+    )

@@ -3,7 +3,9 @@
 Judgements (one run's, or the whole project's): where the judgement came from
 (sample external id and batch, judge, kind, mode, run, rubric version) and
 what it said (status, score, p, display score, reasoning, raw answer, error,
-latency, tokens, cost, cached, per-sentence figures). The JSONL keys are the import's
+latency, tokens, cost, cached, per-sentence figures). An absent reasoning, raw
+answer or error is null (an empty cell in CSV), and a rubric score's display
+score an integer (only an NLI judge's 1 + 4p is a fraction). The JSONL keys are the import's
 (judging.services.ingest), so an export imports again elsewhere; ``run`` keeps
 a judge's runs apart there (a judge run twice has two judgements of a sample).
 
@@ -49,6 +51,12 @@ AUDIT_FIELDS = (
 )
 
 
+def _display_score(judgement: Judgement) -> int | float | None:
+    """The 1-5 figure as the judge gave it: a rubric score stays an integer (2, not 2.0); only an NLI judge's
+    1 + 4p is a fraction."""
+    return judgement.score if judgement.score is not None else judgement.display_score
+
+
 def judgement_rows(project: Project, *, run: JudgeRun | None = None) -> Iterator[dict[str, Any]]:
     """Every judgement of the project's samples (or of one run), oldest run first, in call order."""
     found = Judgement.objects.filter(run__project=project, sample__isnull=False)
@@ -69,10 +77,12 @@ def judgement_rows(project: Project, *, run: JudgeRun | None = None) -> Iterator
             "status": judgement.status,
             "score": judgement.score,
             "p": judgement.probability,
-            "display_score": judgement.display_score,
-            "reasoning": judgement.reasoning,
-            "raw": judgement.raw,
-            "error": judgement.error,
+            "display_score": _display_score(judgement),
+            # Blank means absent (a score-only answer has no reasoning, a clean call no error): null, as the
+            # import reads it, never "" (CSV writes both as an empty cell).
+            "reasoning": judgement.reasoning or None,
+            "raw": judgement.raw or None,
+            "error": judgement.error or None,
             "latency": judgement.latency_seconds,
             "input_tokens": judgement.input_tokens,
             "output_tokens": judgement.output_tokens,
@@ -102,7 +112,7 @@ def audit_rows(project: Project, *, auditor: AbstractBaseUser | None = None) -> 
             "seconds": audit.seconds,
             "blind": audit.blind,
             "judge": seen.run.judge.name if seen is not None else None,
-            "judge_score_seen": seen.display_score if seen is not None else None,
+            "judge_score_seen": _display_score(seen) if seen is not None else None,
             "answered_at": audit.answered_at.isoformat() if audit.answered_at else None,
         }
 

@@ -60,9 +60,9 @@ def test_jsonl_has_every_field_of_every_judgement(judged: dict[str, Any]) -> Non
     first = rows[0]
     assert first == {
         "sample": "0", "batch": "batch-1", "judge": "gpt-test", "kind": "rubric", "mode": "reasoning",
-        "run": judged["run"].pk, "rubric_version": 2, "status": "ok", "score": 2, "p": None, "display_score": 2.0,
+        "run": judged["run"].pk, "rubric_version": 2, "status": "ok", "score": 2, "p": None, "display_score": 2,
         "reasoning": 'The output says "nine weeks", the source "eight weeks".\nAlso, "national government".',
-        "raw": '{"reasoning": "...", "score": 2}', "error": "", "latency": 4.25, "input_tokens": 700,
+        "raw": '{"reasoning": "...", "score": 2}', "error": None, "latency": 4.25, "input_tokens": 700,
         "output_tokens": 80, "cost": 0.0042, "cached": True, "sentence_scores": [2, 5],
     }
     assert [(r["status"], r["score"], r["error"]) for r in rows[1:3]] == [
@@ -81,7 +81,7 @@ def test_csv_gives_the_same_values_as_text(judged: dict[str, Any]) -> None:
     first = rows[0]
     assert first["reasoning"] == 'The output says "nine weeks", the source "eight weeks".\nAlso, "national government".'
     assert (first["score"], first["p"], first["display_score"], first["cached"], first["cost"]) == (
-        "2", "", "2.0", "true", "0.0042")
+        "2", "", "2", "true", "0.0042")
     assert (rows[1]["status"], rows[1]["score"], rows[1]["raw"]) == ("parse_error", "", "Score: four, probably")
     assert first["sentence_scores"] == "[2, 5]" and rows[1]["sentence_scores"] == ""
     assert rows[3]["p"] == "0.25" and rows[3]["cached"] == "false"
@@ -123,7 +123,7 @@ def test_audits_export_answered_audits_with_the_judge_score_seen(judged: dict[st
     assert rows == [{
         "item": item.pk, "sample": "0", "batch": "batch-1", "auditor": "grace", "score": 1, "agreed": False,
         "reasoning_wrong": True, "note": 'missed "national government"', "seconds": 42.0, "blind": True,
-        "judge": "gpt-test", "judge_score_seen": 2.0, "answered_at": now.isoformat(),
+        "judge": "gpt-test", "judge_score_seen": 2, "answered_at": now.isoformat(),
     }]
     table = list(csv.DictReader(io.StringIO("".join(export_lines(project, what="audits", format="csv")), newline="")))
     assert tuple(table[0]) == AUDIT_FIELDS

@@ -63,7 +63,7 @@ def test_the_schema_still_describes_a_multipart_body_and_the_400(client: Client,
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     operation = schema["paths"]["/api/projects/{slug}/judgements/import/"]["post"]
     assert set(operation["requestBody"]["content"]) == {"multipart/form-data"}
-    assert {"201", "400", "401", "403", "404"} == set(operation["responses"])
+    assert {"201", "400", "401", "403", "404", "409"} == set(operation["responses"])  # 409: imported before
     assert "415" not in operation["responses"]
     body = operation["requestBody"]["content"]["multipart/form-data"]["schema"]
     reference = body["$ref"].rsplit("/", 1)[-1]

@@ -94,8 +94,9 @@ def test_sentence_scores_are_kept_one_per_output_sentence(batch: Batch) -> None:
 
 @pytest.mark.django_db
 def test_an_imported_judge_is_reused_and_each_import_makes_a_new_run(batch: Batch) -> None:
-    for _ in range(2):
-        import_judgements(batch.project, [("a.jsonl", jsonl({"sample": "0", "judge": "mine", "score": 3}))])
+    # Different answers: the same ones again would be a repeat, refused (test_ingest_repeats).
+    for score in (3, 4):
+        import_judgements(batch.project, [("a.jsonl", jsonl({"sample": "0", "judge": "mine", "score": score}))])
     assert Judge.objects.filter(name="mine").count() == 1
     assert JudgeRun.objects.filter(judge__name="mine").count() == 2
 

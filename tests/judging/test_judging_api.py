@@ -320,7 +320,8 @@ def test_the_schema_describes_the_judges_endpoints_statuses_and_bodies(client: C
     assert statuses("/api/judge-runs/{id}/judgements/", "get") == {"200", "400", "401", "403", "404"}
     imported = paths["/api/projects/{slug}/judgements/import/"]["post"]
     assert set(imported["requestBody"]["content"]) == {"multipart/form-data"}
-    assert statuses("/api/projects/{slug}/judgements/import/", "post") == {"201", "400", "401", "403", "404"}
+    # 409: judgements imported before (test_ingest_repeats).
+    assert statuses("/api/projects/{slug}/judgements/import/", "post") == {"201", "400", "401", "403", "404", "409"}
     runs_query = {p["name"] for p in paths["/api/judge-runs/{id}/judgements/"]["get"]["parameters"]}
     assert {"id", "limit", "offset"} <= runs_query
 

@@ -50,8 +50,8 @@ class Command(BaseCommand):
                 f"{detector:<{width}}  {row['n']:>6}  {row['invalid']:>7}  {row['missing']:>7}  "
                 f"{_percent(row['balanced_accuracy']):>11}  {_percent(row['f1_macro']):>10}  {row['rule']}"
             )
-        lines.append("invalid: every prediction left out of n, missing ones included (n + invalid = samples); "
-                     "missing: those of them with no output at all")
+        lines.append("invalid: every prediction left out of n, missing ones included (n + invalid = samples), and "
+                     "numbers written as text (\"0.21\"), which are not read; missing: those with no output at all")
         self.stdout.write("\n".join(lines))
 
 

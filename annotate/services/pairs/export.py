@@ -1,7 +1,9 @@
 """Exporting a pairs project as JSONL: FaithLab's pair format with the judging results, or the HaDes format.
 
 ``pairs``: one item a line with its texts, spans and words, ``group`` (one per
-perturbed text), ``metadata``, the ``label`` it was imported with, and what
+perturbed text), ``metadata``, ``label`` ("H" or "N" for an item labelled on
+import, else null: an imported "?" or null label, like a HaDes -1, is no label,
+since DESIGN.md's "?" is a judge's abstention, not an item's label), and what
 judging made of it: ``votes`` (counted answered judgements), ``consensus``
 ("H", "N", "none", or null while the item is in the pool or being judged),
 ``round`` and ``selection`` (why the round drew it). The pair importer accepts

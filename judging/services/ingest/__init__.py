@@ -24,17 +24,21 @@ JudgeRun (scope ``imported``, done) per import, or, when its lines carry
 judgements of each sample, one per run, and they stay two runs. Lines without
 ``"run"`` are one run per judge, as files written before it was read. All or nothing: every
 problem found (up to a hundred) is reported at once, naming the file, the line
-and the field, and nothing is written.
+and the field, and nothing is written. Judgements imported before (the same
+judge, sample and values: ``repeats``) refuse the import too, with the run
+that holds them, so importing one file twice adds nothing.
 
 The modules: ``lines`` reads and checks one line (``samples`` finds the sample
 it names), ``runs`` groups the lines into runs and checks them across lines,
-``write`` is the import and its transaction, ``report`` its error and report.
+``repeats`` finds lines imported before, ``write`` is the import and its transaction, ``report`` its error and
+report.
 """
 
 from __future__ import annotations
 
+from judging.services.ingest.repeats import JudgementsAlreadyImported
 from judging.services.ingest.report import JudgementImportFailed
 from judging.services.ingest.write import import_judgements
 
-# What callers use (the API view as ``ingest.<name>``, the command, the demo, the tests): the import and its error.
-__all__ = ["JudgementImportFailed", "import_judgements"]
+# What callers use (the API view as ``ingest.<name>``, the command, the demo, the tests): the import and its errors.
+__all__ = ["JudgementImportFailed", "JudgementsAlreadyImported", "import_judgements"]

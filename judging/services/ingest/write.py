@@ -13,6 +13,7 @@ from annotate.services.ingest.checks import ImportFailed
 from annotate.services.pairs.ingest.lines import Problems, read_lines
 from judging.models import Judge, Judgement, JudgeRun
 from judging.services.ingest.lines import ParsedJudgement, csv_refusal, parse_line
+from judging.services.ingest.repeats import check_repeats
 from judging.services.ingest.report import ImportedRun, JudgementImportFailed, JudgementImportReport
 from judging.services.ingest.runs import check_judges, check_sentence_counts, lines_by_run
 from judging.services.ingest.samples import SampleFinder
@@ -46,7 +47,8 @@ def import_judgements(
     ``flag`` runs triage's ``flag_from_runs`` on the imported runs with the
     project's thresholds, in the same transaction; the report counts each run's
     flags and, apart, the samples the runs sent to the audit queue (a sample two
-    runs flag is one audit item).
+    runs flag is one audit item). Judgements imported before refuse the import
+    (``repeats.JudgementsAlreadyImported``, naming each repeated group of lines).
     """
     project = _project(project)
     problems = Problems()
@@ -85,6 +87,10 @@ def _write(
     # Runs are made in the order the lines first name them: an export lists runs oldest first, so a judge's
     # latest run there is its latest run here.
     by_run = lines_by_run(parsed)
+    # Locked first, so two imports of one file at once cannot both find it new (PostgreSQL; SQLite writes one at
+    # a time anyway). A repeat refuses everything: nothing is written yet.
+    list(Judge.objects.select_for_update().filter(pk__in=[judge.pk for judge in judges.values() if judge]))
+    check_repeats(by_run, judges)
     made: dict[str, Judge] = {}
     for (name, _source_run), entries in by_run.items():
         judge = judges[name] or made.get(name)
