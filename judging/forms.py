@@ -12,7 +12,9 @@ from typing import Any
 from django import forms
 
 from annotate.models import Batch, Project
+from judging.confirm import run_question
 from judging.models import Judge, JudgeRun, PromptVersion
+from judging.services.overview import ScopeSizes
 
 
 class RubricJudgeForm(forms.Form):
@@ -93,14 +95,42 @@ RUN_SCOPES = [(JudgeRun.Scope.ALL, "All samples"), (JudgeRun.Scope.BATCH, "One b
 
 class JudgeSelect(forms.Select):
     """A judge choice whose options carry their judge's kind (data-kind), so the page can show what applies to the
-    chosen kind only (pages.css hides a run form's ask_again unless a rubric judge is chosen)."""
+    chosen kind only (pages.css hides a run form's ask_again unless a rubric judge is chosen), and the question asked
+    before its run starts (data-confirm, judging.confirm; run_confirm.js puts the chosen samples' count in)."""
+
+    per = "sample"  # what the run judges, as the question names it (a synthetic set's form: "synthetic item")
 
     def create_option(self, name: str, value: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         option = super().create_option(name, value, *args, **kwargs)
         judge = getattr(value, "instance", None)
         if isinstance(judge, Judge):
             option["attrs"]["data-kind"] = judge.kind
+            option["attrs"]["data-confirm"] = run_question(judge, self.per)
         return option
+
+
+class SampleCountSelect(forms.Select):
+    """A choice whose options carry how many samples each covers (data-samples, from ``samples``: the option's value
+    -> count), so the question asked before a run or triage starts can say it. Options without a count get none."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.samples: dict[str, int] = {}
+
+    def create_option(self, name: str, value: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        option = super().create_option(name, value, *args, **kwargs)
+        count = self.samples.get(str(value))
+        if count is not None:
+            option["attrs"]["data-samples"] = count
+        return option
+
+
+def _count_batches(field: forms.Field, sizes: ScopeSizes, *, every: str | None = None) -> None:
+    """Give a batch choice's options their sample counts; `every`: the value of an option meaning every sample."""
+    counts = {str(batch): samples for batch, samples in sizes.batches.items()}
+    if every is not None:
+        counts[every] = sizes.every
+    field.widget.samples = counts  # a new dict: widgets are copied shallowly per form
 
 
 class JudgeRunChoiceForm(forms.Form):
@@ -121,6 +151,11 @@ class JudgeRunChoiceForm(forms.Form):
         if not judges.filter(kind=Judge.Kind.RUBRIC).exists():
             del self.fields["ask_again"]  # no rubric judge: nothing it could apply to
 
+    def judging(self, per: str) -> JudgeRunChoiceForm:
+        """The form, its question naming what the run judges (``per``: "synthetic item"; "sample" by default)."""
+        self.fields["judge"].widget.per = per
+        return self
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         judge = cleaned.get("judge")
@@ -131,13 +166,23 @@ class JudgeRunChoiceForm(forms.Form):
 
 
 class StartRunForm(JudgeRunChoiceForm):
-    scope = forms.ChoiceField(choices=RUN_SCOPES, initial=JudgeRun.Scope.ALL)
-    batch = forms.ModelChoiceField(queryset=Batch.objects.none(), required=False, empty_label="(scope: one batch)")
+    """A run of a judge over a scope; on the page, its scope and batch options carry their sample counts
+    (show_sizes) for the question asked before the run starts."""
+
+    scope = forms.ChoiceField(choices=RUN_SCOPES, initial=JudgeRun.Scope.ALL, widget=SampleCountSelect)
+    batch = forms.ModelChoiceField(queryset=Batch.objects.none(), required=False, empty_label="(scope: one batch)",
+                                   widget=SampleCountSelect)
     field_order = ["judge", "scope", "batch", "ask_again"]
 
     def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
         super().__init__(project, *args, **kwargs)
         self.fields["batch"].queryset = Batch.objects.filter(project=project).order_by("position", "id")  # type: ignore[attr-defined]
+
+    def show_sizes(self, sizes: ScopeSizes) -> StartRunForm:
+        """The form, its options counting their samples (the batch scope has none: the chosen batch's counts)."""
+        self.fields["scope"].widget.samples = {JudgeRun.Scope.ALL: sizes.every, JudgeRun.Scope.FLAGGED: sizes.flagged}
+        _count_batches(self.fields["batch"], sizes)
+        return self
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -147,11 +192,19 @@ class StartRunForm(JudgeRunChoiceForm):
 
 
 class StartTriageForm(forms.Form):
-    batch = forms.ModelChoiceField(queryset=Batch.objects.none(), required=False, empty_label="(every sample)")
+    """A triage over every sample or one batch; on the page, as StartRunForm's, its options count their samples."""
+
+    batch = forms.ModelChoiceField(queryset=Batch.objects.none(), required=False, empty_label="(every sample)",
+                                   widget=SampleCountSelect)
 
     def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["batch"].queryset = Batch.objects.filter(project=project).order_by("position", "id")  # type: ignore[attr-defined]
+
+    def show_sizes(self, sizes: ScopeSizes) -> StartTriageForm:
+        """The form, its options counting their samples ("every sample" too)."""
+        _count_batches(self.fields["batch"], sizes, every="")
+        return self
 
 
 class PromptForm(forms.Form):

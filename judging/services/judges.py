@@ -377,13 +377,17 @@ def save_prompt(project: Project, kind: str, text: str, *, by: Any = None, note:
     """Save an edited prompt as the next version; the same text again makes no new version.
 
     A rubric must define the 1-5 scale, a rewrite prompt must hold its placeholders
-    (judging.prompts); otherwise PromptRefused says what is missing.
+    (judging.prompts); otherwise PromptRefused says what is missing, and nothing is
+    written: not even version 1, the default text that the first save otherwise
+    records before the edited one.
     """
-    current = current_prompt(project, kind)
+    if kind not in PromptVersion.Kind.values:
+        raise PromptRefused(f"Unknown prompt kind {kind!r}: expected one of {', '.join(PromptVersion.Kind.values)}.")
     cleaned = _normalised(str(text or ""))
     problems = prompts.rubric_problems(cleaned) if kind == "rubric" else prompts.rewrite_prompt_problems(cleaned)
     if problems:
         raise PromptRefused("; ".join(problems).capitalize() + ".")
+    current = current_prompt(project, kind)
     if cleaned == _normalised(current.text):
         return current
     with transaction.atomic():

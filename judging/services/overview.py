@@ -8,8 +8,9 @@ from typing import Any
 
 from django.db.models import Avg, Count, Q, QuerySet, Sum
 
-from annotate.models import Project
-from judging.models import Judge, Judgement, JudgeRun
+from annotate.models import Project, Sample
+from judging.models import Judge, Judgement, JudgeRun, SyntheticSet
+from judging.services.runs.targets import target_queryset
 
 RECENT_RUNS = 10
 
@@ -29,6 +30,31 @@ def api_key_is_set(variable: str) -> bool:
 def judge_rows(project: Project) -> list[JudgeRow]:
     judges = Judge.objects.filter(project=project).annotate(run_count=Count("runs")).order_by("name")
     return [JudgeRow(judge=judge, key_set=api_key_is_set(judge.api_key_env), runs=judge.run_count) for judge in judges]
+
+
+@dataclass(frozen=True)
+class ScopeSizes:
+    """How many samples each choice of the run and triage forms covers, as a run started now counts its targets."""
+
+    every: int
+    flagged: int
+    batches: dict[int, int]
+
+
+def scope_sizes(project: Project) -> ScopeSizes:
+    """The samples of the project, of its audit queue, and of each batch (the targets a run would judge)."""
+    def count(scope: str) -> int:
+        return target_queryset(JudgeRun(project=project, scope=scope)).count()
+
+    per_batch = Sample.objects.filter(project=project).values("batch_id").annotate(samples=Count("id"))
+    return ScopeSizes(every=count(JudgeRun.Scope.ALL), flagged=count(JudgeRun.Scope.FLAGGED),
+                      batches={row["batch_id"]: row["samples"] for row in per_batch})
+
+
+def synthetic_run_size(synthetic_set: SyntheticSet) -> int:
+    """How many items a run over the synthetic set would judge (every item of the set, as start_run counts)."""
+    return target_queryset(JudgeRun(project_id=synthetic_set.project_id, scope=JudgeRun.Scope.SYNTHETIC,
+                                    synthetic_set=synthetic_set)).count()
 
 
 def recent_runs(project: Project, limit: int = RECENT_RUNS) -> list[JudgeRun]:

@@ -18,9 +18,11 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from annotate.models import Project
 from judging import access, prompts
+from judging.confirm import triage_question
 from judging.forms import (
     JUDGE_FORMS,
     PROMPT_KINDS,
@@ -45,7 +47,7 @@ from judging.services.judges import (
     update_judging_settings,
 )
 from judging.services.runs import start_run
-from judging.services.triage import start_triage
+from judging.services.triage import explainer_to_run, start_triage
 from judging.views.exports import export_context
 
 
@@ -83,6 +85,7 @@ def _render_judges(request: HttpRequest, project: Project, status: int = 200, **
     }
     edit_forms = bound.get("edit_forms", {})
     opened = bound.get("open", "")
+    sizes = overview.scope_sizes(project)
     context = {
         "project": project,
         "judges": [
@@ -94,8 +97,9 @@ def _render_judges(request: HttpRequest, project: Project, status: int = 200, **
         "rubric_form": bound.get("rubric_form") or JUDGE_FORMS[Judge.Kind.RUBRIC](prefix="rubric"),
         "nli_form": bound.get("nli_form") or JUDGE_FORMS[Judge.Kind.NLI](prefix="nli"),
         "settings_form": bound.get("settings_form") or TriageSettingsForm(project, initial=settings_initial),
-        "run_form": bound.get("run_form") or StartRunForm(project),
-        "triage_form": bound.get("triage_form") or StartTriageForm(project),
+        "run_form": (bound.get("run_form") or StartRunForm(project)).show_sizes(sizes),
+        "triage_form": (bound.get("triage_form") or StartTriageForm(project)).show_sizes(sizes),
+        "triage_question": triage_question(settings, explainer_to_run(settings)),
         "settings": settings,
         "rubric": _latest_prompt(project, PromptVersion.Kind.RUBRIC),
         "open": opened,
@@ -110,8 +114,16 @@ def _runs_context(project: Project) -> dict[str, Any]:
     return {"runs": runs, "runs_active": any(run.is_active for run in runs)}
 
 
-def _back(project: Project, anchor: str = "") -> HttpResponseRedirect:
-    return HttpResponseRedirect(reverse("judging-judges", args=[project.slug]) + (f"#{anchor}" if anchor else ""))
+def _back(project: Project, anchor: str = "", request: HttpRequest | None = None) -> HttpResponse:
+    """Back to the page; an htmx form (one asked to confirm first: Start run, Start triage) is sent there whole.
+
+    Without the anchor for htmx: the browser is on the page already, and a new location that differs from it only
+    by its #anchor would merely scroll, not load the page with its message and the new run.
+    """
+    url = reverse("judging-judges", args=[project.slug])
+    if request is not None and request.htmx:
+        return HttpResponseClientRedirect(url)
+    return HttpResponseRedirect(url + (f"#{anchor}" if anchor else ""))
 
 
 @require_GET
@@ -201,7 +213,7 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
             _refusal_on_form(form, error)
         else:
             messages.success(request, f"Run {run.pk} of {run.judge.name} queued.")
-            return _back(project, "runs")
+            return _back(project, "runs", request)
     return _render_judges(request, project, status=400, run_form=form)
 
 
@@ -217,7 +229,7 @@ def triage_start(request: HttpRequest, slug: str) -> HttpResponse:
             _refusal_on_form(form, error)
         else:
             messages.success(request, f"Triage started: first pass run {run.pk} of {run.judge.name}.")
-            return _back(project, "runs")
+            return _back(project, "runs", request)
     return _render_judges(request, project, status=400, triage_form=form)
 
 
@@ -246,6 +258,7 @@ def prompt_page(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
                     messages.success(request, f"Saved as version {saved.number}.")
                 return HttpResponseRedirect(reverse("judging-prompt", args=[project.slug, kind]))
         status = 400
+        latest = _latest_prompt(project, kind)  # what is stored now: a refused save wrote nothing
     else:
         form = PromptForm(initial={"text": latest.text if latest else prompts.default_prompt(kind)})
     versions = PromptVersion.objects.filter(project=project, kind=kind).select_related("created_by").order_by("-number")

@@ -24,6 +24,7 @@ from judging import synthetic as nesting
 from judging.charts import sensitivity_chart
 from judging.forms import JudgeRunChoiceForm
 from judging.models import Judge, PromptVersion, SyntheticItem, SyntheticRewrite, SyntheticSet
+from judging.services import overview
 from judging.services.judges import JudgeSettingsError
 from judging.services.runs import start_run
 from judging.services.synthetic import (
@@ -193,7 +194,8 @@ def synthetic_set_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse
         "tables": tables,
         "residual_rows": _residual_rows(tables["residual"]),
         "chart": sensitivity_chart(tables["sensitivity"]),
-        "run_form": JudgeRunChoiceForm(project),
+        "run_form": JudgeRunChoiceForm(project).judging("synthetic item"),
+        "run_items": overview.synthetic_run_size(synthetic_set),
     }
     return render(request, "judging/synthetic_set.html", context)
 

@@ -76,6 +76,7 @@ def test_a_run_started_from_the_page_shows_its_result_when_it_is_done(
         form = page.locator("form[data-role='start-run']")
         form.locator("select[name='judge']").select_option(str(judge.pk))
         form.locator("select[name='scope']").select_option("all")
+        page.once("dialog", lambda dialog: dialog.accept())  # Start run asks first (test_start_confirmations.py)
         form.locator("button").click()
         expect(page.locator(".messages")).to_contain_text("queued")
         run = JudgeRun.objects.get(judge=judge)

@@ -43,6 +43,7 @@ def test_the_explainer_run_appears_and_finishes_in_the_list_without_a_reload(
         update_judging_settings(project, first_pass=first_judge, explainer=explainer)
         log_in(page, admin_user)
         page.goto(live_server.url + reverse("judging-judges", args=[project.slug]))
+        page.once("dialog", lambda dialog: dialog.accept())  # Start triage asks first (test_start_confirmations.py)
         page.locator("form[data-role='start-triage'] button").click()
         expect(page.locator(".messages")).to_contain_text("Triage started")
         first = JudgeRun.objects.get(purpose=JudgeRun.Purpose.FIRST_PASS)

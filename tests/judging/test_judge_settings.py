@@ -166,7 +166,8 @@ def test_rubric_without_a_score_scale_is_refused_and_no_version_is_made(project:
     with pytest.raises(PromptRefused) as caught:
         save_prompt(project, "rubric", "1 - bad\n2 - poor\n4 - good\n5 - great\n")
     assert "score 3" in str(caught.value)
-    assert list(PromptVersion.objects.filter(project=project).values_list("number", flat=True)) == [1]
+    # Nothing at all: not even version 1, the default a first save records before the edited text.
+    assert not PromptVersion.objects.filter(project=project).exists()
 
 
 def test_rewrite_prompt_must_keep_its_placeholders(project: Project) -> None:

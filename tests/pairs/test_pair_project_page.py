@@ -209,13 +209,14 @@ def test_settings_are_saved_together_or_not_at_all(pairs_project: Project, admin
     saved = PairConfig.objects.get(project=pairs_project)
     assert (saved.judges_per_item, saved.max_judges_per_item, saved.spam_max_disagreement, saved.encoder) == (
         3, 5, 0.25, "/models/enc")
-    html = login(admin_user).post(url, {"judges_per_item": "6", "max_judges_per_item": "4", "top_k": "many",
-                                        "mask_ratio": "0"}, follow=True).content.decode()
-    assert "Settings not saved." in html
-    assert "top_k: &#x27;many&#x27; is not a whole number." in html
-    assert "mask_ratio: 0 must be above 0." in html
-    html = login(admin_user).post(url, {"judges_per_item": "6", "max_judges_per_item": "4"}, follow=True).content.decode()
-    assert "max_judges_per_item: 4 is below judges_per_item (6)." in html
+    response = login(admin_user).post(url, {"judges_per_item": "6", "max_judges_per_item": "4", "top_k": "many",
+                                            "mask_ratio": "0"})
+    html = response.content.decode()
+    assert response.status_code == 400 and "Settings not saved" in html
+    assert "Top-k: &#x27;many&#x27; is not a whole number." in html
+    assert "Mask ratio: 0 must be above 0." in html
+    html = login(admin_user).post(url, {"judges_per_item": "6", "max_judges_per_item": "4"}).content.decode()
+    assert "At most, after splits: 4 is below Judges per item (6)." in html
     assert PairConfig.objects.get(project=pairs_project).judges_per_item == 3
     assert login(alice).post(url, {"judges_per_item": "1"}).status_code == 403
     assert login(admin_user).get(url).status_code == 405

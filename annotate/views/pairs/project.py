@@ -26,15 +26,24 @@ IMPORT_FORMATS = {
 JOBS_FINISHED_EVENT = "pair-jobs-finished"
 
 
-def project_page(request: HttpRequest, project: Project, role: str) -> HttpResponse:
+def project_page(
+    request: HttpRequest, project: Project, role: str, *, refused: configure.PairSettingsInvalid | None = None
+) -> HttpResponse:
     """Called by annotate.views.annotation.project_detail for `pairs` projects (it has checked the role).
 
     htmx asks for one section by its id: ``pair-status`` polls itself while a job runs, and its answer once none
     runs carries the JOBS_FINISHED_EVENT; ``perturbation`` listens for it and asks for itself again, so its
-    button and counts follow the finished job without a reload.
+    button and counts follow the finished job without a reload. ``refused``: the settings save that was refused,
+    the page answering it (400) with the form as it was typed and each refusal beside its field.
     """
     context = {"project": project, "role": role, "import_formats": IMPORT_FORMATS,
                **pair_project_overview(project, request.user, role)}
+    if context["is_admin"]:
+        typed = request.POST if refused is not None else None
+        context["settings_fields"] = configure.settings_fields(context["config"], typed, refused)
+        context["settings_refused"] = refused
+    if refused is not None:
+        return render(request, "annotate/pairs/project.html", context, status=400)
     target = request.htmx.target if request.htmx else None
     if target == "pair-status" and context["sees_figures"]:
         response = render(request, "annotate/pairs/project.html#status", context)
@@ -97,13 +106,13 @@ def pairs_perturb(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @login_required
 def pairs_settings(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _pairs_project_for_admin(request, slug)
+    project, role = access.get_pairs_project_for_user(request.user, slug, admin=True)
     try:
         configure.update_pair_settings(project, request.POST)
     except configure.PairSettingsInvalid as invalid:
-        messages.error(request, f"Settings not saved. {invalid}")
-    else:
-        messages.success(request, "Pair settings saved.")
+        # The page again, not a redirect: the form keeps what was typed, each refusal beside its field.
+        return project_page(request, project, role, refused=invalid)
+    messages.success(request, "Pair settings saved.")
     return _back_to_project(request, project.slug, "#pair-settings")
 
 
