@@ -309,6 +309,8 @@ def accept_agreed_samples(project: Project, curator: AbstractBaseUser, *, round:
         for sample_id, *values in rows:
             span = _gold_span_values(*values)
             spans[sample_id].setdefault((span["start"], span["end"], tuple(span["labels"])), span)
+    # ignore_conflicts: a curator saving one of these samples by hand meanwhile (adjudicate_sample locks the
+    # sample's row, not the project's) keeps their label; the count below leaves that sample out.
     GoldLabel.objects.bulk_create(
         [
             GoldLabel(sample_id=pk, round=round, category=category, spans=list(spans[pk].values()),
@@ -316,5 +318,6 @@ def accept_agreed_samples(project: Project, curator: AbstractBaseUser, *, round:
             for pk, category in agreed.items()
         ],
         batch_size=1000,
+        ignore_conflicts=True,
     )
-    return len(agreed)
+    return GoldLabel.objects.filter(sample_id__in=agreed_ids, method=GoldLabel.Method.BULK).count()

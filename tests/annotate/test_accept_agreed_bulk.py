@@ -96,3 +96,25 @@ def test_accepting_reads_span_values_not_whole_rows(project: Project, alice: Any
     span_reads = [sql for sql in statements if sql.lstrip().upper().startswith("SELECT") and "spanannotation" in sql
                   and '"imported_fields"' in sql]
     assert span_reads == [], "accepting loaded whole span rows"
+
+
+def test_a_sample_a_curator_decides_while_the_bulk_acceptance_reads_keeps_the_curators_label(
+    project: Project, alice: Any, bob: Any, admin_user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The curator's save lands between the acceptance's read of decided samples and its write: no error (a 500 on
+    the page), the curator's label stays, and the count leaves that sample out."""
+    first, second = make_batch(project, "b", 2, [alice, bob])
+    for sample in (first, second):
+        span(sample, alice, 0, 6, ["Benign"])
+        span(sample, bob, 0, 6, ["Benign"])
+    agreeing = rounds.sample_disagreements
+
+    def with_a_curator_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        found = agreeing(*args, **kwargs)
+        rounds.adjudicate_sample(first, admin_user, span_ids=[])  # the other curator's save, committed meanwhile
+        return found
+
+    monkeypatch.setattr(rounds, "sample_disagreements", with_a_curator_meanwhile)
+    assert rounds.accept_agreed_samples(project, admin_user) == 1
+    gold = {label.sample_id: label.method for label in GoldLabel.objects.all()}
+    assert gold == {first.pk: "manual", second.pk: "bulk"}
