@@ -10,47 +10,75 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.forms.utils import pretty_name
 
 from annotate.models import Batch, Project
 from judging.confirm import run_question
+from judging.labels import SETTING_LABELS as LABELS
 from judging.models import Judge, JudgeRun, PromptVersion
 from judging.services.overview import ScopeSizes
 
 
-class RubricJudgeForm(forms.Form):
+def _messages_by_label(name: str, field: forms.Field) -> dict[str, str]:
+    """Django's own messages for a field ("Ensure this value is greater than or equal to 1.") in the app's words,
+    naming the field by its label as the services' refusals do ("Concurrency must be at least 1, not 0.")."""
+    label = str(field.label or pretty_name(name)).replace("%", "%%")  # the messages are %-formatted with params
+    number = "a whole number" if isinstance(field, forms.IntegerField) else "a number"
+    worded = {
+        "required": f"{label} is required.",
+        "min_value": f"{label} must be at least %(limit_value)s, not %(show_value)s.",
+        "max_value": f"{label} must be at most %(limit_value)s, not %(show_value)s.",
+        "max_length": f"{label} must be at most %(limit_value)d characters (it has %(show_value)d).",
+        "invalid_choice": f"{label} must be one of the choices offered.",
+    }
+    if isinstance(field, forms.FloatField | forms.IntegerField):
+        worded["invalid"] = f"{label} must be {number}."
+    return worded
+
+
+class WordedForm(forms.Form):
+    """A form whose field errors name the field by its label, in the app's words, never Django's English."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in self.fields.items():
+            field.error_messages = {**field.error_messages, **_messages_by_label(name, field)}  # a per-form copy
+
+
+class RubricJudgeForm(WordedForm):
     """A rubric LLM judge on an OpenAI-compatible endpoint. The API key itself is never asked for."""
 
-    name = forms.CharField(max_length=100)
-    base_url = forms.CharField(max_length=500, label="Endpoint (base URL)",
+    name = forms.CharField(max_length=100, label=LABELS["name"])
+    base_url = forms.CharField(max_length=500, label=LABELS["base_url"],
                                widget=forms.TextInput(attrs={"placeholder": "http://localhost:11434/v1"}))
-    model = forms.CharField(max_length=200)
+    model = forms.CharField(max_length=200, label=LABELS["model"])
     api_key_env = forms.CharField(
-        max_length=100, required=False, label="API key variable",
+        max_length=100, required=False, label=LABELS["api_key_env"],
         help_text="Name of the server's environment variable that holds the key; empty for local servers.",
         widget=forms.TextInput(attrs={"placeholder": "OPENAI_API_KEY"}),
     )
-    with_reasoning = forms.BooleanField(required=False, initial=True, label="With reasoning")
-    concurrency = forms.IntegerField(min_value=1, max_value=256, initial=4)
-    timeout_seconds = forms.FloatField(min_value=0.1, initial=60.0, label="Timeout (s)")
-    max_retries = forms.IntegerField(min_value=0, max_value=20, initial=4)
-    price_input_per_mtok = forms.FloatField(min_value=0, initial=0.0, label="$ per million input tokens")
-    price_output_per_mtok = forms.FloatField(min_value=0, initial=0.0, label="$ per million output tokens")
+    with_reasoning = forms.BooleanField(required=False, initial=True, label=LABELS["with_reasoning"])
+    concurrency = forms.IntegerField(min_value=1, max_value=256, initial=4, label=LABELS["concurrency"])
+    timeout_seconds = forms.FloatField(min_value=0.1, initial=60.0, label=LABELS["timeout_seconds"])
+    max_retries = forms.IntegerField(min_value=0, max_value=20, initial=4, label=LABELS["max_retries"])
+    price_input_per_mtok = forms.FloatField(min_value=0, initial=0.0, label=LABELS["price_input_per_mtok"])
+    price_output_per_mtok = forms.FloatField(min_value=0, initial=0.0, label=LABELS["price_output_per_mtok"])
 
     kind = Judge.Kind.RUBRIC
 
 
-class NliJudgeForm(forms.Form):
+class NliJudgeForm(WordedForm):
     """An NLI judge: a local sequence-classification model, the reference scored in sliding windows."""
 
-    name = forms.CharField(max_length=100)
-    nli_model_path = forms.CharField(max_length=500, label="Model directory (on the server)")
+    name = forms.CharField(max_length=100, label=LABELS["name"])
+    nli_model_path = forms.CharField(max_length=500, label=LABELS["nli_model_path"])
     nli_consistent_label = forms.CharField(
-        max_length=50, required=False, label="Consistent label",
+        max_length=50, required=False, label=LABELS["nli_consistent_label"],
         help_text="The output class that means consistent; empty = read it from the model's config.",
     )
-    nli_max_length = forms.IntegerField(min_value=16, max_value=8192, initial=512, label="Max tokens")
-    nli_overlap = forms.IntegerField(min_value=0, max_value=1024, initial=32, label="Window overlap (tokens)")
-    nli_batch_size = forms.IntegerField(min_value=1, max_value=1024, initial=32, label="Batch size (windows)")
+    nli_max_length = forms.IntegerField(min_value=16, max_value=8192, initial=512, label=LABELS["nli_max_length"])
+    nli_overlap = forms.IntegerField(min_value=0, max_value=1024, initial=32, label=LABELS["nli_overlap"])
+    nli_batch_size = forms.IntegerField(min_value=1, max_value=1024, initial=32, label=LABELS["nli_batch_size"])
 
     kind = Judge.Kind.NLI
 
@@ -70,15 +98,15 @@ def edit_form(judge: Judge, data: Any = None) -> forms.Form:
     return form_class(data, initial=initial, prefix=f"judge-{judge.pk}")
 
 
-class TriageSettingsForm(forms.Form):
-    first_pass = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False, label="First pass",
+class TriageSettingsForm(WordedForm):
+    first_pass = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False, label=LABELS["first_pass"],
                                         empty_label="(none)")
-    explainer = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False, label="Explainer",
+    explainer = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False, label=LABELS["explainer"],
                                        empty_label="(none)")
-    llm_flag_at_most = forms.IntegerField(min_value=1, max_value=5, label="Flag LLM scores at most")
-    nli_flag_below = forms.FloatField(min_value=0, max_value=1, label="Flag NLI p below")
-    blind_by_default = forms.BooleanField(required=False, label="Auditors score before seeing the judge (blind)")
-    audits_per_item = forms.IntegerField(min_value=1, max_value=20, label="Auditors per flagged output")
+    llm_flag_at_most = forms.IntegerField(min_value=1, max_value=5, label=LABELS["llm_flag_at_most"])
+    nli_flag_below = forms.FloatField(min_value=0, max_value=1, label=LABELS["nli_flag_below"])
+    blind_by_default = forms.BooleanField(required=False, label=LABELS["blind_by_default"])
+    audits_per_item = forms.IntegerField(min_value=1, max_value=20, label=LABELS["audits_per_item"])
 
     def __init__(self, project: Project, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -133,11 +161,11 @@ def _count_batches(field: forms.Field, sizes: ScopeSizes, *, every: str | None =
     field.widget.samples = counts  # a new dict: widgets are copied shallowly per form
 
 
-class JudgeRunChoiceForm(forms.Form):
+class JudgeRunChoiceForm(WordedForm):
     """Which of the project's runnable judges to run, and for a rubric judge whether to ask again for the cached
     answers that could not be read. Shared by the judges page's run form and a synthetic set's."""
 
-    judge = forms.ModelChoiceField(queryset=Judge.objects.none(), widget=JudgeSelect)
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none(), widget=JudgeSelect, empty_label="Choose a judge")
     ask_again = forms.BooleanField(
         required=False,
         label="Ask again for answers that could not be read (parse errors), instead of reusing them",
@@ -191,7 +219,7 @@ class StartRunForm(JudgeRunChoiceForm):
         return cleaned
 
 
-class StartTriageForm(forms.Form):
+class StartTriageForm(WordedForm):
     """A triage over every sample or one batch; on the page, as StartRunForm's, its options count their samples."""
 
     batch = forms.ModelChoiceField(queryset=Batch.objects.none(), required=False, empty_label="(every sample)",
@@ -207,7 +235,7 @@ class StartTriageForm(forms.Form):
         return self
 
 
-class PromptForm(forms.Form):
+class PromptForm(WordedForm):
     text = forms.CharField(widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false"}), strip=False)
     note = forms.CharField(max_length=300, required=False, label="What changed (kept with the version)")
 

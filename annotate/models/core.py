@@ -164,6 +164,21 @@ class Job(Progress):
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk} ({self.status})"
 
+    @property
+    def progress_unit(self) -> str:
+        """What ``done`` and ``total`` count, in words, so a page says "0 of 36 texts (passages and summaries)"
+        rather than a bare "0 / 36" beside other counts of other things."""
+        return PROGRESS_UNITS.get(self.kind, "steps")
+
+
+PROGRESS_UNITS = {
+    Job.Kind.EMBED: "texts (passages and summaries)",  # each text's sentences are split and embedded together
+    Job.Kind.EXPORT: "samples",
+    Job.Kind.PERTURB: "original texts",
+    Job.Kind.PAIR_VECTORS: "items",
+    Job.Kind.PAIR_ROUND: "steps (each item's span vector, then the draw)",
+}
+
 
 class FigureSet(models.Model):
     """The figures one query of a results page shows, kept so that every process can serve them at once.

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotate.pairmath.consensus import majority_label
+from annotate.percent import share_text
 
 SAME_LABEL = "same_label"
 TOO_FAST = "too_fast"
@@ -179,9 +180,9 @@ def explain(rule: str, figures: dict[str, Any]) -> str:
         )
     if rule == DISAGREES:
         share = figures.get("share")
-        percent = f"{share * 100:.1f}%" if isinstance(share, int | float) else "?"
+        percent = share_text(share) if isinstance(share, int | float) else "?"
         limit = figures.get("limit_share")
-        limit_percent = f"{limit * 100:.0f}%" if isinstance(limit, int | float) else "?"
+        limit_percent = f"{limit * 100:g}%" if isinstance(limit, int | float) else "?"  # a setting: as it was given
         return (
             f"{figures.get('differing')} of {figures.get('compared')} votes ({percent}) differ from the other "
             f"judges' majority on items where they have one; the limit is {limit_percent}"

@@ -37,6 +37,12 @@ CHUNK = 2000
 CONTENT_TYPES: dict[str, str] = {
     "faithbench": "application/zip", "jsonl": "application/jsonl; charset=utf-8", "csv": "text/csv; charset=utf-8",
 }
+# Each format's name as the export form gives it; the exports table names past exports the same way.
+FORMAT_NAMES: dict[str, str] = {
+    "faithbench": "FaithBench batch files (.zip)", "jsonl": "JSONL, a sample a line", "csv": "CSV, a span a row",
+}
+# Round 1 is each annotator's own work; round 2 reconciles it (annotate.services.rounds.RECONCILIATION_ROUND).
+ROUND_NAMES: dict[int, str] = {1: "round 1 (independent)", 2: "round 2 (reconciliation)"}
 CSV_COLUMNS = [
     "batch", "sample_id", "generator", "annotator", "round", "summary_start", "summary_end", "summary_span",
     "labels", "category", "note", "source_start", "source_end", "source_span", "annot_id",
@@ -90,6 +96,16 @@ class ExportOptions:
             known = ", ".join(map(str, export_rounds(project)))
             raise ExportError(f"project {project.slug!r} has no round {self.round} (its rounds: {known})", "round")
         return self
+
+
+def describe_options(options: dict[str, Any]) -> str:
+    """A past export's settings in the export form's words: "JSONL, a sample a line · round 2 (reconciliation) ·
+    pseudonyms". Read from a job's stored options, so a format or round unknown today is still shown as stored."""
+    fmt, round = options.get("format", ""), options.get("round")
+    parts = [FORMAT_NAMES.get(fmt, str(fmt)), ROUND_NAMES.get(round, f"round {round}") if round is not None else ""]
+    if options.get("pseudonyms"):
+        parts.append("pseudonyms instead of names")
+    return " · ".join(part for part in parts if part)
 
 
 class _Names:

@@ -26,7 +26,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotate.models import GoldLabel, LabelSetVersion, Project, SpanAnnotation
-from annotate.taxonomy import LabelSetError, check_label_set, parent_of
+from annotate.taxonomy import LabelProblem, LabelSetError, check_label_set, parent_of
 
 MAX_GUIDELINES = 50_000
 MAX_NOTE = LabelSetVersion._meta.get_field("note").max_length or 300
@@ -34,6 +34,7 @@ SEED_NOTE = "the label set before its first edit here"
 GUIDELINES_SEED_NOTE = "the guidelines before their first edit here"
 
 __all__ = [
+    "LabelProblem",
     "LabelSetConflict",
     "LabelSetError",
     "current_version_number",
@@ -127,14 +128,18 @@ def _check_base(project: Project, base_version: Any) -> None:
     )
 
 
-def _clean_text(value: Any, field: str, limit: int) -> str:
+def _clean_text(value: Any, field: str, limit: int, problems: list[LabelProblem]) -> str:
+    """The text as saved; what is wrong with it goes into ``problems`` (shown beside the field), so a save
+    reports it with the label set's own problems rather than before them."""
     if value is None:
         return ""
+    subject = f"the {field} {'are' if field.endswith('s') else 'is'}"  # "the guidelines are", "the note is"
     if not isinstance(value, str):
-        raise LabelSetError([f"{field} must be text"])
+        problems.append(LabelProblem(f"{subject} not text", field=field))
+        return ""
     text = value.replace("\r\n", "\n").replace("\r", "\n").strip()
     if len(text) > limit:
-        raise LabelSetError([f"{field} is {len(text)} characters long; at most {limit} are kept"])
+        problems.append(LabelProblem(f"{subject} {len(text)} characters long; at most {limit} are kept", field=field))
     return text
 
 
@@ -147,20 +152,31 @@ def save_label_set(
     note: Any = "",
     author: AbstractBaseUser | None = None,
     base_version: Any = None,
+    removed: dict[str, int] | None = None,
 ) -> LabelSetVersion:
-    """Save a new label set and guidelines as the next version; LabelSetError (nothing saved) when invalid.
+    """Save a new label set and guidelines as the next version; LabelSetError (nothing saved) when invalid, with
+    every problem of the submission at once.
 
     Labels used by spans of the project cannot be deleted, renamed or moved to
     another category, only retired. Saving what is already current is refused,
     so every version is a change. ``base_version``, the version the editor was
     opened at, makes a save refused (LabelSetConflict) once a newer version
-    exists; None skips the check (scripts that own the project).
+    exists; None skips the check (scripts that own the project). ``removed``:
+    the names of the rows the editor deleted -> their row numbers, for messages
+    (see ``check_label_set``).
     """
     project = Project.objects.select_for_update().get(pk=project.pk)
     _check_base(project, base_version)
-    guidelines = _clean_text(guidelines, "guidelines", MAX_GUIDELINES)
-    note = _clean_text(note, "note", MAX_NOTE)
-    taxonomy = check_label_set(labels, previous=project.taxonomy or {}, in_use=labels_in_use(project))
+    problems: list[LabelProblem] = []
+    guidelines = _clean_text(guidelines, "guidelines", MAX_GUIDELINES, problems)
+    note = _clean_text(note, "note", MAX_NOTE, problems)
+    try:
+        taxonomy = check_label_set(labels, previous=project.taxonomy or {}, in_use=labels_in_use(project),
+                                   removed=removed)
+    except LabelSetError as error:
+        raise LabelSetError([*error.details, *problems]) from None
+    if problems:
+        raise LabelSetError(problems)
     return _add_version(project, taxonomy, guidelines, note, author,
                         subject="label set", edited="a label or the guidelines")
 
@@ -178,8 +194,11 @@ def save_guidelines(
     """
     project = Project.objects.select_for_update().get(pk=project.pk)
     _check_base(project, base_version)
-    guidelines = _clean_text(guidelines, "guidelines", MAX_GUIDELINES)
-    note = _clean_text(note, "note", MAX_NOTE)
+    problems: list[LabelProblem] = []
+    guidelines = _clean_text(guidelines, "guidelines", MAX_GUIDELINES, problems)
+    note = _clean_text(note, "note", MAX_NOTE, problems)
+    if problems:
+        raise LabelSetError(problems)
     return _add_version(project, project.taxonomy, guidelines, note, author,
                         subject="guidelines", edited="the guidelines")
 

@@ -16,6 +16,7 @@ The rules (README, "Running a project"):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,10 +37,13 @@ from annotate.services import progress
 from annotate.services.rounds import RECONCILIATION_ROUND
 
 Role = Membership.Role
+# One character of a username, as Django's UnicodeUsernameValidator allows them.
+USERNAME_CHARACTER = re.compile(r"[\w.@+-]")
 
 
 class MemberError(ValueError):
-    """Bad input or a refused change; the message starts with the field it is about."""
+    """Bad input or a refused change, in the pages' words: a bad field is named by its label on the members page
+    ("Username: ..."), a refused change says who and what ("alice still holds ...")."""
 
 
 class NeedsConfirmation(MemberError):
@@ -71,7 +75,7 @@ class NewMember:
 
 def _role(role: str) -> str:
     if role not in Role.values:
-        raise MemberError(f"role: {role!r} is not one of {', '.join(Role.values)}")
+        raise MemberError(f"Role: {role!r} is not a role here; choose {', '.join(Role.values[:-1])} or {Role.values[-1]}")
     return role
 
 
@@ -82,21 +86,33 @@ def _describe(assignment: Assignment) -> str:
 # --------------------------------------------------------------------------- users
 
 
+def _character_names(characters: set[str]) -> str:
+    return ", ".join("spaces" if character.isspace() else repr(character) for character in sorted(characters))
+
+
 def clean_username(username: str) -> str:
-    """The username as it will be stored, or MemberError naming what is wrong with it."""
+    """The username as it will be stored, or MemberError naming what is wrong with it in the page's words."""
     user_model = get_user_model()
     username = user_model.normalize_username(username.strip())
     if not username:
-        raise MemberError("username: give a username")
+        raise MemberError("Username: type a username")
     field = user_model._meta.get_field(user_model.USERNAME_FIELD)
+    # Django's own rules (UnicodeUsernameValidator, the column's length), said here in the page's words.
+    if field.max_length and len(username) > field.max_length:
+        raise MemberError(f"Username: at most {field.max_length} characters (this one has {len(username)})")
+    refused = {character for character in username if not USERNAME_CHARACTER.fullmatch(character)}
+    if refused:
+        raise MemberError(f"Username: use letters, digits and . @ + - _ only ({_character_names(refused)} cannot "
+                          "be used)")
     try:
-        field.run_validators(username)  # the model's own validators: allowed characters and max length
+        field.run_validators(username)  # any further rule of the user model
     except ValidationError as error:
-        raise MemberError(f"username: {' '.join(error.messages)}") from error
+        raise MemberError(f"Username: {' '.join(error.messages)}") from error
     # Case-insensitive, like Django's user creation form: "Erin" and "erin" would be two people in name only.
     taken = user_model.objects.filter(**{f"{user_model.USERNAME_FIELD}__iexact": username}).first()
     if taken is not None:
-        raise MemberError(f"username: {taken.get_username()!r} is taken; add that user as a member instead")
+        raise MemberError(f"Username: {taken.get_username()!r} is taken; to give that user a role here, use "
+                          "\"Add an existing user\"")
     return username
 
 
@@ -125,14 +141,14 @@ def create_member(
         try:
             validate_email(email)
         except ValidationError as error:
-            raise MemberError(f"email: {' '.join(error.messages)}") from error
+            raise MemberError(f"Email: {email!r} is not an email address") from error
     if password is not None:
         if not password:
-            raise MemberError("password: type a password, or invite the user to choose one")
+            raise MemberError("Password: type a password, or invite the user to choose one")
         try:
             validate_password(password, user_model(username=username, email=email))
         except ValidationError as error:
-            raise MemberError(f"password: {' '.join(error.messages)}") from error
+            raise MemberError(f"Password: {' '.join(error.messages)}") from error
     user = user_model.objects.create_user(username=username, email=email, password=password)
     membership = Membership.objects.create(project=project, user=user, role=role)
     return NewMember(membership, None if password is not None else set_password_path(user))
@@ -146,12 +162,12 @@ def invitation_path(membership: Membership) -> str:
     """
     user = membership.user
     if user.has_usable_password():
-        raise MemberError(f"member: {user.get_username()} already has a password")
+        raise MemberError(f"{user.get_username()} already has a password: they log in with it")
     if user.is_staff or user.is_superuser:
-        raise MemberError(f"member: {user.get_username()} is site staff; a site admin sets their password")
+        raise MemberError(f"{user.get_username()} is site staff; a site admin sets their password")
     if Membership.objects.filter(user=user).exclude(project_id=membership.project_id).exists():
         raise MemberError(
-            f"member: {user.get_username()} belongs to other projects too; a site admin sets their password"
+            f"{user.get_username()} belongs to other projects too; a site admin sets their password"
         )
     return set_password_path(user)
 
@@ -173,11 +189,12 @@ def _lock_admins(project: Project) -> list[Membership]:
     return list(Membership.objects.select_for_update().filter(project=project, role=Role.ADMIN).order_by("pk"))
 
 
-def _refuse_losing_last_admin(membership: Membership, what: str) -> None:
+def _refuse_losing_last_admin(membership: Membership, change: str) -> None:
+    """``change``: what the refused action would do to them, in words ("be removed")."""
     admins = _lock_admins(membership.project)
     if membership.role == Role.ADMIN and [m.pk for m in admins] == [membership.pk]:
         raise MemberError(
-            f"{what}: {membership.user.get_username()} is the last admin of {membership.project.slug!r}; "
+            f"{membership.user.get_username()} is the last admin of {membership.project.name} and cannot {change}; "
             "make someone else admin first"
         )
 
@@ -194,7 +211,8 @@ def add_member(project: Project, username: str, role: str) -> Membership:
         **{f"{field}__iexact": username.strip()}
     ).order_by("pk").first()
     if user is None:
-        raise MemberError(f"username: no user called {username.strip()!r}; create them below")
+        raise MemberError(f"Username: no user is called {username.strip()!r}; create them under \"Create a user\" "
+                          "below")
     membership = Membership.objects.filter(project=project, user=user).select_related("user", "project").first()
     if membership is not None:
         return change_role(membership, role)
@@ -207,14 +225,15 @@ def change_role(membership: Membership, role: str) -> Membership:
     role = _role(role)
     if role == membership.role:
         return membership
-    _refuse_losing_last_admin(membership, "role")
+    _refuse_losing_last_admin(membership, "be given another role")
     if membership.role == Role.ANNOTATOR:
         # An open assignment of a non-annotator could never be finished, and round 2 would wait on it.
         held = _open_assignments(membership.project, membership.user)
         if held:
             raise MemberError(
-                f"role: {membership.user.get_username()} still holds open assignments "
-                f"({', '.join(map(_describe, held))}); unassign or reassign them first"
+                f"{membership.user.get_username()} still holds open assignments "
+                f"({', '.join(map(_describe, held))}), so they stay an annotator; unassign or reassign them on the "
+                "batch's page first"
             )
     membership.role = role
     membership.save(update_fields=["role"])
@@ -224,12 +243,12 @@ def change_role(membership: Membership, role: str) -> Membership:
 @transaction.atomic
 def remove_member(membership: Membership) -> int:
     """Take a member out of the project; returns how many of their open, unworked assignments went with them."""
-    _refuse_losing_last_admin(membership, "member")
+    _refuse_losing_last_admin(membership, "be removed")
     held = _open_assignments(membership.project, membership.user)
     worked = [assignment for assignment in held if assignment_work(assignment)]
     if worked:
         raise MemberError(
-            f"member: {membership.user.get_username()} has work in open assignments "
+            f"{membership.user.get_username()} has work in open assignments "
             f"({', '.join(map(_describe, worked))}); unassign or reassign them on the batch's page first"
         )
     Assignment.objects.filter(pk__in=[assignment.pk for assignment in held]).delete()
@@ -303,7 +322,7 @@ def _locked(assignment: Assignment) -> Assignment:
         .first()
     )
     if fresh is None:
-        raise MemberError("assignment: it was removed meanwhile")
+        raise MemberError("This assignment was removed meanwhile; nothing was changed")
     return fresh
 
 
@@ -311,19 +330,19 @@ def _check_can_leave(assignment: Assignment, confirm: bool, verb: str) -> Work:
     name = assignment.annotator.get_username()
     if assignment.status == Assignment.Status.SUBMITTED:
         raise MemberError(
-            f"assignment: {name} submitted {_describe(assignment)}; re-open the round before you {verb} them"
+            f"{name} submitted {_describe(assignment)}; re-open the round before you {verb} them"
         )
     if assignment.round < RECONCILIATION_ROUND and Assignment.objects.filter(
         batch_id=assignment.batch_id, annotator_id=assignment.annotator_id, round=RECONCILIATION_ROUND
     ).exists():
         raise MemberError(
-            f"assignment: round 2 of {assignment.batch.name} builds on {name}'s round-1 spans; "
+            f"Round 2 of {assignment.batch.name} builds on {name}'s round-1 spans; "
             "unassign them from round 2 first"
         )
     work = assignment_work(assignment)
     if work and not confirm:
         raise NeedsConfirmation(
-            f"assignment: {name} has {work} in {_describe(assignment)}. If you {verb} them, that work stays "
+            f"{name} has {work} in {_describe(assignment)}. If you {verb} them, that work stays "
             f"stored (exports list it) but counts in no agreement, results or curation figure, and {name} "
             "can no longer open the batch. Confirm to go ahead."
         )
@@ -346,7 +365,7 @@ def _annotator_member(project: Project, user_id: Any) -> AbstractBaseUser:
         else None
     )
     if membership is None:
-        raise MemberError(f"annotator: choose an annotator of {project.slug!r}")
+        raise MemberError(f"Annotator: choose one of the annotators of {project.name}")
     return membership.user
 
 
@@ -355,7 +374,7 @@ def assign_annotator(batch: Batch, user_id: Any, *, round: int = 1) -> Assignmen
     """Give one annotator a batch's round (the batch page's form; the project page assigns several at once)."""
     user = _annotator_member(batch.project, user_id)
     if Assignment.objects.filter(batch=batch, annotator=user, round=round).exists():
-        raise MemberError(f"annotator: {user.get_username()} is already assigned to {batch.name} round {round}")
+        raise MemberError(f"{user.get_username()} is already assigned to {batch.name} round {round}")
     return Assignment.objects.create(batch=batch, annotator=user, round=round)
 
 
@@ -370,15 +389,15 @@ def reassign_annotator(assignment: Assignment, to_user_id: Any, *, confirm: bool
     batch = assignment.batch
     if assignment.round == RECONCILIATION_ROUND:
         raise MemberError(
-            "assignment: round 2 reconciles each annotator's own round-1 spans and cannot move to someone "
-            "else; unassign instead"
+            "Round 2 reconciles each annotator's own round-1 spans and cannot move to someone else; unassign "
+            "instead"
         )
     to_user = _annotator_member(batch.project, to_user_id)
     if to_user.pk == assignment.annotator_id:
-        raise MemberError(f"annotator: {to_user.get_username()} already holds this assignment")
+        raise MemberError(f"{to_user.get_username()} already holds this assignment")
     if Assignment.objects.filter(batch=batch, annotator=to_user, round=assignment.round).exists():
         raise MemberError(
-            f"annotator: {to_user.get_username()} is already assigned to {_describe(assignment)}"
+            f"{to_user.get_username()} is already assigned to {_describe(assignment)}"
         )
     _check_can_leave(assignment, confirm, "reassign")
     assignment.delete()

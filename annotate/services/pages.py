@@ -9,8 +9,8 @@ from django.db.models import Count, Q
 from django.urls import reverse
 
 from annotate import access, embedder
-from annotate.models import Assignment, Job, Membership, Project, Sample, SampleFlag, SampleReview
-from annotate.services import freeze, progress, projects, rounds
+from annotate.models import Assignment, Job, Membership, Passage, Project, Sample, SampleFlag, SampleReview
+from annotate.services import export, freeze, progress, projects, rounds
 from annotate.taxonomy import hotkey_labels
 
 
@@ -131,6 +131,15 @@ def _reopened(sample: Sample, user: AbstractBaseUser, round: int) -> dict[str, A
     }
 
 
+def _export_jobs(project: Project) -> list[Job]:
+    """The project's latest exports, each with ``settings_in_words``: its format and round as the export form names
+    them ("JSONL, a sample a line · round 1 (independent)"), not the stored codes."""
+    jobs = list(Job.objects.filter(project=project, kind=Job.Kind.EXPORT).select_related("created_by")[:10])
+    for job in jobs:
+        job.settings_in_words = export.describe_options(job.options or {})
+    return jobs
+
+
 def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dict[str, Any]:
     """Batches with each annotator's progress, recent jobs, members (admins see everything)."""
     batches = list(project.batches.annotate(sample_count=Count("samples")))
@@ -157,6 +166,9 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
             batch.sample_count, reviewed=n, reviewed_done=done, submitted=a.status == Assignment.Status.SUBMITTED
         )
 
+    # An annotator's own work, as the home page links it: per assignment, where Start or Continue leads.
+    own_work = ({row["assignment"].pk: row for row in projects.batch_progress(user, project)}
+                if role == Membership.Role.ANNOTATOR else {})
     latest_round: dict[int, int] = {}
     by_batch: dict[int, list[Assignment]] = {}
     for a in assignments:
@@ -173,6 +185,7 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
                 and a.round == latest_round[batch.pk],
                 "done": done_count(batch, a),
                 "percent": round(100 * done_count(batch, a) / batch.sample_count) if batch.sample_count else 0,
+                "work": own_work.get(a.pk),
             }
             for a in by_batch.get(batch.pk, [])
         ]
@@ -189,8 +202,7 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
     return {
         "batches": rows,
         "jobs": list(Job.objects.filter(project=project, kind=Job.Kind.EMBED)[:3]) if is_admin else [],
-        "exports": list(Job.objects.filter(project=project, kind=Job.Kind.EXPORT).select_related("created_by")[:10])
-        if can_export else [],
+        "exports": _export_jobs(project) if can_export else [],
         "can_export": can_export,
         "active_jobs": Job.objects.filter(project=project, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).exists(),
         "rounds": sorted({a.round for a in assignments}) or [1],
@@ -203,4 +215,6 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
         # An annotator's share, by the home page's definition, so the two pages agree on what is theirs.
         "assigned_total": projects.assigned_sample_count(user, project) if role == Membership.Role.ANNOTATOR else None,
         "embedded": Sample.objects.filter(project=project, embedding_model=embedder.model_name()).count(),
+        "passage_total": Passage.objects.filter(project=project).count(),
+        "embedded_passages": Passage.objects.filter(project=project, embedding_model=embedder.model_name()).count(),
     }

@@ -381,13 +381,19 @@ def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
     context: dict[str, Any] = {"project": project, "role": role,
                                "defaults": {"round": known[0] if known else "", "scheme": DISPUTES_SCHEME}}
     try:
-        batch_id = parse_id(request.GET.get("batch"), "batch")
         round = parse_round(request.GET.get("round"), known, default=known[0] if known else None)
         if round is None:
             raise BadQuery("round", "the project has no round with assignments yet")
         scheme = parse_schemes(request.GET.getlist("scheme") or [DISPUTES_SCHEME])[0]
+        raw_batch = (request.GET.get("batch") or "").strip()
+        batch_id = parse_id(raw_batch, "batch") if raw_batch else None
     except BadQuery as error:
         return _render(request, "annotate/disputes.html", context | {"error": str(error)}, status=400)
+    if batch_id is None:
+        # An address without a batch (typed, or kept from an old link): the page offers the project's batches.
+        batches = list(project.batches.order_by("position", "id"))
+        return _render(request, "annotate/disputes.html",
+                       context | {"choosing": True, "batches": batches, "round": round, "scheme": scheme})
     batch = get_object_or_404(Batch, pk=batch_id, project=project)
     found = stats.batch_disputes(project, batch, round, scheme)  # one batch's rows: quick, always fresh
     details = {

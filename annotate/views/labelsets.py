@@ -38,20 +38,37 @@ def _version(project: Project, raw: str) -> LabelSetVersion:
 
 
 def _editor_rows(labels: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = [{key: label.get(key) or "" for key in TEXT_FIELDS} | {"retired": bool(label.get("retired"))}
+    """The editor's rows: each label with the name it has now as ``was`` (a hidden field), then empty rows."""
+    rows = [{key: label.get(key) or "" for key in TEXT_FIELDS}
+            | {"retired": bool(label.get("retired")), "was": label.get("name") or ""}
             for label in labels]
-    return rows + [dict.fromkeys(TEXT_FIELDS, "") | {"retired": False} for _ in range(BLANK_ROWS)]
+    return rows + [dict.fromkeys(TEXT_FIELDS, "") | {"retired": False, "was": ""} for _ in range(BLANK_ROWS)]
 
 
 def _submitted_rows(post: QueryDict) -> list[dict[str, Any]]:
-    """The form's rows as posted: parallel lists of text fields, checkboxes carrying their row's index."""
-    columns = {key: post.getlist(key) for key in TEXT_FIELDS}
+    """The form's rows as posted: parallel lists of text fields (and ``was``, the name a row had when the editor
+    opened), checkboxes carrying their row's index."""
+    columns = {key: post.getlist(key) for key in (*TEXT_FIELDS, "was")}
     retired, deleted = set(post.getlist("retired")), set(post.getlist("delete"))
     rows = []
     for index in range(max(len(values) for values in columns.values())):
         row: dict[str, Any] = {key: values[index] if index < len(values) else "" for key, values in columns.items()}
         rows.append(row | {"retired": str(index) in retired, "deleted": str(index) in deleted})
     return rows
+
+
+def _row_name(row: dict[str, Any]) -> str:
+    """The name a row's label is known by in the project: the one it had when the editor opened, else the typed one."""
+    return str(row.get("was", "")).strip() or str(row["name"]).strip()
+
+
+def _problems_by_row(problems: list[labelsets.LabelProblem]) -> dict[int, dict[str, list[str]]]:
+    """Row number -> field -> what is wrong there (``label`` for the row as a whole), to show beside the field."""
+    by_row: dict[int, dict[str, list[str]]] = {}
+    for problem in problems:
+        if problem.row is not None:
+            by_row.setdefault(problem.row, {}).setdefault(problem.field or "label", []).append(problem.text)
+    return by_row
 
 
 def _is_blank(row: dict[str, Any]) -> bool:
@@ -73,7 +90,7 @@ def label_set(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = access.get_project_for_user(request.user, slug, admin=True)
     shown = _version(project, request.GET["version"]) if "version" in request.GET else None
     guidelines_only = project.kind == Project.Kind.PAIRS
-    errors: list[str] = []
+    errors: list[labelsets.LabelProblem] = []
     conflict: LabelSetVersion | None = None
     if request.method == "POST":
         guidelines, note = request.POST.get("guidelines", ""), request.POST.get("note", "")
@@ -85,19 +102,23 @@ def label_set(request: HttpRequest, slug: str) -> HttpResponse:
                                                     base_version=base)
             else:
                 labels = [
-                    {key: row[key] for key in TEXT_FIELDS} | {"retired": row["retired"], "row": number}
+                    {key: row[key] for key in TEXT_FIELDS}
+                    | {"retired": row["retired"], "row": number, "was": row["was"].strip()}
                     for number, row in enumerate(rows, start=1)
                     if not row["deleted"] and not _is_blank(row)
                 ]
+                # A deleted row that held a label in use is refused on that row, not by the label's name alone.
+                removed = {_row_name(row): number for number, row in enumerate(rows, start=1)
+                           if row["deleted"] and _row_name(row)}
                 version = labelsets.save_label_set(
                     project, labels, guidelines=guidelines, note=note, author=request.user,
-                    base_version=base,
+                    base_version=base, removed=removed,
                 )
         except labelsets.LabelSetConflict as error:
             # The edit stays on the form, now based on the version saved meanwhile: saving again is a decision.
-            errors, conflict, base = error.problems, error.current, error.current.number
+            errors, conflict, base = error.details, error.current, error.current.number
         except labelsets.LabelSetError as error:
-            errors = error.problems
+            errors = error.details
         else:
             saved = "the guidelines" if guidelines_only else "the label set and guidelines"
             messages.success(request, f"Saved {saved} as version {version.number}.")
@@ -113,16 +134,23 @@ def label_set(request: HttpRequest, slug: str) -> HttpResponse:
         # The current version even when starting from an old one (see the module's docstring).
         base = labelsets.current_version_number(project)
     in_use = labelsets.labels_in_use(project) if rows else {}
+    row_problems = _problems_by_row(errors)
     context = {
         "project": project,
         "guidelines_only": guidelines_only,
         # What judges read while a pairs project's own guidelines are blank.
         "default_guidelines": DEFAULT_PAIR_GUIDELINES if guidelines_only else "",
         "rows": [
-            row | {"index": index, "in_use": in_use.get(row["name"].strip(), 0),
+            # The hint counts the spans of the name the row had: a rename refused keeps it, beside its message.
+            row | {"index": index, "number": index + 1, "in_use": in_use.get(_row_name(row), 0),
+                   "errors": row_problems.get(index + 1, {}),
                    "swatch": row["color"].strip() if is_hex_color(row["color"].strip()) else ""}
             for index, row in enumerate(rows)
         ],
+        "field_errors": {
+            field: [problem.text for problem in errors if problem.row is None and problem.field == field]
+            for field in ("guidelines", "note")
+        },
         "guidelines": guidelines,
         "note": note,
         "errors": errors,

@@ -65,7 +65,7 @@ def member_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     form = {key: request.POST.get(key, "") for key in ("username", "email", "role", "access")}  # never the password
     try:
         if how not in ("invite", "password"):
-            raise MemberError(f"access: {how!r} is neither 'invite' nor 'password'")
+            raise MemberError("Choose how they get in: \"Invite\" or \"Set a password\"")
         password = request.POST.get("password", "") if how == "password" else None
         new = members.create_member(
             project, request.POST.get("username", ""), role=request.POST.get("role", ""),

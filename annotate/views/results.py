@@ -19,6 +19,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotate import access, agreement
 from annotate.models import Batch, Membership, Sample
+from annotate.percent import share_text
 from annotate.results import RATE_COLUMNS, rank_generators
 from annotate.services import agreement_admin, results_cache, stats
 from annotate.taxonomy import CATEGORY_NAMES
@@ -87,7 +88,7 @@ def stacked_bars(distribution: dict[str, dict[str, int]], order: list[str]) -> d
                     "code": code,
                     "name": CATEGORY_NAMES[code],
                     "count": count,
-                    "percent": f"{100 * share:.1f}",
+                    "percent": share_text(share),
                     "x": f"{x:.2f}",
                     "width": f"{width:.2f}",
                     "colour": CATEGORY_COLOURS[code],
@@ -164,11 +165,23 @@ def results_context(figures: dict[str, Any], query: ResultsQuery) -> dict[str, A
         ]
         context["chart"] = stacked_bars(figures["distribution"], order) if order else None
         context["detectors"] = [{"name": name, **scores} for name, scores in figures["detectors"].items()]
+        context |= unscored_detectors(figures)
     selection = figures["selection"]
     context["selection"] = selection
     context["shown_groups"] = selection["kept"][:SHOWN_GROUPS]
     context["rate_columns"] = list(RATE_COLUMNS)
     return context
+
+
+def unscored_detectors(figures: dict[str, Any]) -> dict[str, Any]:
+    """The metadata detectors of the project (found over every sample, as the selection reads them) that the round's
+    detector table leaves out, and how many samples have a verdict to score them against: so the page says what is
+    missing (verdicts, or these detectors' outputs on the judged samples) instead of "no detector outputs"."""
+    scored = figures["detectors"]
+    return {
+        "unscored_detectors": [name for name in figures["selection"]["detectors"] if name not in scored],
+        "judged_samples": sum(row["n"] for row in figures["rates"].values()),
+    }
 
 
 @require_GET

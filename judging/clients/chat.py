@@ -22,6 +22,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
 from judging.clients.deadline import deadline_hooks
 from judging.clients.retries import RetryWaits, capped_note, is_transient
+from judging.labels import setting_label
 
 # The modes a request can ask for, strongest first; an endpoint moves down this list only when it refuses one.
 MODE_JSON_SCHEMA = "json_schema"
@@ -107,9 +108,9 @@ def _api_key(endpoint: Endpoint) -> str:
     key = os.environ.get(endpoint.api_key_env, "")
     if not key:
         raise EndpointError(
-            f"The environment variable {endpoint.api_key_env} (named by the judge setting api_key_env) is not set "
-            "or is empty on this server: set it to the endpoint's API key, or clear api_key_env for a server that "
-            "needs no key.",
+            f"The environment variable {endpoint.api_key_env} (the judge's {setting_label('api_key_env')}) is not "
+            "set or is empty on this server: set it to the endpoint's API key, or clear the judge's "
+            f"{setting_label('api_key_env')} for a server that needs no key.",
             setting="api_key_env",
         )
     return key

@@ -10,8 +10,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from annotate.checkpoints import SEQUENCE_CLASSIFIER_HEADS, CheckpointProblem, require_head
+from judging.labels import setting_label
 from judging.windows import PairTemplate, template_from_probe
 
+# How the messages name the two settings they refer to: as the judge's form labels them.
+_MODEL_PATH = setting_label("nli_model_path")
+_CONSISTENT_LABEL = setting_label("nli_consistent_label")
 # Label names that mean "the hypothesis follows from the reference", lower-cased.
 CONSISTENT_LABELS = ("consistent", "entailment", "supported")
 # Any two texts will do for reading the pair template; these are plain words in every vocabulary we know.
@@ -87,14 +91,14 @@ def check_nli_checkpoint(path: str, consistent_label: str = "", *, needs_config:
     may be set up before their model is copied in; the run then fails naming it).
     """
     if not path:
-        raise ModelSettingError("nli_model_path is empty: set it to a local model directory.", setting="nli_model_path")
+        raise ModelSettingError(f"{_MODEL_PATH} is empty: set it to a local model directory.", setting="nli_model_path")
     directory = Path(path).expanduser()
     if not needs_config and directory.is_dir() and not (directory / "config.json").is_file():
         return
     try:
         checkpoint = require_head(path, SEQUENCE_CLASSIFIER_HEADS, "a sequence-classification model (NLI, HHEM-style)")
     except CheckpointProblem as problem:
-        raise ModelSettingError(f"nli_model_path {path!r} {problem}.", setting="nli_model_path") from None
+        raise ModelSettingError(f"{_MODEL_PATH} {path!r} {problem}.", setting="nli_model_path") from None
     if checkpoint.labels:
         labels = SimpleNamespace(num_labels=len(checkpoint.labels), id2label=checkpoint.labels)
         _consistent_index(labels, consistent_label, path)
@@ -113,7 +117,7 @@ def _load_nli_model(path: str, consistent_label: str) -> NliModel:
         model = AutoModelForSequenceClassification.from_pretrained(directory, local_files_only=True)
     except Exception as error:
         raise ModelSettingError(
-            f"nli_model_path {path!r} does not load as a sequence-classification model ({error}).",
+            f"{_MODEL_PATH} {path!r} does not load as a sequence-classification model ({error}).",
             setting="nli_model_path",
         ) from error
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -142,7 +146,7 @@ def _consistent_index(config: Any, consistent_label: str, path: str) -> int:
         if wanted.isdigit() and int(wanted) < num_labels:
             return int(wanted)
         raise ModelSettingError(
-            f"nli_consistent_label {consistent_label!r} is not a class of the model at {path!r} "
+            f"{_CONSISTENT_LABEL} {consistent_label!r} is not a class of the model at {path!r} "
             f"(its classes: {', '.join(f'{i} {n}' for i, n in sorted(labels.items())) or 'none named'}).",
             setting="nli_consistent_label",
         )
@@ -155,7 +159,7 @@ def _consistent_index(config: Any, consistent_label: str, path: str) -> int:
         return 1
     raise ModelSettingError(
         f"the model at {path!r} has {num_labels} classes and none is named "
-        f"{' / '.join(CONSISTENT_LABELS)}: set nli_consistent_label to the consistent class's name or index.",
+        f"{' / '.join(CONSISTENT_LABELS)}: set the {_CONSISTENT_LABEL.lower()} to the consistent class's name or index.",
         setting="nli_consistent_label",
     )
 
@@ -170,11 +174,11 @@ def _pair_template(tokenizer: Any, path: str) -> PairTemplate:
     try:
         template = template_from_probe(list(pair["input_ids"]), token_types, reference_ids, hypothesis_ids)
     except ValueError as error:
-        raise ModelSettingError(f"nli_model_path {path!r}: the tokenizer's {error}.", setting="nli_model_path") from error
+        raise ModelSettingError(f"{_MODEL_PATH} {path!r}: the tokenizer's {error}.", setting="nli_model_path") from error
     expected = tokenizer.num_special_tokens_to_add(pair=True)
     if template.specials != expected:
         raise ModelSettingError(
-            f"nli_model_path {path!r}: the tokenizer puts {template.specials} special tokens around a pair but "
+            f"{_MODEL_PATH} {path!r}: the tokenizer puts {template.specials} special tokens around a pair but "
             f"says it adds {expected}; its pair template cannot be used for windows.",
             setting="nli_model_path",
         )

@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from annotate.models import Project
 from judging import prompts
 from judging.clients.nli import ModelSettingError, check_nli_checkpoint
+from judging.labels import setting_label
 from judging.models import Judge, JudgingSettings, PromptVersion
 
 RUBRIC_SETTINGS = (
@@ -84,9 +85,9 @@ def clean_api_key_env(value: Any) -> str:
         # The value is not repeated in the message: it may be a secret.
         raise JudgeSettingsError(
             "api_key_env",
-            "api_key_env must be the NAME of an environment variable (letters, digits and _, e.g. OPENAI_API_KEY), "
-            "not the key itself: put the key in an environment variable of the server and the worker, and give "
-            "that variable's name here.",
+            f"{setting_label('api_key_env')} must be the NAME of an environment variable (letters, digits and _, "
+            "e.g. OPENAI_API_KEY), not the key itself: put the key in an environment variable of the server and the "
+            "worker, and give that variable's name here.",
         )
     return name
 
@@ -96,27 +97,31 @@ def clean_base_url(value: Any) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise JudgeSettingsError(
-            "base_url", f"base_url must be an http(s) URL such as http://127.0.0.1:11434/v1, not {url!r}."
+            "base_url",
+            f"{setting_label('base_url')} must be an http(s) URL such as http://127.0.0.1:11434/v1, not {url!r}.",
         )
     if parts.username or parts.password:
         # A password in the URL would be stored; keys belong in an environment variable.
         raise JudgeSettingsError(
-            "base_url", "base_url must not hold a user name or password: give the key through api_key_env."
+            "base_url",
+            f"{setting_label('base_url')} must not hold a user name or password: give the key's environment variable "
+            f"as the {setting_label('api_key_env')} instead.",
         )
     return url
 
 
 def _number(field: str, value: Any, *, integer: bool) -> float:
+    label = setting_label(field)
     if isinstance(value, bool):
-        raise JudgeSettingsError(field, f"{field} must be a number, not {value!r}.")
+        raise JudgeSettingsError(field, f"{label} must be a number, not {value!r}.")
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise JudgeSettingsError(field, f"{field} must be a number, not {value!r}.") from None
+        raise JudgeSettingsError(field, f"{label} must be a number, not {value!r}.") from None
     if not math.isfinite(number):
-        raise JudgeSettingsError(field, f"{field} must be a finite number, not {value!r}.")
+        raise JudgeSettingsError(field, f"{label} must be a finite number, not {value!r}.")
     if integer and number != int(number):
-        raise JudgeSettingsError(field, f"{field} must be a whole number, not {value!r}.")
+        raise JudgeSettingsError(field, f"{label} must be a whole number, not {value!r}.")
     return number
 
 
@@ -124,23 +129,27 @@ def _in_range(field: str, value: Any, low: float, high: float | None, *, integer
     number = _number(field, value, integer=integer)
     if number < low or (high is not None and number > high):
         bounds = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
-        raise JudgeSettingsError(field, f"{field} must be {bounds}, not {value!r}.")
+        raise JudgeSettingsError(field, f"{setting_label(field)} must be {bounds}, not {value!r}.")
     return int(number) if integer else number
 
 
 def _positive(field: str, value: Any, high: float) -> float:
     number = _number(field, value, integer=False)
     if not 0 < number <= high:
-        raise JudgeSettingsError(field, f"{field} must be more than 0 and at most {high:g}, not {value!r}.")
+        raise JudgeSettingsError(
+            field, f"{setting_label(field)} must be more than 0 and at most {high:g}, not {value!r}."
+        )
     return number
 
 
 def clean_nli_model_path(value: Any) -> str:
     path = str(value or "").strip()
     if not path:
-        raise JudgeSettingsError("nli_model_path", "nli_model_path is required: a local model directory.")
+        raise JudgeSettingsError("nli_model_path", f"{setting_label('nli_model_path')} is required: a local model "
+                                                   "directory.")
     if not Path(path).expanduser().is_dir():
-        raise JudgeSettingsError("nli_model_path", f"nli_model_path {path!r} is not a directory on this server.")
+        raise JudgeSettingsError("nli_model_path",
+                                 f"{setting_label('nli_model_path')} {path!r} is not a directory on this server.")
     return path
 
 
@@ -151,13 +160,15 @@ def _clean_setting(field: str, value: Any) -> Any:
     if field == "model":
         model = str(value or "").strip()
         if not model or len(model) > 200:
-            raise JudgeSettingsError("model", "model must be the endpoint's model name (1 to 200 characters).")
+            raise JudgeSettingsError(
+                "model", f"{setting_label('model')} must be the endpoint's model name (1 to 200 characters)."
+            )
         return model
     if field == "api_key_env":
         return clean_api_key_env(value)
     if field == "with_reasoning":
         if not isinstance(value, bool):
-            raise JudgeSettingsError(field, f"with_reasoning must be true or false, not {value!r}.")
+            raise JudgeSettingsError(field, f"{setting_label(field)} must be true or false, not {value!r}.")
         return value
     if field == "concurrency":
         return _in_range(field, value, 1, MAX_CONCURRENCY, integer=True)
@@ -182,12 +193,12 @@ def _clean_each(kind: str, values: dict[str, Any]) -> tuple[dict[str, Any], dict
     """The settings that can be used, cleaned, and the problems of the others (every one, not the first)."""
     allowed = {Judge.Kind.RUBRIC: RUBRIC_SETTINGS, Judge.Kind.NLI: NLI_SETTINGS, Judge.Kind.IMPORTED: ()}
     if kind not in allowed:
-        return {}, {"kind": [f"kind must be one of {', '.join(allowed)}, not {kind!r}."]}
+        return {}, {"kind": [f"{setting_label('kind')} must be one of {', '.join(allowed)}, not {kind!r}."]}
     cleaned: dict[str, Any] = {}
     problems: dict[str, list[str]] = {}
     for field, value in values.items():
         if field not in allowed[kind]:
-            _add(problems, {field: [f"{field} is not a setting of a {kind} judge."]})
+            _add(problems, {field: [f"A {kind} judge has no setting {field!r}."]})
             continue
         try:
             cleaned[field] = _clean_setting(field, value)
@@ -210,11 +221,11 @@ def _completeness_problems(kind: str, values: dict[str, Any], *, skip: Collectio
     if kind == Judge.Kind.RUBRIC:
         for field in ("base_url", "model"):
             if field not in skip and not values.get(field):
-                problems[field] = [f"{field} is required for a rubric LLM judge."]
+                problems[field] = [f"{setting_label(field)} is required for a rubric LLM judge."]
     elif kind == Judge.Kind.NLI:
         if "nli_model_path" not in skip:
             if not values.get("nli_model_path"):
-                problems["nli_model_path"] = ["nli_model_path is required for an NLI judge."]
+                problems["nli_model_path"] = [f"{setting_label('nli_model_path')} is required for an NLI judge."]
             elif "nli_consistent_label" not in skip:
                 try:  # config.json alone: no model is loaded in a web request
                     check_nli_checkpoint(values["nli_model_path"], values.get("nli_consistent_label", ""),
@@ -224,7 +235,9 @@ def _completeness_problems(kind: str, values: dict[str, Any], *, skip: Collectio
         if not {"nli_overlap", "nli_max_length"} & set(skip) and values.get("nli_overlap", 32) >= values.get(
             "nli_max_length", 512
         ):
-            _add(problems, {"nli_overlap": ["nli_overlap must be smaller than nli_max_length."]})
+            _add(problems, {"nli_overlap": [
+                f"{setting_label('nli_overlap')} must be smaller than {setting_label('nli_max_length')}."
+            ]})
     return problems
 
 
@@ -236,12 +249,14 @@ def _check_complete(kind: str, values: dict[str, Any]) -> None:
 def _clean_name(project: Project, name: Any, *, exclude: int | None = None) -> str:
     cleaned = str(name or "").strip()
     if not cleaned or len(cleaned) > 100:
-        raise JudgeSettingsError("name", "name must be 1 to 100 characters.")
+        raise JudgeSettingsError("name", f"{setting_label('name')} must be 1 to 100 characters.")
     taken = Judge.objects.filter(project=project, name=cleaned)
     if exclude is not None:
         taken = taken.exclude(pk=exclude)
     if taken.exists():
-        raise JudgeSettingsError("name", f"name {cleaned!r} is already used by another judge of this project.")
+        raise JudgeSettingsError(
+            "name", f"{setting_label('name')} {cleaned!r} is already used by another judge of this project."
+        )
     return cleaned
 
 
@@ -280,7 +295,7 @@ def create_judge(project: Project, *, name: str, kind: str, by: Any = None, **se
             return Judge.objects.create(project=project, name=judge_name, kind=kind, created_by=by, **cleaned)
     except IntegrityError:  # the same name saved by someone else meanwhile
         raise JudgeSettingsError(
-            "name", f"name {judge_name!r} is already used by another judge of this project."
+            "name", f"{setting_label('name')} {judge_name!r} is already used by another judge of this project."
         ) from None
 
 
@@ -419,12 +434,12 @@ def update_judging_settings(project: Project, **fields: Any) -> JudgingSettings:
             cleaned[field] = _in_range(field, value, 0, 1, integer=False)
         elif field == "blind_by_default":
             if not isinstance(value, bool):
-                raise JudgeSettingsError(field, f"blind_by_default must be true or false, not {value!r}.")
+                raise JudgeSettingsError(field, f"{setting_label(field)} must be true or false, not {value!r}.")
             cleaned[field] = value
         elif field == "audits_per_item":
             cleaned[field] = _in_range(field, value, 1, 20, integer=True)
         else:
-            raise JudgeSettingsError(field, f"{field} is not a judging setting.")
+            raise JudgeSettingsError(field, f"The triage has no setting {field!r}.")
     for field, value in cleaned.items():
         setattr(current, field, value)
     if cleaned:
@@ -440,11 +455,11 @@ def _settings_judge(project: Project, field: str, value: Any) -> Judge | None:
     else:
         judge = Judge.objects.filter(pk=int(_number(field, value, integer=True))).first()
     if judge is None or judge.project_id != project.pk:
-        raise JudgeSettingsError(field, f"{field} must be a judge of this project.")
+        raise JudgeSettingsError(field, f"{setting_label(field)} must be a judge of this project.")
     # Imported judges are allowed in both places (teams that ran their judges elsewhere triage with them);
     # start_triage refuses to *run* an imported first pass, and an imported explainer is never run.
     if field == "explainer" and judge.kind == Judge.Kind.NLI:
-        raise JudgeSettingsError(field, "the explainer must be a rubric LLM judge with reasoning (it explains).")
+        raise JudgeSettingsError(field, "The explainer must be a rubric LLM judge with reasoning (it explains).")
     if field == "explainer" and judge.kind == Judge.Kind.RUBRIC and not judge.with_reasoning:
-        raise JudgeSettingsError(field, "the explainer must be a rubric LLM judge with reasoning (it explains).")
+        raise JudgeSettingsError(field, "The explainer must be a rubric LLM judge with reasoning (it explains).")
     return judge

@@ -22,7 +22,7 @@ from annotate.models import Project
 from judging import access
 from judging import synthetic as nesting
 from judging.charts import sensitivity_chart
-from judging.forms import JudgeRunChoiceForm
+from judging.forms import JudgeRunChoiceForm, WordedForm
 from judging.models import Judge, PromptVersion, SyntheticItem, SyntheticRewrite, SyntheticSet
 from judging.services import overview
 from judging.services.judges import JudgeSettingsError
@@ -42,9 +42,10 @@ EXAMPLE_OUTPUTS = 2
 MAX_IMPORT_BYTES = 20 * 1024 * 1024
 
 
-class SyntheticSetForm(forms.Form):
+class SyntheticSetForm(WordedForm):
     name = forms.CharField(max_length=100)
-    writer = forms.ModelChoiceField(queryset=Judge.objects.none(), label="Writer (a rubric judge's endpoint)")
+    writer = forms.ModelChoiceField(queryset=Judge.objects.none(), label="Writer (a rubric judge's endpoint)",
+                                    empty_label="Choose a rubric judge")
     seed = forms.IntegerField(min_value=0, initial=0, help_text="Seeds the order in which sentences are replaced.")
     sentences_per_output = forms.IntegerField(
         min_value=1, max_value=20, initial=nesting.DEFAULT_SENTENCES_PER_OUTPUT, required=False,
@@ -58,7 +59,7 @@ class SyntheticSetForm(forms.Form):
             project=project, kind=Judge.Kind.RUBRIC)
 
 
-class SyntheticImportForm(forms.Form):
+class SyntheticImportForm(WordedForm):
     name = forms.CharField(max_length=100)
     file = forms.FileField(label="Rewrites (JSONL)",
                            help_text='One line per rewrite: {"sample", "sentence", "type", "rewritten"}, '

@@ -257,8 +257,8 @@ def test_disputes_page_shows_every_annotators_label_in_a_three_person_batch(scen
 
 def test_disputes_page_bad_input_and_htmx(scene: dict[str, Any]) -> None:
     client = login(scene["admin"])
-    missing = client.get("/projects/demo/disputes/")
-    assert missing.status_code == 400 and "batch: which batch?" in missing.content.decode()
+    missing = client.get("/projects/demo/disputes/")  # no batch: a chooser, not a 400 (test_disputes_chooser.py)
+    assert missing.status_code == 200 and 'data-role="batch-chooser"' in missing.content.decode()
     assert client.get("/projects/demo/disputes/?batch=abc").status_code == 400
     bad_round = client.get(f"/projects/demo/disputes/?batch={scene['batch1'].pk}&round=3")
     assert bad_round.status_code == 400 and "no round 3" in bad_round.content.decode()

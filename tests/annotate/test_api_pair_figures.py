@@ -201,7 +201,7 @@ def test_a_rounds_detector_metrics_and_balance_are_the_round_pages(detector_proj
     h, n = balance["h"], balance["n"]
     assert h + n == 8 and balance["h_share"] == h / 8 and balance["undefined"] == {}
     assert balance["promised_h_share"] == pair_round.promised_h_share
-    assert context["balance"]["reached"] == f"{100 * balance['h_share']:.1f}% H ({h} H, {n} N)"
+    assert context["balance"]["reached"] == f"{100 * balance['h_share']:.2f}% H ({h} H, {n} N)"
     # The entry of the round list rides along, and the round's agreement is the agreement endpoint's.
     listed = next(row for row in login(admin_user).get(ROUND_LIST).json() if row["number"] == 2)
     assert {key: body[key] for key in listed} == listed

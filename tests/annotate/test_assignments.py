@@ -47,8 +47,8 @@ def test_assigning_someone_who_is_not_a_free_annotator_changes_nothing(
     before = Assignment.objects.count()
     response = login(admin_user).post(f"/projects/demo/batches/{batch.pk}/annotators/", {"annotator": value})
     assert response.status_code == 400
-    expected = ("annotator: bob is already assigned to batch-1 round 1" if who == "bob"
-                else "annotator: choose an annotator of &#x27;demo&#x27;")
+    expected = ("bob is already assigned to batch-1 round 1" if who == "bob"
+                else "Annotator: choose one of the annotators of Demo")
     assert expected in response.content.decode()
     assert Assignment.objects.count() == before
 
@@ -71,7 +71,7 @@ def test_unassigning_someone_with_work_asks_first_and_keeps_the_spans(
     asked = client.post(f"/projects/demo/assignments/{assignment.pk}/unassign/")
     assert asked.status_code == 409
     page = html.unescape(asked.content.decode())
-    assert ("assignment: alice has 1 span and 1 sample marked done in batch-1 round 1. If you unassign them, that "
+    assert ("alice has 1 span and 1 sample marked done in batch-1 round 1. If you unassign them, that "
             "work stays stored (exports list it) but counts in no agreement, results or curation figure, and alice "
             "can no longer open the batch.") in page
     assert 'name="confirm" value="yes"' in page
@@ -95,7 +95,7 @@ def test_a_submitted_round_is_not_unassigned_without_reopening(batch: Any, admin
     assignment = batch.assignments.get(annotator=alice)
     response = login(admin_user).post(f"/projects/demo/assignments/{assignment.pk}/unassign/", {"confirm": "yes"})
     assert response.status_code == 400
-    assert ("assignment: alice submitted batch-1 round 1; re-open the round before you unassign them"
+    assert ("alice submitted batch-1 round 1; re-open the round before you unassign them"
             in response.content.decode())
     assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
 
@@ -124,9 +124,9 @@ def test_reassigning_moves_the_duty_to_another_annotator(batch: Any, admin_user:
 @pytest.mark.parametrize(
     ("to", "message"),
     [
-        ("outsider", "annotator: choose an annotator of &#x27;demo&#x27;"),
-        ("bob", "annotator: bob is already assigned to batch-1 round 1"),
-        ("alice", "annotator: alice already holds this assignment"),
+        ("outsider", "Annotator: choose one of the annotators of Demo"),
+        ("bob", "bob is already assigned to batch-1 round 1"),
+        ("alice", "alice already holds this assignment"),
     ],
 )
 def test_reassigning_to_someone_unfit_changes_nothing(
@@ -151,7 +151,7 @@ def test_round_two_cannot_be_reassigned_and_round_one_waits_for_it(batch: Any, a
     client = login(admin_user)
     response = client.post(f"/projects/demo/assignments/{second.pk}/reassign/", {"to": str(bob.pk)})
     assert response.status_code == 400
-    assert "round 2 reconciles each annotator&#x27;s own round-1 spans" in response.content.decode()
+    assert "Round 2 reconciles each annotator&#x27;s own round-1 spans" in response.content.decode()
 
     first = Assignment.objects.get(annotator=alice, round=1)
     Assignment.objects.filter(pk=first.pk).update(status="assigned", reopened=True)  # as if re-opened

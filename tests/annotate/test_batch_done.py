@@ -60,7 +60,7 @@ def test_unassigning_a_re_opened_imported_annotator_names_the_spans_that_stay_st
     ana = imported.assignments.get(annotator__username="Ana")
     refused = client.post(f"/projects/fb/assignments/{ana.pk}/unassign/", {"confirm": "yes"})
     assert refused.status_code == 400
-    assert "assignment: Ana submitted batch_1 round 1; re-open the round before you unassign them" in html.unescape(
+    assert "Ana submitted batch_1 round 1; re-open the round before you unassign them" in html.unescape(
         refused.content.decode()
     )
 
@@ -72,7 +72,7 @@ def test_unassigning_a_re_opened_imported_annotator_names_the_spans_that_stay_st
 
     asked = client.post(f"/projects/fb/assignments/{ana.pk}/unassign/")
     assert asked.status_code == 409
-    assert ("assignment: Ana has 2 spans and 0 samples marked done in batch_1 round 1. If you unassign them, that "
+    assert ("Ana has 2 spans and 0 samples marked done in batch_1 round 1. If you unassign them, that "
             "work stays stored") in html.unescape(asked.content.decode())
     assert Assignment.objects.filter(pk=ana.pk).exists()
     done = client.post(f"/projects/fb/assignments/{ana.pk}/unassign/", {"confirm": "yes"})

@@ -32,7 +32,7 @@ def test_three_bad_lines_are_three_messages_in_line_order() -> None:
     content = jsonl(GOOD, "not json", {**GOOD, "generator": 3}, GOOD, {"passage_id": "p2", "source": "Two."})
     assert problems_of(content) == [
         "up.jsonl: line 2: not valid JSON: Expecting value at column 1",
-        "up.jsonl: line 3: field 'generator' must be a string, got int",
+        "up.jsonl: line 3: field 'generator' must be a string, found the number 3",
         "up.jsonl: line 5: missing field 'summary'",
         "up.jsonl: line 5: missing field 'generator'",
     ]
@@ -42,9 +42,9 @@ def test_every_bad_field_of_one_line_is_named() -> None:
     line = {"passage_id": True, "source": 1, "summary": "A.", "generator": "g" * 301, "metadata": [1], "batch": " "}
     assert problems_of(jsonl(line)) == [
         "up.jsonl: line 1: field 'passage_id' must be a non-empty string or number",
-        "up.jsonl: line 1: field 'source' must be a string, got int",
+        "up.jsonl: line 1: field 'source' must be a string, found the number 1",
         "up.jsonl: line 1: field 'generator' has 301 characters; the limit is 300",
-        "up.jsonl: line 1: field 'metadata' must be an object, got list",
+        "up.jsonl: line 1: field 'metadata' must be an object, found a list of 1 item",
         "up.jsonl: line 1: field 'batch' must be a non-empty string",
     ]
 
@@ -53,7 +53,7 @@ def test_a_second_source_for_a_passage_is_reported_beside_the_other_lines_proble
     content = jsonl(GOOD, {**GOOD, "source": "Other."}, [1])
     assert problems_of(content) == [
         "up.jsonl: line 2: field 'source' differs from an earlier line with passage_id 'p1'",
-        "up.jsonl: line 3: expected a JSON object, got list",
+        "up.jsonl: line 3: expected a JSON object, found a list of 1 item",
     ]
 
 
@@ -108,11 +108,11 @@ def test_the_project_page_lists_every_problem_of_every_file_and_imports_nothing(
     expected = [
         "Nothing was imported: 6 errors.",
         "bad.jsonl: line 2: not valid JSON",
-        "bad.jsonl: line 3: field 'summary' must be a string, got int",
+        "bad.jsonl: line 3: field 'summary' must be a string, found the number 1",
         "bad.jsonl: line 4: missing field 'passage_id'",
         "bad.jsonl: line 4: missing field 'summary'",
         "bad.jsonl: line 4: missing field 'generator'",
-        "also.jsonl: line 1: field 'generator' must be a string, got NoneType",
+        "also.jsonl: line 1: field 'generator' must be a string, found null",
     ]
     positions = [html.find(text) for text in expected]
     assert -1 not in positions and positions == sorted(positions), dict(zip(expected, positions, strict=True))

@@ -134,7 +134,7 @@ def test_a_samples_jsonl_line_with_nul_is_named_with_the_other_bad_lines(project
         ingest.import_files(project, [("samples.jsonl", content)])
     assert refused.value.messages == [
         f"samples.jsonl: line 2: field 'metadata.notes[0].by': {NUL_PROBLEM}",
-        "samples.jsonl: line 3: field 'generator' must be a string, got int",
+        "samples.jsonl: line 3: field 'generator' must be a string, found the number 5",
     ]
     assert rows() == before
 

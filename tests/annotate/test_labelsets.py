@@ -99,7 +99,7 @@ def test_children_of_one_parent_must_share_its_category() -> None:
         {"name": "Style.Major", "category": "Q", "hotkey": "6"},
     ]
     assert problems_of(labels) == [
-        "label 6 ('Style.Major') (Q) and label 5 ('Style.Minor') (B) both come under 'Style', "
+        "label 6 ('Style.Major'): category Q, but label 5 ('Style.Minor') has B and both come under 'Style', "
         "which can have only one category"
     ]
 
@@ -121,7 +121,7 @@ def test_a_retired_label_frees_its_hotkey() -> None:
 def test_labels_in_use_cannot_be_deleted_renamed_or_recategorised() -> None:
     deleted = [label for label in default_labels() if label["name"] != "Benign"]
     assert problems_of(deleted, {"Benign": 2}) == [
-        "label 'Benign' is used by 2 spans of this project, so it cannot be deleted or renamed; mark it retired instead"
+        "label 'Benign': used by 2 spans of this project, so it cannot be deleted or renamed; mark it retired instead"
     ]
     renamed = default_labels()
     renamed[3]["name"] = "Harmless"
@@ -129,7 +129,7 @@ def test_labels_in_use_cannot_be_deleted_renamed_or_recategorised() -> None:
     moved = default_labels()
     moved[3]["category"] = "Q"
     assert problems_of(moved, {"Benign": 1}) == [
-        "label 'Benign' is used by 1 span of this project, so its category cannot change from B to Q; "
+        "label 4 ('Benign'): used by 1 span of this project, so its category cannot change from B to Q; "
         "retire it and add a new label instead"
     ]
     # Unused, the same edits pass.
@@ -140,7 +140,7 @@ def test_a_parent_in_use_stays_while_one_child_is_kept() -> None:
     without_intrinsic = [label for label in default_labels() if label["name"] != "Unwanted.Intrinsic"]
     check_label_set(without_intrinsic, previous=DEFAULT_TAXONOMY, in_use={"Unwanted": 5})
     no_unwanted = [label for label in default_labels() if not label["name"].startswith("Unwanted")]
-    assert "label 'Unwanted' is used by 5 spans" in problems_of(no_unwanted, {"Unwanted": 5})[0]
+    assert "label 'Unwanted': used by 5 spans" in problems_of(no_unwanted, {"Unwanted": 5})[0]
 
 
 def test_the_app_refuses_the_misspelling_and_retired_labels_which_imports_accept() -> None:
@@ -217,7 +217,7 @@ def test_labels_in_use_count_spans_parents_and_gold(sample: Any, alice: Any, bob
     counts = labelsets.labels_in_use(sample.project)
     assert counts == {"Unwanted": 2, "Unwanted.Intrinsic": 2, "Questionable": 1, "Benign": 1}
     without_benign = [label for label in default_labels() if label["name"] != "Benign"]
-    with pytest.raises(LabelSetError, match="label 'Benign' is used by 1 span of this project"):
+    with pytest.raises(LabelSetError, match="label 'Benign': used by 1 span of this project"):
         labelsets.save_label_set(sample.project, without_benign, guidelines="", author=admin_user)
 
 
@@ -336,7 +336,7 @@ def test_editor_refuses_to_delete_a_label_in_use(sample: Any, alice: Any, admin_
     labels[2]["delete"] = True
     response = login(admin_user).post(URL, form_of(labels))
     assert response.status_code == 400
-    assert "label &#x27;Questionable&#x27; is used by 1 span of this project, so it cannot be deleted or renamed; " \
+    assert "label 3 (&#x27;Questionable&#x27;): used by 1 span of this project, so it cannot be deleted; " \
            "mark it retired instead" in response.content.decode()
     sample.project.refresh_from_db()
     assert sample.project.taxonomy == DEFAULT_TAXONOMY

@@ -168,17 +168,16 @@ def test_project_admin_who_is_not_site_staff_may_create_users(project: Any) -> N
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"username": ""}, "username: give a username"),
-        ({"username": "   "}, "username: give a username"),
-        ({"username": "erin smith"}, "username: Enter a valid username. This value may contain only letters, numbers, "
-                                     "and @/./+/-/_ characters."),
-        ({"username": "erin!"}, "username: Enter a valid username."),
-        ({"username": "e" * 151}, "username: Ensure this value has at most 150 characters (it has 151)."),
-        ({"username": "ALICE"}, "username: 'alice' is taken; add that user as a member instead"),
-        ({"role": "boss"}, "role: 'boss' is not one of admin, annotator, auditor, curator"),
-        ({"email": "erin@"}, "email: Enter a valid email address."),
-        ({"access": "password", "password": ""}, "password: type a password, or invite the user to choose one"),
-        ({"access": "magic"}, "access: 'magic' is neither 'invite' nor 'password'"),
+        ({"username": ""}, "Username: type a username"),
+        ({"username": "   "}, "Username: type a username"),
+        ({"username": "erin smith"}, "Username: use letters, digits and . @ + - _ only (spaces cannot be used)"),
+        ({"username": "erin!"}, "Username: use letters, digits and . @ + - _ only ('!' cannot be used)"),
+        ({"username": "e" * 151}, "Username: at most 150 characters (this one has 151)"),
+        ({"username": "ALICE"}, "Username: 'alice' is taken; to give that user a role here, use \"Add an existing user\""),
+        ({"role": "boss"}, "Role: 'boss' is not a role here; choose admin, annotator, auditor or curator"),
+        ({"email": "erin@"}, "Email: 'erin@' is not an email address"),
+        ({"access": "password", "password": ""}, "Password: type a password, or invite the user to choose one"),
+        ({"access": "magic"}, "Choose how they get in: \"Invite\" or \"Set a password\""),
     ],
 )
 def test_bad_new_user_input_names_the_field_and_creates_nothing(
@@ -199,7 +198,7 @@ def test_a_password_the_validators_refuse_creates_nothing(project: Any, admin_us
         "/projects/demo/members/new/", new_user_form(access="password", password="short")
     )
     assert response.status_code == 400
-    assert "password: This password is too short. It must contain at least 8 characters." in html.unescape(
+    assert "Password: This password is too short. It must contain at least 8 characters." in html.unescape(
         response.content.decode()
     )
     assert not User.objects.filter(username="erin").exists()
@@ -223,7 +222,7 @@ def test_create_user_htmx_variant_answers_the_fragment_with_the_link(project: An
     assert invitation_url(response).startswith("http://testserver/accounts/reset/")
     failed = login(admin_user).post("/projects/demo/members/new/", new_user_form(), **HTMX)  # erin exists now
     assert failed.status_code == 400 and "<html" not in failed.content.decode()
-    assert "username: &#x27;erin&#x27; is taken" in failed.content.decode()
+    assert "Username: &#x27;erin&#x27; is taken" in failed.content.decode()
 
 
 def test_new_set_password_link_only_for_members_without_one_in_this_project_alone(
@@ -235,7 +234,7 @@ def test_new_set_password_link_only_for_members_without_one_in_this_project_alon
     assert response.status_code == 200 and "/accounts/reset/" in invitation_url(response)
 
     has_password = client.post(f"/projects/demo/members/{membership(project, alice).pk}/set-password-link/")
-    assert has_password.status_code == 400 and "member: alice already has a password" in has_password.content.decode()
+    assert has_password.status_code == 400 and "alice already has a password: they log in with it" in has_password.content.decode()
 
     other = Project.objects.create(name="Other", slug="other")
     Membership.objects.create(project=other, user=erin.user, role="annotator")
@@ -258,10 +257,11 @@ def test_adding_an_unknown_user_or_a_bad_role_changes_nothing(project: Any, admi
     client = login(admin_user)
     response = client.post("/projects/demo/members/", {"username": "nobody", "role": "annotator"})
     assert response.status_code == 400
-    assert "username: no user called &#x27;nobody&#x27;; create them below" in response.content.decode()
+    assert ("Username: no user is called &#x27;nobody&#x27;; create them under &quot;Create a user&quot; below"
+            in response.content.decode())
     response = client.post("/projects/demo/members/", {"username": "charlie", "role": "owner"}, **HTMX)
     assert response.status_code == 400 and "<html" not in response.content.decode()
-    assert "role: &#x27;owner&#x27; is not one of" in response.content.decode()
+    assert "Role: &#x27;owner&#x27; is not a role here" in response.content.decode()
     assert not Membership.objects.filter(user=charlie).exists()
 
 
@@ -277,7 +277,7 @@ def test_admin_changes_a_role(project: Any, admin_user: Any, alice: Any) -> None
 def test_a_bad_role_is_refused(project: Any, admin_user: Any, alice: Any) -> None:
     response = login(admin_user).post(f"/projects/demo/members/{membership(project, alice).pk}/role/",
                                       {"role": "root"})
-    assert response.status_code == 400 and "role: &#x27;root&#x27; is not one of" in response.content.decode()
+    assert response.status_code == 400 and "Role: &#x27;root&#x27; is not a role here" in response.content.decode()
     assert membership(project, alice).role == "annotator"
 
 
@@ -286,9 +286,10 @@ def test_the_last_admin_can_be_neither_demoted_nor_removed(project: Any, admin_u
     own = membership(project, admin_user)
     demoted = client.post(f"/projects/demo/members/{own.pk}/role/", {"role": "annotator"})
     assert demoted.status_code == 400
-    assert "role: adam is the last admin of &#x27;demo&#x27;; make someone else admin first" in demoted.content.decode()
+    assert ("adam is the last admin of Demo and cannot be given another role; make someone else admin first"
+            in demoted.content.decode())
     removed = client.post(f"/projects/demo/members/{own.pk}/remove/")
-    assert removed.status_code == 400 and "member: adam is the last admin" in removed.content.decode()
+    assert removed.status_code == 400 and "adam is the last admin of Demo and cannot be removed" in removed.content.decode()
     via_add_form = client.post("/projects/demo/members/", {"username": "adam", "role": "auditor"})
     assert via_add_form.status_code == 400
     assert membership(project, admin_user).role == "admin"
@@ -304,8 +305,8 @@ def test_an_annotator_with_open_assignments_keeps_the_role_until_they_are_handed
     response = login(admin_user).post(f"/projects/demo/members/{membership(batch.project, alice).pk}/role/",
                                       {"role": "auditor"})
     assert response.status_code == 400
-    assert ("role: alice still holds open assignments (batch-1 round 1); unassign or reassign them first"
-            in response.content.decode())
+    assert ("alice still holds open assignments (batch-1 round 1), so they stay an annotator; unassign or reassign "
+            "them on the batch&#x27;s page first" in response.content.decode())
     assert membership(batch.project, alice).role == "annotator"
 
 
@@ -323,7 +324,7 @@ def test_removing_a_member_with_work_in_an_open_assignment_is_refused(batch: Any
     give_work(batch, alice)
     response = login(admin_user).post(f"/projects/demo/members/{membership(batch.project, alice).pk}/remove/")
     assert response.status_code == 400
-    assert ("member: alice has work in open assignments (batch-1 round 1); unassign or reassign them on the "
+    assert ("alice has work in open assignments (batch-1 round 1); unassign or reassign them on the "
             "batch&#x27;s page first") in response.content.decode()
     assert Membership.objects.filter(user=alice).exists() and Assignment.objects.filter(annotator=alice).exists()
 

@@ -129,7 +129,7 @@ def test_admin_adds_member_and_assigns_batches(batch: Any, admin_user: Any, char
     client.post("/projects/demo/assign/", {"per_batch": 3})
     assert batch.assignments.count() == 3
     response = client.post("/projects/demo/members/", {"username": "nobody", "role": "annotator"}, follow=True)
-    assert "no user called" in response.content.decode()
+    assert "no user is called" in response.content.decode()
 
 
 def test_staff_creates_a_project(admin_user: Any, alice: Any) -> None:

@@ -47,4 +47,4 @@ def test_the_audit_page_has_one_h1(page: Page, live_server: Any, log_in: Any, pr
     log_in(page, scene.auditor)
     page.goto(live_server.url + reverse("judging-audit", args=[project.slug]))
     expect(page.locator("#auditor.ready")).to_be_attached()
-    assert_one_compact_heading(page, "Audit")
+    assert_one_compact_heading(page, "Audit queue")

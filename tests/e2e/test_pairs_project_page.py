@@ -32,7 +32,7 @@ def test_job_progress_updates_in_place_and_the_counts_stay(
 
     # The worker's progress, as it writes it; the element polls its own URL every 2 s, the section every 3 s.
     Job.objects.filter(pk=job.pk).update(done=2)
-    expect(progress).to_contain_text("2 / 4")
+    expect(progress).to_contain_text("2 of 4 original texts")
     with page.expect_response(lambda response: response.url.endswith(f"/projects/{pairs_project.slug}/")):
         pass  # the section's own poll came back and was swapped in
     page.wait_for_timeout(200)
@@ -43,7 +43,7 @@ def test_job_progress_updates_in_place_and_the_counts_stay(
 
     Job.objects.filter(pk=job.pk).update(done=4, status=Job.Status.DONE, finished_at=timezone.now())
     expect(progress).to_have_attribute("data-job-status", "done")
-    expect(progress).to_contain_text("4 / 4")
+    expect(progress).to_contain_text("4 of 4 original texts")
     # Done: the section answers without polling, and the job element stops.
     expect(status).not_to_have_attribute("hx-trigger", "every 3s")
     assert progress.get_attribute("hx-get") is None

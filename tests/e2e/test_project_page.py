@@ -62,7 +62,7 @@ def test_embedding_progress_updates_in_place_and_the_batches_stay(
 
     expect(progress).to_have_attribute("data-job-status", "done")
     expect(progress.locator("progress")).to_have_attribute("value", "100")
-    expect(progress).to_contain_text("3 / 3")
+    expect(progress).to_contain_text("3 of 3 texts (passages and summaries)")
     expect(batches).to_be_visible()
     expect(batches.locator("tr[data-batch]")).to_contain_text("batch_1")
     expect(batches).to_contain_text("Sentences embedded for highlighting: 2 of 2 summaries")

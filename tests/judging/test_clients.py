@@ -194,7 +194,7 @@ def test_missing_api_key_variable_is_refused_before_any_request(monkeypatch: pyt
             check_endpoint(endpoint(server, api_key_env=KEY_VARIABLE))
     assert failure.value.setting == check_failure.value.setting == "api_key_env"
     assert failure.value.attempts == 0
-    assert KEY_VARIABLE in str(failure.value) and "api_key_env" in str(failure.value)
+    assert KEY_VARIABLE in str(failure.value) and "API key variable" in str(failure.value)
     assert server.chat_calls == 0
 
 

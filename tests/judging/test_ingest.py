@@ -182,7 +182,7 @@ BAD_LINES = [
     ({"sample": "0", "judge": "j", "status": "error", "sentence_scores": [5, 2]},
      "field 'sentence_scores' must be absent when status is error"),
     ("{not json", "not valid JSON: Expecting property name enclosed in double quotes at column 2"),
-    ("[1, 2]", "expected a JSON object, got list"),
+    ("[1, 2]", "expected a JSON object, found a list of 2 items"),
 ]
 
 

@@ -82,7 +82,7 @@ def test_jsonl_is_never_taken_for_csv(batch: Batch) -> None:
     messages = refused(batch, ("broken.jsonl", b'{"sample": "0", "judge": "gpt", "score": 4\n'))
     assert len(messages) == 1 and messages[0].startswith("broken.jsonl: line 1: not valid JSON")
     listed = refused(batch, ("list.jsonl", b'["sample", "judge", "score"]\n'))
-    assert listed == ["list.jsonl: line 1: expected a JSON object, got list"]
+    assert listed == ["list.jsonl: line 1: expected a JSON object, found a list of 3 items"]
 
 
 @pytest.mark.django_db

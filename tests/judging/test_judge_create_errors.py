@@ -16,7 +16,8 @@ from tests.conftest import login
 from tests.judging.audit_helpers import make_judge
 
 URL = "/api/projects/demo/judges/"
-FTP = "base_url must be an http(s) URL such as http://127.0.0.1:11434/v1, not 'ftp://example.org/v1'."
+# Messages name a setting by its label on the judges page; the API keeps the field names as the keys.
+FTP = "Endpoint (base URL) must be an http(s) URL such as http://127.0.0.1:11434/v1, not 'ftp://example.org/v1'."
 
 
 def post(user: Any, body: Any) -> Any:
@@ -43,11 +44,11 @@ def test_every_setting_the_service_refuses_is_named_at_once(batch: Batch, admin_
     assert answer.status_code == 400
     errors = answer.json()
     assert errors == {
-        "name": ["name 'taken' is already used by another judge of this project."],
+        "name": ["Name 'taken' is already used by another judge of this project."],
         "base_url": [FTP],
         "api_key_env": [errors["api_key_env"][0]],
-        "nli_overlap": ["nli_overlap is not a setting of a rubric judge."],
-        "model": ["model is required for a rubric LLM judge."],
+        "nli_overlap": ["A rubric judge has no setting 'nli_overlap'."],
+        "model": ["Model is required for a rubric LLM judge."],
     }
     assert "NAME of an environment variable" in errors["api_key_env"][0]
     assert Judge.objects.count() == 1
@@ -74,7 +75,7 @@ def test_the_service_error_names_the_first_field_and_holds_them_all(batch: Batch
     with pytest.raises(JudgeSettingsError) as refused:
         create_judge(batch.project, name="", kind="rubric", base_url="ftp://h", concurrency=0)
     error = refused.value
-    assert (error.field, str(error)) == ("name", "name must be 1 to 100 characters.")
+    assert (error.field, str(error)) == ("name", "Name must be 1 to 100 characters.")
     assert list(error.problems) == ["name", "base_url", "concurrency", "model"]
     assert not Judge.objects.exists()
 
@@ -89,8 +90,8 @@ def test_the_judges_page_shows_every_refused_setting_beside_its_field(batch: Bat
     })
     assert response.status_code == 400
     page = response.content.decode()
-    assert 'data-error-for="name">name &#x27;taken&#x27; is already used' in page
-    assert 'data-error-for="base_url">base_url must be an http(s) URL' in page
+    assert 'data-error-for="name">Name &#x27;taken&#x27; is already used' in page
+    assert 'data-error-for="base_url">Endpoint (base URL) must be an http(s) URL' in page
     assert Judge.objects.count() == 1
 
 
@@ -107,8 +108,8 @@ def test_the_judges_page_names_the_services_refusals_beside_the_forms_own(batch:
     page = response.content.decode()
     for field in ("name", "base_url", "concurrency", "timeout_seconds"):
         assert page.count(f'data-error-for="{field}"') == 1, field
-    assert 'data-error-for="base_url">base_url must be an http(s) URL' in page
-    assert "timeout_seconds is required" not in page  # refused by the form, so not also reported missing
+    assert 'data-error-for="base_url">Endpoint (base URL) must be an http(s) URL' in page
+    assert "Timeout (s) is required" not in page  # refused by the form, so not also reported missing
     assert Judge.objects.count() == 1
 
 

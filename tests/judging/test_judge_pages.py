@@ -127,10 +127,10 @@ def test_creating_a_rubric_judge_saves_its_settings(project: Project, admin: Cli
 @pytest.mark.parametrize(
     ("field", "value", "words"),
     [
-        ("base_url", "ftp://example.org", "base_url"),
+        ("base_url", "ftp://example.org", "Endpoint (base URL) must be an http(s) URL"),
         ("model", "", "required"),
         ("concurrency", "many", "whole number"),
-        ("concurrency", "0", "greater than or equal to 1"),
+        ("concurrency", "0", "Concurrency must be at least 1, not 0."),
         ("api_key_env", "has spaces in it", "NAME of an environment variable"),
     ],
 )
@@ -423,7 +423,7 @@ def test_the_people_page_shows_the_figures_with_explanations(
     # Residuals: (1-2, 2-2, 5-5, 4-5, 4-3) = (-1, 0, 0, -1, 1): mean -0.2.
     assert "-0.200" in html
     # Flags (score <= 3): s0 (median 1.5, confirmed) and s2 (median 4, not): 50%.
-    assert "50%" in html and "1 of 2" in html
+    assert "50.00%" in html and "1 of 2" in html  # shares: 2 decimals and a % sign, as on every page
     alphas = page.find("td", data_role="alpha-auditors")
     assert len(alphas) == 2 and all(cell["data-alpha"] for cell in alphas)
 

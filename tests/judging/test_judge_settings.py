@@ -9,6 +9,7 @@ import pytest
 
 from annotate.models import Batch, Project
 from judging import prompts
+from judging.labels import setting_label
 from judging.models import Judge, JudgeRun, JudgingSettings, PromptVersion
 from judging.services.judges import (
     JudgeSettingsError,
@@ -35,7 +36,7 @@ def refused(project: Project, field: str, **settings: Any) -> str:
     with pytest.raises(JudgeSettingsError) as caught:
         create_judge(project, **values)
     assert caught.value.field == field, str(caught.value)
-    assert field in str(caught.value)
+    assert str(caught.value).startswith(setting_label(field))  # named as the judges page labels it
     assert Judge.objects.count() == before
     return str(caught.value)
 
@@ -100,8 +101,13 @@ def test_prices_cannot_be_negative(project: Project, field: str) -> None:
 
 
 def test_unknown_and_misplaced_settings_are_refused(project: Project, tmp_path: Path) -> None:
-    refused(project, "nli_model_path", nli_model_path=str(tmp_path))
-    refused(project, "temperature", temperature=0.7)
+    with pytest.raises(JudgeSettingsError) as misplaced:
+        create_judge(project, name="j", kind="rubric", base_url=URL, model="m", nli_model_path=str(tmp_path))
+    assert misplaced.value.problems == {"nli_model_path": ["A rubric judge has no setting 'nli_model_path'."]}
+    with pytest.raises(JudgeSettingsError) as unknown:
+        create_judge(project, name="j", kind="rubric", base_url=URL, model="m", temperature=0.7)
+    assert unknown.value.problems == {"temperature": ["A rubric judge has no setting 'temperature'."]}
+    assert not Judge.objects.exists()
 
 
 def test_duplicate_name_is_refused_naming_the_field(project: Project) -> None:

@@ -39,7 +39,7 @@ def test_a_field_error_of_the_synthetic_form_is_shown_once_beside_its_field(batc
                                       {"name": "x", "writer": "", "seed": "-1"})
     assert response.status_code == 400
     page = response.content.decode()
-    assert page.count("Ensure this value is greater than or equal to 0.") == 1
+    assert page.count("Seed must be at least 0, not -1.") == 1  # the app's words, naming the field as labelled
     assert 'data-role="refusal"' not in page
 
 

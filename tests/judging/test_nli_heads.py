@@ -59,10 +59,10 @@ def test_a_masked_lm_or_a_gpt2_is_refused_as_an_nli_model_naming_the_path(
 ) -> None:
     bert, gpt2 = language_models
     assert refused_nli(project, "nli_model_path", nli_model_path=bert) == (
-        f"nli_model_path {bert!r} holds BertForMaskedLM, {NOT_A_CLASSIFIER}."
+        f"Model directory (on the server) {bert!r} holds BertForMaskedLM, {NOT_A_CLASSIFIER}."
     )
     assert refused_nli(project, "nli_model_path", nli_model_path=gpt2) == (
-        f"nli_model_path {gpt2!r} holds GPT2LMHeadModel, {NOT_A_CLASSIFIER}."
+        f"Model directory (on the server) {gpt2!r} holds GPT2LMHeadModel, {NOT_A_CLASSIFIER}."
     )
 
 
@@ -74,7 +74,7 @@ def test_a_three_class_model_needs_its_consistent_class_named(
     message = refused_nli(project, "nli_consistent_label", nli_model_path=unnamed)
     assert message == (
         f"the model at {unnamed!r} has 3 classes and none is named consistent / entailment / supported: set "
-        "nli_consistent_label to the consistent class's name or index."
+        "the consistent label to the consistent class's name or index."
     )
     assert "is not a class" in refused_nli(
         project, "nli_consistent_label", nli_model_path=unnamed, nli_consistent_label="entailment"
@@ -109,7 +109,7 @@ def test_a_judge_whose_directory_became_a_language_model_starts_no_run(
         runs.start_run(project, judge, queue=False)
     assert caught.value.field == "nli_model_path"
     assert str(caught.value) == (
-        f"judge 'old': nli_model_path {language_models[0]!r} holds BertForMaskedLM, {NOT_A_CLASSIFIER}."
+        f"judge 'old': Model directory (on the server) {language_models[0]!r} holds BertForMaskedLM, {NOT_A_CLASSIFIER}."
     )
     assert not JudgeRun.objects.exists()
 
@@ -124,7 +124,7 @@ def test_the_worker_fails_the_run_rather_than_score_with_a_random_head(
     Judge.objects.filter(pk=judge.pk).update(nli_model_path=language_models[0])  # changed while it was queued
     finished = runs.execute_run(run.pk, follow_up=False)
     assert finished.status == JudgeRun.Status.FAILED
-    assert finished.error == f"nli_model_path {language_models[0]!r} holds BertForMaskedLM, {NOT_A_CLASSIFIER}."
+    assert finished.error == f"Model directory (on the server) {language_models[0]!r} holds BertForMaskedLM, {NOT_A_CLASSIFIER}."
     assert not Judgement.objects.filter(run=run).exists()
     with pytest.raises(ModelSettingError) as caught:
         load_nli_model(language_models[1])

@@ -251,7 +251,7 @@ def test_the_run_form_offers_ask_again_for_rubric_judges_and_the_run_page_shows_
     assert "Ask again for answers that could not be read (parse errors), instead of reusing them" in html
     # Each judge option of the run form says its kind, so the page shows the box while a rubric judge is chosen.
     run_form = Tags(html.split('data-role="start-run"', 1)[1].split("</form>", 1)[0])
-    judge_options = run_form.find("option")[:3]  # the judge select comes first: "---------", then the judges
+    judge_options = run_form.find("option")[:3]  # the judge select comes first: "Choose a judge", then the judges
     assert {option["value"]: option.get("data-kind") for option in judge_options} == {
         "": None, str(rubric.pk): "rubric", str(nli.pk): "nli"}
 

@@ -345,7 +345,7 @@ def test_an_nli_judge_whose_model_went_missing_after_the_start_fails_the_run_nam
     shutil.rmtree(folder)
     folder.mkdir()
     run = runs.execute_run(run.pk)
-    assert run.status == JudgeRun.Status.FAILED and "nli_model_path" in run.error
+    assert run.status == JudgeRun.Status.FAILED and run.error.startswith("Model directory (on the server) ")
     assert not Judgement.objects.exists()
 
 

@@ -128,12 +128,12 @@ def test_pair_offsets_count_code_points(pairs_project: Project) -> None:
          "p.jsonl: line 1: field 'original_start' -1 is out of range for the original text of 49 characters"),
         ({"perturbed_start": 17, "perturbed_words": ...},
          "p.jsonl: line 1: field 'perturbed_end' 17 must be greater than 'perturbed_start' 17"),
-        ({"perturbed_start": 11.0}, "p.jsonl: line 1: field 'perturbed_start' must be a whole number, got 11.0"),
-        ({"original_end": "17"}, "p.jsonl: line 1: field 'original_end' must be a whole number, got '17'"),
-        ({"label": 2}, "p.jsonl: line 1: field 'label' must be \"H\", \"N\" or \"?\" (or null), got 2"),
-        ({"label": "h"}, "p.jsonl: line 1: field 'label' must be \"H\", \"N\" or \"?\" (or null), got 'h'"),
-        ({"item_id": ""}, "p.jsonl: line 1: field 'item_id' must be a non-empty string or a whole number, got ''"),
-        ({"metadata": [1]}, "p.jsonl: line 1: field 'metadata' must be an object, got [1]"),
+        ({"perturbed_start": 11.0}, "p.jsonl: line 1: field 'perturbed_start' must be a whole number, found the number 11.0"),
+        ({"original_end": "17"}, "p.jsonl: line 1: field 'original_end' must be a whole number, found the string '17'"),
+        ({"label": 2}, "p.jsonl: line 1: field 'label' must be \"H\", \"N\" or \"?\" (or null), found the number 2"),
+        ({"label": "h"}, "p.jsonl: line 1: field 'label' must be \"H\", \"N\" or \"?\" (or null), found the string 'h'"),
+        ({"item_id": ""}, "p.jsonl: line 1: field 'item_id' must be a non-empty string or a whole number, found an empty string"),
+        ({"metadata": [1]}, "p.jsonl: line 1: field 'metadata' must be an object, found a list of 1 item"),
         ({"original": None}, "p.jsonl: line 1: field 'original_start' must be null when 'original' is null"),
         ({"extra": 1},
          "p.jsonl: line 1: unknown field 'extra'; a pairs line has only group, item_id, label, metadata, original, "
@@ -225,11 +225,11 @@ def test_hades_span_is_the_code_points_of_the_marked_words_and_rows_of_one_text_
          "h.jsonl: line 1: field 'replaced' has a === marker standing apart from a word; a marker is written "
          "against the word it marks (===word===), so that replaced_ids count the same words with or without it"),
         ({"replaced": "a ===b===", "replaced_ids": [1], "hallucination": 1},
-         "h.jsonl: line 1: field 'replaced_ids' must be [first, last], two whole numbers, got [1]"),
+         "h.jsonl: line 1: field 'replaced_ids' must be [first, last], two whole numbers, found a list of 1 item"),
         ({"replaced": "a ===b===", "replaced_ids": [1, 1], "hallucination": 2},
-         "h.jsonl: line 1: field 'hallucination' must be 1, 0 or -1, got 2"),
+         "h.jsonl: line 1: field 'hallucination' must be 1, 0 or -1, found the number 2"),
         ({"replaced": "a ===b===", "replaced_ids": [1, 1], "hallucination": True},
-         "h.jsonl: line 1: field 'hallucination' must be 1, 0 or -1, got True"),
+         "h.jsonl: line 1: field 'hallucination' must be 1, 0 or -1, found true"),
         ({"replaced": "a ===b===", "hallucination": 1}, "h.jsonl: line 1: missing field 'replaced_ids'"),
     ],
 )
@@ -251,8 +251,8 @@ def test_malformed_line_and_non_utf8_file_are_named_with_every_other_error(pairs
     ]
     assert refused(pairs_project, files, "hades") == [
         "one.jsonl: line 2: not valid JSON: Expecting value at column 1",
-        "one.jsonl: line 3: expected a JSON object, got list",
-        "one.jsonl: line 4: field 'hallucination' must be 1, 0 or -1, got 5",
+        "one.jsonl: line 3: expected a JSON object, found a list of 2 items",
+        "one.jsonl: line 4: field 'hallucination' must be 1, 0 or -1, found the number 5",
         "two.jsonl: not UTF-8 text (invalid continuation byte at byte 0); save it as UTF-8 JSONL",
         "three.jsonl: no rows (the file is empty or holds only blank lines)",
     ]
@@ -287,7 +287,7 @@ def test_pairs_are_never_imported_into_a_span_project_nor_under_a_bad_slug(proje
 
 def test_a_failed_import_into_a_new_slug_creates_no_project(db: None) -> None:
     assert refused("new-one", [("p.jsonl", jsonl(pair_line(label="X")))], "pairs") == [
-        "p.jsonl: line 1: field 'label' must be \"H\", \"N\" or \"?\" (or null), got 'X'"
+        "p.jsonl: line 1: field 'label' must be \"H\", \"N\" or \"?\" (or null), found the string 'X'"
     ]
     assert not Project.objects.filter(slug="new-one").exists()
 
@@ -324,7 +324,7 @@ def test_import_pairs_command_names_every_problem_and_imports_nothing(tmp_path: 
     assert snapshot() == before
     assert str(caught.value) == (
         f"nothing was imported: 2 errors:\n{path}: line 1: field 'perturbed_end' 99 is out of range for the perturbed "
-        f"text of 48 characters\n{path}: line 2: field 'label' must be \"H\", \"N\" or \"?\" (or null), got 2"
+        f"text of 48 characters\n{path}: line 2: field 'label' must be \"H\", \"N\" or \"?\" (or null), found the number 2"
     )
     with pytest.raises(CommandError, match="no such file"):
         call_command("import_pairs", str(tmp_path / "missing.jsonl"), "--project", "cmd")

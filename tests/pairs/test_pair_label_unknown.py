@@ -47,8 +47,8 @@ def test_hades_takes_no_question_mark_and_the_pair_format_no_other_label(pairs_p
     row = {"replaced": "the bridge carries a ===railway=== .", "replaced_ids": [4, 4], "hallucination": "?"}
     with pytest.raises(PairImportFailed) as caught:
         import_pairs(pairs_project, [("h.jsonl", jsonl(row))], "hades")
-    assert caught.value.messages == ["h.jsonl: line 1: field 'hallucination' must be 1, 0 or -1, got '?'"]
+    assert caught.value.messages == ["h.jsonl: line 1: field 'hallucination' must be 1, 0 or -1, found the string '?'"]
     with pytest.raises(PairImportFailed) as caught:
         import_pairs(pairs_project, [("p.jsonl", jsonl(pair_line(label="unknown")))], "pairs")
-    assert caught.value.messages == ['p.jsonl: line 1: field \'label\' must be "H", "N" or "?" (or null), got \'unknown\'']
+    assert caught.value.messages == ['p.jsonl: line 1: field \'label\' must be "H", "N" or "?" (or null), found the string \'unknown\'']
     assert not PairItem.objects.exists()

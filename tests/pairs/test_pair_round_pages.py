@@ -129,11 +129,11 @@ def test_bad_wizard_fields_are_named_and_nothing_starts(pairs_project: Project, 
     make_pair_items(pairs_project, 3, round_number=None)
     html = login(admin_user).get(WIZARD, {**OPEN, "size": "0", "low": "0.8", "high": "0.2", "seed": "x"},
                                  **HTMX).content.decode()
-    assert "size: 0 is below 1" in html and "high: 0.2 is below low (0.8)" in html
-    assert "seed: &#x27;x&#x27; is not a whole number" in html
+    assert "Items to draw: 0 is below 1" in html and "Highest P(H) kept: 0.2 is below the lowest P(H) kept (0.8)" in html
+    assert "Seed: &#x27;x&#x27; is not a whole number" in html
     assert 'data-role="funnel"' not in html
     response = login(admin_user).post(WIZARD, {**OPEN, "drop_fraction": "2"})
-    assert response.status_code == 400 and "drop_fraction: 2 is outside 0..1" in response.content.decode()
+    assert response.status_code == 400 and "Share of date/name swaps dropped: 2 is not between 0 and 1" in response.content.decode()
     assert not Job.objects.exists() and PairRound.objects.count() == 1
 
 
@@ -241,8 +241,8 @@ def test_a_detector_round_shows_its_metrics_and_the_balance_reached(detector_pro
     assert text_of(html, r'data-metric="n"><th>[^<]+</th>\s*<td>([^<]+)<') == "8"
     assert text_of(html, r'data-metric="accuracy"><th>[^<]+</th>\s*<td>([^<]+)<') == "1.000"
     assert text_of(html, r'data-metric="brier"><th>[^<]+</th>\s*<td>([^<]+)<') == f"{report['metrics']['brier']:.3f}"
-    assert text_of(html, r'data-figure="reached">(.*?)</dd>') == f"{100 * h / 8:.1f}% H ({h} H, {8 - h} N)"
+    assert text_of(html, r'data-figure="reached">(.*?)</dd>') == f"{100 * h / 8:.2f}% H ({h} H, {8 - h} N)"
     promised = pair_round.promised_h_share
     if promised is not None:
-        assert text_of(html, r'data-figure="promised">(.*?)</dd>') == f"{100 * promised:.1f}% H"
+        assert text_of(html, r'data-figure="promised">(.*?)</dd>') == f"{100 * promised:.2f}% H"
     assert 'data-role="ratio"' in html and funnel(html)["pool"] == 30

@@ -91,7 +91,7 @@ def test_each_flag_explains_itself_with_its_figures() -> None:
     assert [flag.explanation for flag in found] == [
         "answered H on every one of 10 judgements",
         "mean time per item 2.5 s over 10 timed judgements, under the limit of 10.0 s",
-        "10 of 10 votes (100.0%) differ from the other judges' majority on items where they have one; the limit is 30%",
+        "10 of 10 votes (100.00%) differ from the other judges' majority on items where they have one; the limit is 30%",
     ]
 
 

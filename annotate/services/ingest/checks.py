@@ -21,7 +21,7 @@ MAX_MESSAGES = 100  # an import that reports all its problems at once lists at m
 
 
 class ImportProblems(ImportFailed):
-    """Every problem an import found at once (at most MAX_MESSAGES listed, ``total`` counted); nothing was written."""
+    """Every problem an import described at once (at most MAX_MESSAGES listed, ``total`` counted); nothing was written."""
 
     def __init__(self, messages: list[str], total: int | None = None) -> None:
         self.messages = list(messages[:MAX_MESSAGES])
@@ -71,6 +71,25 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def described(value: Any) -> str:
+    """A JSON value described in words, for "must be ..., found ..." messages: "null", "true", "the number 11.0",
+    "the string 'h'", "a list of 2 items", "an object". Python's own names (NoneType, dict) mean nothing to
+    whoever wrote the file."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {_shown(value)}" if value else "an empty string"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'' if len(value) == 1 else 's'}" if value else "an empty list"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a value of type {type(value).__name__}"
+
+
 def _where(file: str, index: int, sample_id: Any = None) -> str:
     label = f"sample {_shown(sample_id)} (#{index})" if sample_id is not None else f"sample #{index}"
     return f"{file}: {label}"
@@ -78,7 +97,7 @@ def _where(file: str, index: int, sample_id: Any = None) -> str:
 
 def _text(value: Any, where: str, name: str) -> str:
     if not isinstance(value, str):
-        raise ImportFailed(f"{where}: field '{name}' must be a string, got {type(value).__name__}")
+        raise ImportFailed(f"{where}: field '{name}' must be a string, found {described(value)}")
     if len(value) > MAX_TEXT_CHARS:
         raise ImportFailed(f"{where}: field '{name}' has {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
     return value
@@ -86,7 +105,7 @@ def _text(value: Any, where: str, name: str) -> str:
 
 def _offset(value: Any, where: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ImportFailed(f"{where}: field '{name}' must be a whole number, got {_shown(value)}")
+        raise ImportFailed(f"{where}: field '{name}' must be a whole number, found {described(value)}")
     return value
 
 

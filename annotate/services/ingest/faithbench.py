@@ -16,6 +16,7 @@ from annotate.services.ingest.checks import (
     _shown,
     _text,
     _where,
+    described,
     max_length,
     username_limit,
 )
@@ -43,7 +44,7 @@ def _parse_annotation(raw: Any, sample: ParsedSample, taxonomy: dict[str, Any], 
             raise ImportFailed(f"{where}: missing field '{required}'")
     name = raw.get("annotator_name")
     if not isinstance(name, str) or not name.strip():
-        raise ImportFailed(f"{where}: field 'annotator_name' must be a non-empty string, got {_shown(name)}")
+        raise ImportFailed(f"{where}: field 'annotator_name' must be a non-empty string, found {described(name)}")
     _fits(name.strip(), username_limit(), where, "annotator_name")
     annotator_id = raw.get("annotator_id")
     if annotator_id is not None and (isinstance(annotator_id, bool) or not isinstance(annotator_id, (str, int))):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from annotate.models import Batch, Passage, Sample
-from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _shown, _text, max_length
+from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _shown, _text, described, max_length
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
 from annotate.storable import find_nul, json_error
 
@@ -71,7 +71,7 @@ def _read_line(
         problems.append(f"{where}: {json_error(error, with_line=False)}")
         return None
     if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a JSON object, got {type(raw).__name__}")
+        problems.append(f"{where}: expected a JSON object, found {described(raw)}")
         return None
     if (nul := find_nul(raw)) is not None:  # refused on every database: PostgreSQL cannot store it
         problems.append(f"{where}: {nul.describe()}")
@@ -93,7 +93,7 @@ def _read_line(
     generator = checked(lambda: _generator(raw["generator"], where)) if "generator" in raw else None
     metadata = raw.get("metadata") or {}
     if not isinstance(metadata, dict):
-        problems.append(f"{where}: field 'metadata' must be an object, got {type(metadata).__name__}")
+        problems.append(f"{where}: field 'metadata' must be an object, found {described(metadata)}")
     batch = checked(lambda: _batch_name(raw.get("batch"), where))
     external_id = checked(lambda: _fits(str(raw.get("sample_id", line_number)), max_length(Sample, "external_id"),
                                         where, "sample_id"))

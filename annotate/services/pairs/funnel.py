@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 from django.db.models import Max
 
-from annotate.models import PairItem, PairRound, Project
+from annotate.models import PairItem, PairOriginal, PairRound, Project
 from annotate.pairmath.subsampling import SubsamplingRatio, split_spread, subsampling_ratio
 from annotate.services.pairs import detector as detection
 from annotate.services.pairs import pool_scores, preview_cache, vectors
@@ -207,7 +207,7 @@ def _plan_random(project: Project, plan: RoundPlan, size: int) -> RoundPlan:
     plan.funnel.append(_step(POOL, len(pool), "Items not yet drawn into a round. Round 1 has no detector yet: "
                                               "it is drawn from the whole pool at random."))
     if not len(pool):
-        plan.refusal = "The pool is empty: every item is already in a round. Import or perturb texts first."
+        plan.refusal = _empty_pool_refusal(project)
         return plan
     rng = np.random.default_rng(plan.seed)
     drawn = np.sort(rng.choice(pool, size=min(size, len(pool)), replace=False))
@@ -220,6 +220,20 @@ def _plan_random(project: Project, plan: RoundPlan, size: int) -> RoundPlan:
         explanation += f" The pool holds fewer items than the size asked for ({size}): all of them are drawn."
     plan.funnel.append(_step(SELECTED, len(drawn), explanation))
     return plan
+
+
+def _empty_pool_refusal(project: Project) -> str:
+    """Why round 1 has nothing to draw: every item is in a round already, or the project has no item at all yet."""
+    if PairItem.objects.filter(project=project).exists():
+        return "The pool is empty: every item is already in a round. Import or perturb more texts first."
+    originals = PairOriginal.objects.filter(project=project).count()
+    if originals:
+        one = originals == 1
+        return (f"The pool is empty: this project has no items yet, and its {originals} imported text"
+                f"{'' if one else 's'} {'is' if one else 'are'} not perturbed yet. Perturb {'it' if one else 'them'} "
+                "on the project page first, or import ready pairs or HaDes rows.")
+    return ("The pool is empty: this project has no items yet. Import ready pairs, HaDes rows or raw texts to "
+            "perturb on the project page first.")
 
 
 def _unscored_pool_explanation(project: Project, encoder: str) -> str:
@@ -305,7 +319,7 @@ def _plan_with_detector(project: Project, plan: RoundPlan, size: int, *, reuse_s
     dates = int((scored.swap[swaps] == "date").sum())
     plan.funnel.append(_step(DATE_NAME, int(after_swaps.sum()), (
         f"{dates} date swaps and {len(swaps) - dates} name swaps passed so far; {len(dropped)} of them dropped "
-        f"(drop_fraction {drop_fraction:g}, chosen at random with the round's seed)."
+        f"(share of date/name swaps dropped: {drop_fraction:g}, chosen at random with the round's seed)."
     )))
 
     # 6. The subsampling ratio from fresh confusion counts.
@@ -338,8 +352,8 @@ def _plan_with_detector(project: Project, plan: RoundPlan, size: int, *, reuse_s
     )))
     if not kept_count:
         plan.refusal = (
-            "No item is left after the filters and the subsampling: widen the P(H) band, raise paraphrase_max or "
-            "lower drop_fraction."
+            "No item is left after the filters and the subsampling: widen the P(H) band, raise the paraphrase "
+            "threshold or lower the share of date/name swaps dropped."
         )
         return plan
 

@@ -17,7 +17,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
 from annotate import access
-from annotate.models import Job, PairItem, PairRound, Project
+from annotate.models import Job, PairItem, PairOriginal, PairRound, Project
+from annotate.percent import share_text
 from annotate.services.pairs import agreement, rounds, vectors
 from annotate.services.pairs.overview import sees_figures
 
@@ -59,6 +60,28 @@ FILTERS = {
 ITEMS_PER_PAGE = 100
 # The filters of a round drawn by the detector; round 1 is drawn at random and takes none of them.
 FILTER_FIELDS = ("low", "high", "paraphrase_max", "drop_fraction")
+
+
+@dataclass(frozen=True)
+class WizardField:
+    """One field of the wizard: its label, as the page shows it and as its messages name it, and its bounds."""
+
+    label: str
+    low: str
+    high: str | None = None
+    fraction: bool = True  # any decimal (step="any"); False: whole numbers
+    help: str = ""
+
+
+WIZARD_FIELDS = {
+    "size": WizardField("Items to draw", "1", fraction=False),
+    "low": WizardField("Lowest P(H) kept", "0", "1"),
+    "high": WizardField("Highest P(H) kept", "0", "1"),
+    "paraphrase_max": WizardField("Paraphrase threshold", "-1", "1",
+                                  help="an item whose span similarity is above it is dropped as a paraphrase"),
+    "drop_fraction": WizardField("Share of date/name swaps dropped", "0", "1"),
+    "seed": WizardField("Seed", "0", fraction=False, help="blank: a new one"),
+}
 # Sent with the span-vector section's answer once no vector job runs: the wizard's form previews again.
 VECTORS_FINISHED_EVENT = "span-vectors-finished"
 
@@ -80,7 +103,8 @@ def _number(form: RoundForm, name: str, kind: type, low: float, high: float | No
         form.errors[name] = f"{raw!r} is not {'a whole number' if kind is int else 'a number'}"
         return
     if value < low or (high is not None and value > high):
-        form.errors[name] = f"{raw} is outside {low:g}..{high:g}" if high is not None else f"{raw} is below {low:g}"
+        form.errors[name] = (f"{raw} is not between {low:g} and {high:g}" if high is not None
+                             else f"{raw} is below {low:g}")
         return
     form.parameters[name] = value
 
@@ -99,13 +123,30 @@ def read_round_form(data: QueryDict, *, fresh_seed: bool = False, random_draw: b
         _number(form, name, float, 0, 1)
     _number(form, "paraphrase_max", float, -1, 1)  # a cosine similarity
     if "low" in form.parameters and "high" in form.parameters and form.parameters["low"] > form.parameters["high"]:
-        form.errors["high"] = f"{form.values['high']} is below low ({form.values['low']})"
+        form.errors["high"] = f"{form.values['high']} is below the lowest P(H) kept ({form.values['low']})"
         del form.parameters["high"]
     if form.values["seed"].strip():
         _number(form, "seed", int, 0, 2**63 - 1)
     else:
         form.parameters["seed"] = None
     return form
+
+
+def wizard_fields(form: RoundForm, *, round_one: bool) -> list[dict[str, Any]]:
+    """The fields the wizard shows (round 1: no filter), each with its value as typed and its problem, if any."""
+    return [
+        {"name": name, "spec": spec, "value": form.values[name], "error": form.errors.get(name, "")}
+        for name, spec in WIZARD_FIELDS.items()
+        if not (round_one and name in FILTER_FIELDS)
+    ]
+
+
+def _empty_project(project: Project, plan: Any) -> dict[str, int] | None:
+    """When a refused plan comes from a project without any item yet: how many imported texts wait to be perturbed
+    (the wizard then links to the import and the perturbation, not to rounds)."""
+    if plan is None or plan.refusal is None or PairItem.objects.filter(project=project).exists():
+        return None
+    return {"originals": PairOriginal.objects.filter(project=project).count()}
 
 
 def _pairs_project(request: HttpRequest, slug: str, *, admin: bool) -> tuple[Project, str]:
@@ -169,6 +210,10 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
         "refusal": refusal,
         **_vector_context(project, stale),
         "round_one": number == 1,
+        "fields": wizard_fields(form, round_one=number == 1),
+        # An htmx preview also replaces each field's message beside it (out of band): the form is not swapped.
+        "oob_errors": bool(request.htmx),
+        "empty_project": _empty_project(project, plan),
         "unfinished": rounds.unfinished_open_round(project),
         "busy_job": rounds.active_round_job(project),
         "busy": rounds.round_job_busy(project),
@@ -328,9 +373,9 @@ def balance_words(report: dict[str, Any]) -> dict[str, str]:
     promised = balance.get("promised_h_share")
     h, n, share = balance.get("h", 0), balance.get("n", 0), balance.get("h_share")
     return {
-        "promised": f"{100 * promised:.1f}% H" if promised is not None
+        "promised": f"{share_text(promised)} H" if promised is not None
         else f"— ({undefined['promised_h_share']})",
-        "reached": f"{100 * share:.1f}% H ({h} H, {n} N)" if share is not None
+        "reached": f"{share_text(share)} H ({h} H, {n} N)" if share is not None
         else f"— ({undefined['h_share']})",
         "note": "The promise holds in expectation, if the detector errs on the pool as it did on the counts "
                 "behind R." if promised is not None else "",

@@ -15,6 +15,7 @@ from judging import prompts
 from judging.clients import Endpoint
 from judging.clients.nli import ModelSettingError, check_nli_checkpoint
 from judging.judges.rubric import build_request
+from judging.labels import setting_label
 from judging.models import Judge, JudgeRun, PromptVersion, SyntheticSet
 from judging.services.judges import JudgeSettingsError, current_prompt
 from judging.services.runs.targets import _any_cache_miss, target_queryset
@@ -114,8 +115,9 @@ def missing_key_variable(judge: Judge) -> str:
     name = judge.api_key_env
     if not name or os.environ.get(name):
         return ""
-    return (f"the environment variable {name} (api_key_env of judge {judge.name!r}) is not set: set it to the API "
-            "key in the environment of the web server and of the Celery worker, or change api_key_env.")
+    return (f"the environment variable {name} (the {setting_label('api_key_env')} of judge {judge.name!r}) is not "
+            "set: set it to the API key in the environment of the web server and of the Celery worker, or change the "
+            "judge's variable.")
 
 
 # An endpoint check that fails naming one of these settings stops a run before it starts; other failures

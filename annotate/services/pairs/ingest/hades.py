@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotate.models import PerturbedText
-from annotate.services.ingest.checks import MAX_TEXT_CHARS, ImportFailed, _shown
+from annotate.services.ingest.checks import MAX_TEXT_CHARS, ImportFailed, _shown, described
 from annotate.services.pairs.ingest.lines import Line, Problems, check_fields
 from annotate.services.pairs.ingest.parsed import ParsedImport, ParsedItem, ParsedText
 
@@ -60,7 +60,7 @@ def _replaced_ids(value: Any, words: list[str], first: int, last: int, where: st
         or len(value) != 2
         or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
     ):
-        raise ImportFailed(f"{where}: field 'replaced_ids' must be [first, last], two whole numbers, got {_shown(value)}")
+        raise ImportFailed(f"{where}: field 'replaced_ids' must be [first, last], two whole numbers, found {described(value)}")
     if value != [first, last]:
         marked = " ".join(words[first : last + 1])
         raise ImportFailed(
@@ -71,7 +71,7 @@ def _replaced_ids(value: Any, words: list[str], first: int, last: int, where: st
 
 def _label(value: Any, where: str) -> str:
     if isinstance(value, bool) or not isinstance(value, int) or value not in HADES_LABELS:
-        raise ImportFailed(f"{where}: field 'hallucination' must be 1, 0 or -1, got {_shown(value)}")
+        raise ImportFailed(f"{where}: field 'hallucination' must be 1, 0 or -1, found {described(value)}")
     return HADES_LABELS[value]
 
 
@@ -81,7 +81,7 @@ def _read_row(line: Line) -> tuple[ParsedItem, str]:
     check_fields(line, frozenset(row), HADES_REQUIRED, "hades")
     replaced = row["replaced"]
     if not isinstance(replaced, str):
-        raise ImportFailed(f"{where}: field 'replaced' must be a string, got {type(replaced).__name__}")
+        raise ImportFailed(f"{where}: field 'replaced' must be a string, found {described(replaced)}")
     if len(replaced) > MAX_TEXT_CHARS:
         raise ImportFailed(f"{where}: field 'replaced' has {len(replaced)} characters; the limit is {MAX_TEXT_CHARS}")
     words, first, last = unmark(replaced, where)

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _offset, _shown, _text
+from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _offset, _shown, _text, described
 from annotate.storable import find_nul, json_error
 
 LABELS = ("H", "N", "?")
@@ -95,7 +95,7 @@ def read_lines(file: str, content: bytes | str, problems: Problems, file_index: 
             bad = True
             continue
         if not isinstance(row, dict):
-            problems.add(f"{where}: expected a JSON object, got {type(row).__name__}", (file_index, number))
+            problems.add(f"{where}: expected a JSON object, found {described(row)}", (file_index, number))
             bad = True
             continue
         if (found := find_nul(row)) is not None:  # refused on every database: PostgreSQL cannot store it
@@ -126,7 +126,7 @@ def check_fields(
 def identifier(value: Any, where: str, name: str, limit: int) -> str:
     """An id given as a non-empty string or a whole number, as a string that fits its column."""
     if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value).strip() == "":
-        raise ImportFailed(f"{where}: field '{name}' must be a non-empty string or a whole number, got {_shown(value)}")
+        raise ImportFailed(f"{where}: field '{name}' must be a non-empty string or a whole number, found {described(value)}")
     return _fits(str(value), limit, where, name)
 
 
@@ -174,4 +174,4 @@ def pair_label(value: Any, where: str) -> str:
         return ""
     if isinstance(value, str) and value in LABELS:
         return value
-    raise ImportFailed(f'{where}: field \'label\' must be "H", "N" or "?" (or null), got {_shown(value)}')
+    raise ImportFailed(f'{where}: field \'label\' must be "H", "N" or "?" (or null), found {described(value)}')

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotate.models import PairItem, PairOriginal, PerturbedText
-from annotate.services.ingest.checks import ImportFailed, _shown, max_length
+from annotate.services.ingest.checks import ImportFailed, described, max_length
 from annotate.services.pairs.ingest.lines import (
     Line,
     Problems,
@@ -70,7 +70,7 @@ def _read_item(line: Line) -> tuple[ParsedItem, str | None, str, str, str]:
     group = _optional_id(row, "group", where, max_length(PerturbedText, "group"))
     metadata = row.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
-        raise ImportFailed(f"{where}: field 'metadata' must be an object, got {_shown(metadata)}")
+        raise ImportFailed(f"{where}: field 'metadata' must be an object, found {described(metadata)}")
     item.metadata = metadata or {}
     item.label = pair_label(row.get("label"), where)
     return item, original, perturbed, original_id, group
