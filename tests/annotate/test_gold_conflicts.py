@@ -7,18 +7,16 @@ The PostgreSQL test races two curators for real; run it with scripts/with-postgr
 from __future__ import annotations
 
 import re
-import threading
-import time
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connections
 from django.utils import timezone
 
 from annotate.models import Batch, GoldLabel, Membership, Project, Sample, SpanAnnotation
 from annotate.services import rounds, spans
 from tests.conftest import login, make_user, needs_postgres
+from tests.races import race, slowed
 
 
 def curator(project: Project, name: str = "cora") -> Any:
@@ -154,38 +152,16 @@ def test_two_curators_saving_the_first_gold_label_at_once_keep_one(batch: Batch,
     sample, unwanted, benign = two_opinions(batch, alice, bob)
     cora = curator(batch.project)
     # Between the check of the gold label and its write: without the sample's lock both curators would pass.
-    slow = rounds.label_categories
+    slowed(monkeypatch, rounds, "label_categories")
 
-    def label_categories_slowly(taxonomy: Any) -> Any:
-        time.sleep(0.3)
-        return slow(taxonomy)
+    def adjudicate(user_id: int, span_id: int) -> str:
+        user = get_user_model().objects.get(pk=user_id)
+        gold = rounds.adjudicate_sample(Sample.objects.get(pk=sample.pk), user, span_ids=[span_id],
+                                        seen=rounds.NO_GOLD)
+        return gold.category
 
-    monkeypatch.setattr(rounds, "label_categories", label_categories_slowly)
-    start_line = threading.Barrier(2)
-    saved: list[str] = []
-    refused: list[str] = []
-    errors: list[str] = []
-
-    def adjudicate(user_id: int, span_id: int) -> None:
-        try:
-            user = get_user_model().objects.get(pk=user_id)
-            start_line.wait(timeout=30)
-            gold = rounds.adjudicate_sample(Sample.objects.get(pk=sample.pk), user, span_ids=[span_id],
-                                            seen=rounds.NO_GOLD)
-            saved.append(gold.category)
-        except rounds.GoldConflict as conflict:
-            refused.append(str(conflict))
-        except Exception as error:  # noqa: BLE001  (reported by the test)
-            errors.append(f"{type(error).__name__}: {error}")
-        finally:
-            connections.close_all()
-
-    curators = [threading.Thread(target=adjudicate, args=(user.pk, span.pk))
-                for user, span in [(admin_user, unwanted), (cora, benign)]]
-    for thread in curators:
-        thread.start()
-    for thread in curators:
-        thread.join(60)
-    assert not errors, "\n".join(errors)
+    outcome = race([lambda user=user, span=span: adjudicate(user.pk, span.pk)
+                    for user, span in [(admin_user, unwanted), (cora, benign)]], rounds.GoldConflict)
+    saved, refused = outcome.done, outcome.refused
     assert len(saved) == 1 and len(refused) == 1 and "(you saw no gold label)" in refused[0]
     assert GoldLabel.objects.get(sample=sample).category == saved[0]

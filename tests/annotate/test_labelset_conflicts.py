@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import copy
 import re
-import threading
-import time
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connections
 from django.utils import timezone
 
 from annotate.models import LabelSetVersion, Membership, Project
 from annotate.services import labelsets
 from annotate.taxonomy import DEFAULT_TAXONOMY
 from tests.conftest import login, make_user, needs_postgres
+from tests.races import race, slowed
 
 URL = "/projects/demo/labels/"
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -155,38 +153,15 @@ def test_two_admins_saving_from_the_same_version_at_once_keep_one_save(project: 
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     bea = second_admin(project)
     # Between reading the current version and writing the next: without the project's lock both would pass.
-    slow = labelsets.labels_in_use
+    slowed(monkeypatch, labelsets, "labels_in_use")
 
-    def labels_in_use_slowly(locked: Project) -> Any:
-        time.sleep(0.3)
-        return slow(locked)
+    def save(user_id: int, guidelines: str) -> int:
+        user = get_user_model().objects.get(pk=user_id)
+        return labelsets.save_label_set(Project.objects.get(pk=project.pk), default_labels(),
+                                        guidelines=guidelines, author=user, base_version=1).number
 
-    monkeypatch.setattr(labelsets, "labels_in_use", labels_in_use_slowly)
-    start_line = threading.Barrier(2)
-    saved: list[int] = []
-    refused: list[str] = []
-    errors: list[str] = []
-
-    def save(user_id: int, guidelines: str) -> None:
-        try:
-            user = get_user_model().objects.get(pk=user_id)
-            start_line.wait(timeout=30)
-            version = labelsets.save_label_set(Project.objects.get(pk=project.pk), default_labels(),
-                                               guidelines=guidelines, author=user, base_version=1)
-            saved.append(version.number)
-        except labelsets.LabelSetConflict as conflict:
-            refused.append(str(conflict))
-        except Exception as error:  # noqa: BLE001  (reported by the test)
-            errors.append(f"{type(error).__name__}: {error}")
-        finally:
-            connections.close_all()
-
-    admins = [threading.Thread(target=save, args=(user.pk, text))
-              for user, text in [(admin_user, "Adam's."), (bea, "Bea's.")]]
-    for thread in admins:
-        thread.start()
-    for thread in admins:
-        thread.join(60)
-    assert not errors, "\n".join(errors)
+    outcome = race([lambda user=user, text=text: save(user.pk, text)
+                    for user, text in [(admin_user, "Adam's."), (bea, "Bea's.")]], labelsets.LabelSetConflict)
+    saved, refused = outcome.done, outcome.refused
     assert saved == [2] and len(refused) == 1 and "while you edited (from version 1)" in refused[0]
     assert sorted(LabelSetVersion.objects.filter(project=project).values_list("number", flat=True)) == [1, 2]

@@ -7,20 +7,18 @@ The PostgreSQL test races two starts for real; run it with scripts/with-postgres
 from __future__ import annotations
 
 import re
-import threading
-import time
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
-from django.db import connections
 
 from annotate.models import Job, Membership, PairRound, Project
 from annotate.services.pairs import rounds
 from tests.conftest import login, make_user, needs_postgres
 from tests.pairs.conftest import make_pair_items
 from tests.pairs.page_helpers import OPEN, WIZARD, text_of
+from tests.races import race, slowed
 
 # Round 2 of the detector project through a band that keeps every item.
 ROUND_TWO = {"size": 4, "low": 0.0, "high": 1.0, "paraphrase_max": 1.0, "drop_fraction": 0.0}
@@ -137,37 +135,16 @@ def test_two_admins_starting_at_the_same_moment_get_one_job(pairs_project: Proje
     bea = second_admin(pairs_project)
     monkeypatch.setattr("annotate.tasks.create_pair_round.delay", lambda job_id: None)  # no worker here
     # Between the check for a running job and the new job's row: without the project's lock both would pass.
-    slow = rounds.next_round_number
+    slowed(monkeypatch, rounds, "next_round_number")
 
-    def next_round_number_slowly(project: Project) -> int:
-        time.sleep(0.3)
-        return slow(project)
+    def start(user_id: int, seed: int) -> int:
+        user = get_user_model().objects.get(pk=user_id)
+        return rounds.start_round_job(Project.objects.get(pk=pairs_project.pk), user, number=1, size=3,
+                                      seed=seed).pk
 
-    monkeypatch.setattr(rounds, "next_round_number", next_round_number_slowly)
-    start_line = threading.Barrier(2)
-    started: list[int] = []
-    refused: list[str] = []
-    errors: list[str] = []
-
-    def start(user_id: int, seed: int) -> None:
-        try:
-            user = get_user_model().objects.get(pk=user_id)
-            start_line.wait(timeout=30)
-            job = rounds.start_round_job(Project.objects.get(pk=pairs_project.pk), user, number=1, size=3, seed=seed)
-            started.append(job.pk)
-        except rounds.RoundRefused as refusal:
-            refused.append(str(refusal))
-        except Exception as error:  # noqa: BLE001  (reported by the test)
-            errors.append(f"{type(error).__name__}: {error}")
-        finally:
-            connections.close_all()
-
-    admins = [threading.Thread(target=start, args=(user.pk, seed)) for seed, user in enumerate([admin_user, bea])]
-    for thread in admins:
-        thread.start()
-    for thread in admins:
-        thread.join(60)
-    assert not errors, "\n".join(errors)
+    outcome = race([lambda user=user, seed=seed: start(user.pk, seed) for seed, user in enumerate([admin_user, bea])],
+                   rounds.RoundRefused)
+    started, refused = outcome.done, outcome.refused
     assert len(started) == 1 and len(refused) == 1
     assert refused[0].startswith(f"Round 1 is being created (job {started[0]}, started by ")
     assert Job.objects.filter(project=pairs_project, kind=Job.Kind.PAIR_ROUND).count() == 1
