@@ -14,14 +14,16 @@ from tests.judging.audit_helpers import read_html
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache", "quick_passwords")]
 
-DETECTORS = ["hhem-2.1", "gpt_4o"]
+# In the order both databases keep: PostgreSQL's jsonb orders keys by length, then bytes (SQLite keeps the
+# order written), and detectors are listed in their first-seen key order.
+DETECTORS = ["gpt_4o", "hhem-2.1"]
 
 
 def with_detectors(batch: Batch, *, from_position: int = 0) -> None:
     """FaithBench-like detector outputs in the metadata of the batch's samples from ``from_position`` on."""
     for sample in batch.samples.filter(position__gte=from_position).order_by("position"):
-        sample.metadata = {"summarizer": sample.generator, "hhem-2.1": 0.2 + 0.3 * sample.position,
-                           "gpt_4o": sample.position % 2}
+        sample.metadata = {"summarizer": sample.generator, "gpt_4o": sample.position % 2,
+                           "hhem-2.1": 0.2 + 0.3 * sample.position}
         sample.save()
 
 
@@ -35,13 +37,13 @@ def test_with_nothing_submitted_the_table_says_the_verdicts_are_missing(batch: B
     with_detectors(batch)
     page = results_page(admin_user)
     selection = page.one("p", data_role="selection-summary").text
-    assert "detectors: hhem-2.1, gpt_4o" in selection
+    assert "detectors: gpt_4o, hhem-2.1" in selection
     table = page.one("table", data_role="detectors")
     assert "No detector outputs" not in table.text
     note = page.one("p", data_role="unscored-detectors")
     assert note.attrs["data-detectors"].split(",") == DETECTORS
     text = " ".join(note.text.split())
-    assert "outputs of hhem-2.1, gpt_4o" in text and "no sample has a submitted verdict in round 1" in text
+    assert "outputs of gpt_4o, hhem-2.1" in text and "no sample has a submitted verdict in round 1" in text
 
 
 def test_a_submitted_batch_gets_the_detectors_scored(batch: Batch, admin_user: Any) -> None:
@@ -66,7 +68,7 @@ def test_detectors_only_on_unjudged_samples_are_named_as_such(project: Any, batc
     page = results_page(admin_user)
     assert "No detector outputs" not in page.one("table", data_role="detectors").text
     text = " ".join(page.one("p", data_role="unscored-detectors").text.split())
-    assert text.startswith("None of the 3 samples with a submitted verdict in round 1 has outputs of hhem-2.1, gpt_4o")
+    assert text.startswith("None of the 3 samples with a submitted verdict in round 1 has outputs of gpt_4o, hhem-2.1")
 
 
 def test_a_project_without_detectors_still_says_so(batch: Batch, admin_user: Any) -> None:
