@@ -287,8 +287,41 @@ def test_a_blocked_judge_is_told_why_nothing_is_served(
 
     end = page.locator('[data-role="no-more-items"]')
     expect(end).to_be_visible()
-    expect(end.locator('[data-role="end-reason"]')).to_contain_text("you are blocked from judging")
+    expect(end.locator('[data-role="end-title"]')).to_have_text("You are blocked in this project")
+    expect(end.locator('[data-role="end-reason"]')).to_contain_text("You are blocked from judging")
+    expect(page.locator('[data-role="progress"]')).to_be_hidden()
     assert not PairJudgement.objects.exists()
+
+
+def test_a_judge_blocked_with_an_item_on_screen_is_told_so_before_and_after_a_reload(
+    page: Page, live_server: Any, log_in: Any, alice: Any, admin_user: Any, text_items: list[PairItem]
+) -> None:
+    project = text_items[0].project
+    log_in(page, alice)
+    open_labeling(page, live_server, project)
+    shown_item(page, text_items[0])
+    BlockedJudge.objects.create(project=project, judge=alice, blocked_by=admin_user)
+    page.keyboard.press("h")
+
+    for reloaded in (False, True):
+        if reloaded:
+            open_labeling(page, live_server, project)
+        end = page.locator('[data-role="no-more-items"]')
+        expect(end.locator('[data-role="end-title"]')).to_have_text("You are blocked in this project")
+        expect(end.locator('[data-role="end-reason"]')).to_contain_text(f'in the project "{project.name}"')
+        expect(page.locator('[data-role="progress"]')).to_be_hidden()
+        expect(page.locator('[data-role="item"]')).to_be_hidden()
+    assert not PairJudgement.objects.exclude(label="").exists()
+
+
+def test_an_empty_project_says_there_is_nothing_to_label_yet(
+    page: Page, live_server: Any, log_in: Any, admin_user: Any, pairs_project: Project
+) -> None:
+    log_in(page, admin_user)
+    open_labeling(page, live_server, pairs_project)
+    end = page.locator('[data-role="no-more-items"]')
+    expect(end.locator('[data-role="end-title"]')).to_have_text("Nothing to label yet")
+    expect(end.locator('[data-role="import-link"]')).to_have_attribute("href", f"/projects/{pairs_project.slug}/#import")
 
 
 def test_texts_with_markup_are_shown_as_text(

@@ -77,8 +77,12 @@ def test_a_wizard_opened_before_the_round_was_created_is_refused(pairs_project: 
 
     response = login(bea).post(WIZARD, {**OPEN, "size": "3", "number": "1"})
     assert response.status_code == 400
-    assert text_of(response.content.decode(), r'data-role="refusal"><p>(.*?)</p>') == (
-        f"Round 1 was created meanwhile by job {first.pk}; open the wizard again.")
+    refused = response.content.decode()
+    # Worded for the page it is on: the wizard shown again already plans round 2.
+    assert text_of(refused, r'data-role="refusal"><p>(.*?)</p>') == (
+        f"Round 1 was created meanwhile (job {first.pk}, by adam). "
+        "This wizard now plans round 2: check the preview, then create it.")
+    assert text_of(refused, r'name="number" value="(\d+)"') == "2"
     assert Job.objects.filter(kind=Job.Kind.PAIR_ROUND).count() == 1
     assert list(PairRound.objects.values_list("number", "status")) == [(1, PairRound.Status.OPEN)]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from annotate import access
@@ -39,8 +39,7 @@ def queue_refusal(error: queue.PairQueueError) -> Response:
         raise field_error(getattr(error, "field", None), error.message)
     if error.status == 404:
         raise NotFound(error.message)
-    if error.status == 403:
-        raise PermissionDenied(error.message)
+    # 403s and 409s carry their code: a page tells a block ("blocked") from a role that does not judge.
     return Response({"detail": error.message, "code": error.code}, status=error.status)
 
 

@@ -268,6 +268,16 @@ NOT_A_PAIRS_PROJECT = OpenApiResponse(
     "anyone else gets 404).",
 )
 NO_PROJECT = OpenApiResponse(ErrorSerializer, description="No such pairs project among yours.")
+class PairRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Why you may not judge here, for a person to read; nothing was changed.")
+    code = serializers.ChoiceField(
+        choices=["not_a_judge", "blocked"], required=False,
+        help_text="not_a_judge: your role does not judge pairs; blocked: an admin blocked you in this project. "
+        "Absent when the refusal came before the queue's checks.",
+    )
+
+
 REFUSED = OpenApiResponse(
-    ErrorSerializer, description="Your role does not judge pairs (annotators and admins do), or you are blocked."
+    PairRefusedSerializer,
+    description="Your role does not judge pairs (annotators and admins do), or you are blocked (see code).",
 )

@@ -162,6 +162,30 @@ def _stale_number(project: Project, number: int | None) -> str | None:
     return f"Round {number} was created meanwhile {_created_by(existing)}; open the wizard again."
 
 
+def stale_wizard_refusal(project: Project, submitted: int, showing: int) -> str | None:
+    """The refusal of a wizard submitted for round ``submitted`` when the page now plans round ``showing``, worded
+    for the wizard that shows it (the page already holds round ``showing``'s form and preview, so "open the wizard
+    again" would send the admin where they are); None when ``submitted`` is still the next round."""
+    if submitted == showing:
+        return None
+    now_plans = f"This wizard now plans round {showing}: check the preview, then create it."
+    existing = PairRound.objects.filter(project=project, number=submitted).select_related("created_by").first()
+    if existing is None:
+        return f"Round {submitted} is not the next round. {now_plans}"
+    return f"Round {submitted} was created meanwhile ({_drawn_by(existing)}). {now_plans}"
+
+
+def _drawn_by(pair_round: PairRound) -> str:
+    """Who drew a round, in a parenthesis's words: its job and who started it, the admin, or the command line."""
+    job = (Job.objects.filter(project_id=pair_round.project_id, kind=Job.Kind.PAIR_ROUND,
+                              options__round_id=pair_round.pk).select_related("created_by").order_by("id").first())
+    starter = (job.created_by if job is not None else None) or pair_round.created_by
+    by = f"by {starter.get_username()}" if starter is not None else ""
+    if job is not None:
+        return f"job {job.pk}, {by}" if by else f"job {job.pk}"
+    return by or "outside the wizard: the pairs_round command or a script"
+
+
 def _created_by(pair_round: PairRound) -> str:
     """Who drew a round, in words: its job, else the admin, else the command line or a script."""
     job = (Job.objects.filter(project_id=pair_round.project_id, kind=Job.Kind.PAIR_ROUND,

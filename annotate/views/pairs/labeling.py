@@ -15,11 +15,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from annotate import access
-from annotate.models import Project
+from annotate.models import Membership, PairItem, Project
 from annotate.services.pairs.guidelines import pair_guidelines
+from annotate.services.pairs.overview import block_of
 
 # Who labels pairs (annotators, and admins): the queue's rule, so the page and the API agree.
-from annotate.services.pairs.queue import JUDGE_ROLES, judge_progress
+from annotate.services.pairs.queue import JUDGE_ROLES, blocked_message, judge_progress
 
 
 def get_pairs_project_for_judge(user: access.AnyUser, slug: str) -> tuple[Project, str]:
@@ -43,6 +44,9 @@ def projects_to_label(user: access.AnyUser) -> QuerySet[Project]:
 def label_page(request: HttpRequest, slug: str) -> HttpResponse:
     project, role = get_pairs_project_for_judge(request.user, slug)
     guidelines, default_guidelines = pair_guidelines(project)
+    # A blocked judge's page says so from the start, with no "items left": the queue refuses them every item, and
+    # their answers no longer count (the project page leaves progress out for the same reason).
+    blocked = blocked_message(project) if block_of(project, request.user) is not None else None
     api = {
         "project": project.slug,
         "next_url": f"{reverse('api-pairs-next')}?project={project.slug}",
@@ -50,7 +54,10 @@ def label_page(request: HttpRequest, slug: str) -> HttpResponse:
         # The script puts the item's id in place of the 0.
         "judgement_url": reverse("api-pair-judgements", kwargs={"id": 0}),
         # Until the first item arrives (and when none does): the judge's answers and the items open to them.
-        "progress": judge_progress(project, request.user),
+        "progress": None if blocked else judge_progress(project, request.user),
+        "blocked": blocked,
+        # Nothing to label yet (no item imported) is not "you answered everything".
+        "project_empty": not PairItem.objects.filter(project=project).exists(),
     }
     return render(
         request,
@@ -61,5 +68,7 @@ def label_page(request: HttpRequest, slug: str) -> HttpResponse:
             "guidelines": guidelines,
             "default_guidelines": default_guidelines,
             "api": api,
+            "blocked": blocked,
+            "import_url": reverse("project", args=[project.slug]) + "#import" if role == Membership.Role.ADMIN else None,
         },
     )

@@ -198,7 +198,7 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
             plan = rounds.preview_round(project, **form.parameters, reuse_scores=True)
             refusal = plan.refusal
         if request.method == "POST" and refusal is None:
-            started = _start(request, project, _submitted_number(request.POST, number), form)
+            started = _start(request, project, _submitted_number(request.POST, number), form, showing=number)
             if isinstance(started, HttpResponse):
                 return started
             refusal = started
@@ -235,13 +235,16 @@ def _submitted_number(data: QueryDict, current: int) -> int:
     return int(raw) if raw.isascii() and raw.isdigit() and int(raw) >= 1 else current
 
 
-def _start(request: HttpRequest, project: Project, number: int, form: RoundForm) -> HttpResponse | str:
+def _start(request: HttpRequest, project: Project, number: int, form: RoundForm, *, showing: int
+           ) -> HttpResponse | str:
     """Start the job for round ``number`` and go to its page; the refusal (another round job runs, or round
-    ``number`` exists now) when it may not start, for the wizard to show with the fields as they were typed."""
+    ``number`` exists now) when it may not start, for the wizard to show with the fields as they were typed.
+    ``showing`` is the round the wizard shown again plans: a stale refusal points the admin to it."""
     try:
         job = rounds.start_round_job(project, request.user, number=number, **form.parameters)
     except rounds.RoundRefused as refusal:
-        return str(refusal)
+        # A round drawn meanwhile: the wizard shown again plans round `showing` now, and says so in its own words.
+        return rounds.stale_wizard_refusal(project, number, showing) or str(refusal)
     return _to_round_job(request, project, job)
 
 

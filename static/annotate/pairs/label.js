@@ -22,7 +22,9 @@ const els = {
   perturbed: $('[data-role="perturbed"]'),
   change: $('[data-role="change"]'),
   end: $('[data-role="no-more-items"]'),
-  endReason: $('[data-role="end-reason"]'),
+  endMessage: $('[data-role="end-message"]'),
+  endDefault: $('template[data-role="end-default"]'),
+  progress: $('[data-role="progress"]'),
   answered: $('[data-role="answered"]'),
   left: $('[data-role="left"]'),
   leftNoun: $('[data-role="left-noun"]'),
@@ -32,7 +34,6 @@ const els = {
   guidelines: $('[data-role="guidelines"]'),
   toggleGuidelines: $('[data-role="toggle-guidelines"]'),
 };
-const defaultEndReason = els.endReason.textContent;
 
 const state = {
   item: null, // the item on screen, as the API gave it
@@ -71,6 +72,7 @@ function setLeft(count) {
  * the project page shows too: shown as it comes, never adjusted here. */
 function setProgress(progress) {
   if (!progress) return;
+  els.progress.hidden = false; // hidden while refused (a block); an item served after an unblock brings it back
   if (typeof progress.answered === "number") state.answered = progress.answered;
   if (state.answered !== null) els.answered.textContent = String(state.answered);
   if (typeof progress.left === "number") setLeft(progress.left);
@@ -164,16 +166,34 @@ function showTarget(pane) {
   pane.scrollTop = top - Math.max(0, pane.clientHeight - span.height) / 3;
 }
 
-function renderEnd(reason) {
+/* Nothing served (a 204): the page's own words for it (nothing left for you, or nothing to label yet), 0 left. */
+function renderEnd() {
+  showEnd("done");
+  els.endMessage.replaceChildren(els.endDefault.content.cloneNode(true));
+  setLeft(0);
+}
+
+/* A refusal (403): a blocked judge, or a role that does not judge. No progress: none of a blocked judge's answers
+ * counts and no item is left for them, so "N answered, M left" would contradict the reason beside it. */
+function renderRefused(data, statusCode) {
+  const blocked = Boolean(data && data.code === "blocked");
+  showEnd(blocked ? "blocked" : "refused");
+  const title = make("h2", "", blocked ? "You are blocked in this project" : "You cannot label in this project");
+  title.dataset.role = "end-title";
+  const reason = make("p", "", errorMessage(data, statusCode));
+  reason.dataset.role = "end-reason";
+  els.endMessage.replaceChildren(title, reason);
+  els.progress.hidden = true;
+}
+
+function showEnd(pageState) {
   state.item = null;
   delete root.dataset.itemId;
-  root.dataset.state = "done";
+  root.dataset.state = pageState;
   els.loading.hidden = true;
   els.item.hidden = true;
   els.item.removeAttribute("aria-busy");
-  els.endReason.textContent = reason || defaultEndReason;
   els.end.hidden = false;
-  if (!reason) setLeft(0);
 }
 
 /* ---------- talking to the API ---------- */
@@ -197,8 +217,8 @@ async function request(method, url, body) {
 function showServed(result) {
   if (!result) return;
   if (result.status === 200 && result.data) renderItem(result.data);
-  else if (result.status === 204) renderEnd(null);
-  else if (result.status === 403) renderEnd(errorMessage(result.data, result.status));
+  else if (result.status === 204) renderEnd();
+  else if (result.status === 403) renderRefused(result.data, result.status);
   else notice(errorMessage(result.data, result.status), "warn");
 }
 
@@ -231,7 +251,7 @@ async function answer(label) {
       const next = result.data ? result.data.next : null;
       setProgress(result.data && result.data.progress);
       if (next) renderItem(next);
-      else renderEnd(null);
+      else renderEnd();
       keepFocusInItem();
       return;
     }
@@ -244,7 +264,7 @@ async function answer(label) {
       showServed(await request("GET", api.next_url));
       keepFocusInItem();
     } else if (result.status === 403) {
-      renderEnd(errorMessage(result.data, result.status));
+      renderRefused(result.data, result.status);
       keepFocusInItem();
     } else {
       state.status.error = errorMessage(result.data, result.status);
@@ -332,7 +352,8 @@ document.addEventListener("keydown", (event) => {
 
 setStatus();
 setProgress(api.progress);
-loadNext().then(() => {
+// A blocked judge's page comes with the block shown: asking for an item would only be refused.
+(api.blocked ? Promise.resolve() : loadNext()).then(() => {
   // A judge who has not answered anything here yet starts with the guidelines open.
   if (state.answered === 0) showGuidelines(true);
   root.classList.add("ready");

@@ -81,7 +81,7 @@ def _answer(project: Project, user: Any, config: PairConfig, item_id: int, label
         # answer to a serve still on screen would change a closed round's consensus and its reported balance.
         raise RoundClosed(
             f"item {item_id} belongs to round {closed.number}, which was closed when round {closed.number + 1} "
-            "was created; your answer was not recorded. Ask for your next item"
+            "was created; your answer was not recorded."
         )
     if not judgement.counted:
         # Released after serve_minutes: take a slot again if the item still has one.
@@ -91,7 +91,7 @@ def _answer(project: Project, user: Any, config: PairConfig, item_id: int, label
         if not room:
             raise ServeExpired(
                 f"your serve of item {item_id} expired after {config.serve_minutes} minutes and its slot went to "
-                "another judge; your answer was not recorded. Ask for your next item"
+                "another judge; your answer was not recorded."
             )
         item.taken += 1
         judgement.counted = True

@@ -148,6 +148,15 @@ def lock_rows(queryset: QuerySet[Any], of: tuple[str, ...] = ("self",), *, skip_
     return queryset
 
 
+def blocked_message(project: Project) -> str:
+    """Why a blocked judge gets no item: the API's refusal and the labeling page say it in the same words, naming
+    the project as its members know it (by name, not by slug)."""
+    return (
+        f'You are blocked from judging in the project "{project.name}": an admin reviewed your answers. '
+        "Ask the project's admins if you think this is a mistake."
+    )
+
+
 def _lock_judge(project: Project, user: AbstractBaseUser) -> _Judge:
     """Lock the judge's membership row (their requests run one at a time) and check they may judge.
 
@@ -184,9 +193,6 @@ def _lock_judge(project: Project, user: AbstractBaseUser) -> _Judge:
     if role not in JUDGE_ROLES:
         raise NotAJudge("only the project's annotators and admins judge pairs; your role here is " + role)
     if blocked:
-        raise JudgeBlocked(
-            f"you are blocked from judging in project {project.slug!r}: an admin reviewed your answers; "
-            "ask them if you think this is a mistake"
-        )
+        raise JudgeBlocked(blocked_message(project))
     return _Judge(role=role, held_id=held_id, answered=answered_count, has_flags=bool(has_flags),
                   expired=bool(expired))
