@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.forms.utils import pretty_name
 
 from annotate.models import Batch, Project
@@ -43,6 +44,17 @@ class WordedForm(forms.Form):
         super().__init__(*args, **kwargs)
         for name, field in self.fields.items():
             field.error_messages = {**field.error_messages, **_messages_by_label(name, field)}  # a per-form copy
+
+    def add_error(self, field: str | None, error: Any) -> None:
+        """Django's bounds errors quote the cleaned number ("-1.0" for a typed "-1"); ours quote what was typed,
+        so the person recognises their own input in the message."""
+        if field in self.fields and isinstance(error, ValidationError) and hasattr(error, "error_list"):
+            typed = self[field].data
+            if isinstance(typed, str) and typed.strip():
+                for item in error.error_list:
+                    if item.code in ("min_value", "max_value") and isinstance(item.params, dict):
+                        item.params = {**item.params, "show_value": typed.strip()}
+        super().add_error(field, error)
 
 
 class RubricJudgeForm(WordedForm):

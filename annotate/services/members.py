@@ -43,7 +43,22 @@ USERNAME_CHARACTER = re.compile(r"[\w.@+-]")
 
 class MemberError(ValueError):
     """Bad input or a refused change, in the pages' words: a bad field is named by its label on the members page
-    ("Username: ..."), a refused change says who and what ("alice still holds ...")."""
+    ("Username: ..."), a refused change says who and what ("alice still holds ...").
+
+    ``problems`` maps each bad field of a form to its messages (empty for a refused change), so the page shows every
+    one beside its field at once rather than one per try.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.problems: dict[str, list[str]] = {field: [message]} if field else {}
+
+    @classmethod
+    def of(cls, problems: dict[str, list[str]]) -> MemberError:
+        """Several bad fields in one error; its message lists them all, in the form's order."""
+        error = cls(" ".join(message for messages in problems.values() for message in messages))
+        error.problems = problems
+        return error
 
 
 class NeedsConfirmation(MemberError):
@@ -75,7 +90,8 @@ class NewMember:
 
 def _role(role: str) -> str:
     if role not in Role.values:
-        raise MemberError(f"Role: {role!r} is not a role here; choose {', '.join(Role.values[:-1])} or {Role.values[-1]}")
+        raise MemberError(f"Role: {role!r} is not a role here; choose {', '.join(Role.values[:-1])} or {Role.values[-1]}",
+                          field="role")
     return role
 
 
@@ -95,25 +111,41 @@ def clean_username(username: str) -> str:
     user_model = get_user_model()
     username = user_model.normalize_username(username.strip())
     if not username:
-        raise MemberError("Username: type a username")
+        raise MemberError("Username: type a username", field="username")
     field = user_model._meta.get_field(user_model.USERNAME_FIELD)
     # Django's own rules (UnicodeUsernameValidator, the column's length), said here in the page's words.
     if field.max_length and len(username) > field.max_length:
-        raise MemberError(f"Username: at most {field.max_length} characters (this one has {len(username)})")
+        raise MemberError(f"Username: at most {field.max_length} characters (this one has {len(username)})",
+                          field="username")
     refused = {character for character in username if not USERNAME_CHARACTER.fullmatch(character)}
     if refused:
         raise MemberError(f"Username: use letters, digits and . @ + - _ only ({_character_names(refused)} cannot "
-                          "be used)")
+                          "be used)", field="username")
     try:
         field.run_validators(username)  # any further rule of the user model
     except ValidationError as error:
-        raise MemberError(f"Username: {' '.join(error.messages)}") from error
+        raise MemberError(f"Username: {' '.join(error.messages)}", field="username") from error
     # Case-insensitive, like Django's user creation form: "Erin" and "erin" would be two people in name only.
     taken = user_model.objects.filter(**{f"{user_model.USERNAME_FIELD}__iexact": username}).first()
     if taken is not None:
         raise MemberError(f"Username: {taken.get_username()!r} is taken; to give that user a role here, use "
-                          "\"Add an existing user\"")
+                          "\"Add an existing user\"", field="username")
     return username
+
+
+def _password_problem(error: ValidationError, password: str) -> str:
+    """One of Django's password validators' refusals (settings.AUTH_PASSWORD_VALIDATORS) in the page's words; a
+    validator this app does not know keeps its own message."""
+    params = error.params if isinstance(error.params, dict) else {}
+    if error.code == "password_too_short":
+        return f"use at least {params.get('min_length')} characters (this one has {len(password)})"
+    if error.code == "password_too_common":
+        return "this is one of the passwords people use most, which are guessed first; choose another"
+    if error.code == "password_entirely_numeric":
+        return "use letters or other characters too, not digits alone"
+    if error.code == "password_too_similar":
+        return f"too close to the {params.get('verbose_name', 'user details')}; choose one that does not resemble it"
+    return " ".join(error.messages)
 
 
 def set_password_path(user: AbstractBaseUser) -> str:
@@ -133,22 +165,33 @@ def create_member(
     With ``password`` the user can log in at once; without it they get an unusable
     password and the returned set-password path, for the admin to pass on (no email is sent).
     """
-    role = _role(role)
-    username = clean_username(username)
+    problems: dict[str, list[str]] = {}
+    try:
+        role = _role(role)
+    except MemberError as error:
+        problems["role"] = [str(error)]
+    try:
+        username = clean_username(username)
+    except MemberError as error:
+        problems["username"] = [str(error)]
+        username = username.strip()  # still the best guess for the password's similarity check
     user_model = get_user_model()
     email = user_model.objects.normalize_email(email.strip())
     if email:
         try:
             validate_email(email)
-        except ValidationError as error:
-            raise MemberError(f"Email: {email!r} is not an email address") from error
+        except ValidationError:
+            problems["email"] = [f"Email: {email!r} is not an email address"]
     if password is not None:
         if not password:
-            raise MemberError("Password: type a password, or invite the user to choose one")
-        try:
-            validate_password(password, user_model(username=username, email=email))
-        except ValidationError as error:
-            raise MemberError(f"Password: {' '.join(error.messages)}") from error
+            problems["password"] = ["Password: type a password, or invite the user to choose one"]
+        else:
+            try:
+                validate_password(password, user_model(username=username, email=email))
+            except ValidationError as error:
+                problems["password"] = [f"Password: {_password_problem(item, password)}" for item in error.error_list]
+    if problems:
+        raise MemberError.of(problems)
     user = user_model.objects.create_user(username=username, email=email, password=password)
     membership = Membership.objects.create(project=project, user=user, role=role)
     return NewMember(membership, None if password is not None else set_password_path(user))
@@ -203,6 +246,8 @@ def _refuse_losing_last_admin(membership: Membership, change: str) -> None:
 def add_member(project: Project, username: str, role: str) -> Membership:
     """Give an existing user a role in the project (or change the role of one who is a member already)."""
     role = _role(role)
+    if not username.strip():
+        raise MemberError("Type the username of the person to add.", field="username")
     user_model = get_user_model()
     field = user_model.USERNAME_FIELD
     # In any case, as clean_username refuses a new "Bob" beside "bob"; the exact spelling first, where an
@@ -212,7 +257,7 @@ def add_member(project: Project, username: str, role: str) -> Membership:
     ).order_by("pk").first()
     if user is None:
         raise MemberError(f"Username: no user is called {username.strip()!r}; create them under \"Create a user\" "
-                          "below")
+                          "below", field="username")
     membership = Membership.objects.filter(project=project, user=user).select_related("user", "project").first()
     if membership is not None:
         return change_role(membership, role)

@@ -40,6 +40,20 @@ def _members_page(request: HtmxHttpRequest, project: Project, *, status: int = 2
     return render(request, template, context, status=status)
 
 
+def _form_refused(
+    request: HtmxHttpRequest, project: Project, error: MemberError, *, failed: str, form: Any, nothing: str
+) -> HttpResponse:
+    """The page with a refused form's problems beside their fields, all at once, and above them a line saying
+    that nothing changed; a refusal that names no field is shown above as it is."""
+    if not error.problems:
+        return _members_page(request, project, error=str(error), failed=failed, form=form, status=400)
+    count = sum(len(messages) for messages in error.problems.values())
+    summary = f"{nothing}: see the message beside the field." if count == 1 else (
+        f"{nothing}: see the {count} messages beside the fields.")
+    return _members_page(request, project, error=summary, field_errors=error.problems, failed=failed, form=form,
+                         status=400)
+
+
 @never_cache  # an invitation link is shown once; no cache keeps it
 @require_http_methods(["GET", "POST"])
 @login_required
@@ -51,7 +65,7 @@ def members_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     try:
         membership = members.add_member(project, request.POST.get("username", ""), request.POST.get("role", ""))
     except MemberError as error:
-        return _members_page(request, project, error=str(error), failed="add", form=request.POST, status=400)
+        return _form_refused(request, project, error, failed="add", form=request.POST, nothing="Nobody was added")
     return _members_page(request, project, notice=f"{membership.user.username} is {membership.role} of {project.name}.")
 
 
@@ -65,14 +79,14 @@ def member_create(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     form = {key: request.POST.get(key, "") for key in ("username", "email", "role", "access")}  # never the password
     try:
         if how not in ("invite", "password"):
-            raise MemberError("Choose how they get in: \"Invite\" or \"Set a password\"")
+            raise MemberError("Choose how they get in: \"Invite\" or \"Set a password\"", field="access")
         password = request.POST.get("password", "") if how == "password" else None
         new = members.create_member(
             project, request.POST.get("username", ""), role=request.POST.get("role", ""),
             email=request.POST.get("email", ""), password=password,
         )
     except MemberError as error:
-        return _members_page(request, project, error=str(error), failed="create", form=form, status=400)
+        return _form_refused(request, project, error, failed="create", form=form, nothing="Nobody was created")
     user = new.membership.user
     if new.set_password_path is None:
         return _members_page(request, project, notice=f"{user.username} was created as {new.membership.role}; "

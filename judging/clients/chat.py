@@ -184,6 +184,12 @@ def storable(text: str) -> str:
     return text.replace("\x00", "\ufffd")
 
 
+def _named(field: str) -> str:
+    """A judge setting as a failure message names it: its label on the judges page, quoted so that a label holding
+    parentheses ("Endpoint (base URL)") reads as one name, never the field's code name, which a person never sees."""
+    return f"“{setting_label(field)}”"
+
+
 def _server_message(error: openai.APIError) -> str:
     body = error.body
     if isinstance(body, dict) and isinstance(body.get("message"), str):
@@ -196,31 +202,32 @@ def _endpoint_error(error: openai.OpenAIError, endpoint: Endpoint, attempts: int
     where = endpoint.base_url
     tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if isinstance(error, openai.APITimeoutError):
-        message = (f"The endpoint at {where} did not answer within {endpoint.timeout_seconds:g} s "
-                   f"(judge setting timeout_seconds) in {tries}.")
+        message = (f"The endpoint at {where} did not answer within {endpoint.timeout_seconds:g} s in {tries}; "
+                   f"check the judge's {_named('timeout_seconds')}.")
         return EndpointError(_redact(message, key), setting="timeout_seconds", attempts=attempts)
     if isinstance(error, openai.APIConnectionError):
         cause = f" ({error.__cause__})" if error.__cause__ else ""
-        message = f"Could not connect to the endpoint at {where} (judge setting base_url) in {tries}{cause}."
+        message = (f"Could not connect to the endpoint at {where} in {tries}{cause}; "
+                   f"check the judge's {_named('base_url')}.")
         return EndpointError(_redact(message, key), setting="base_url", attempts=attempts)
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
         said = _server_message(error)
         if status in (401, 403):
             if endpoint.api_key_env:
-                message = (f"The endpoint at {where} refused the API key in {endpoint.api_key_env} "
-                           f"(judge setting api_key_env) with HTTP {status}: {said}")
+                message = (f"The endpoint at {where} refused the API key in {endpoint.api_key_env} (the judge's "
+                           f"{_named('api_key_env')}) with HTTP {status}: {said}")
             else:
-                message = (f"The endpoint at {where} wants an API key (HTTP {status}: {said}); set the judge setting "
-                           "api_key_env to the name of an environment variable that holds it.")
+                message = (f"The endpoint at {where} wants an API key (HTTP {status}: {said}); set the judge's "
+                           f"{_named('api_key_env')} to the name of an environment variable that holds it.")
             return EndpointError(_redact(message, key), setting="api_key_env", attempts=attempts)
         if status == 404:
             if error.code == "model_not_found" or endpoint.model in said or "model" in said.lower():
-                message = (f"The endpoint at {where} does not serve the model {endpoint.model!r} "
-                           f"(judge setting model): {said}")
+                message = (f"The endpoint at {where} does not serve the model {endpoint.model!r} (the judge's "
+                           f"{_named('model')}): {said}")
                 return EndpointError(_redact(message, key), setting="model", attempts=attempts)
-            message = (f"The endpoint at {where} has no chat completions route (judge setting base_url; "
-                       f"OpenAI-compatible servers usually end in /v1): {said}")
+            message = (f"The endpoint at {where} has no chat completions route: {said}; check the judge's "
+                       f"{_named('base_url')} (OpenAI-compatible servers usually end in /v1).")
             return EndpointError(_redact(message, key), setting="base_url", attempts=attempts)
         if status == 429:
             message = f"The endpoint at {where} was still rate limiting (HTTP 429) after {tries}: {said}"
@@ -239,8 +246,8 @@ _MALFORMED_ANSWER = (ValueError, TypeError, AttributeError)
 
 def _not_a_completion(endpoint: Endpoint, attempts: int, key: str) -> EndpointError:
     message = (f"The endpoint at {endpoint.base_url} answered HTTP 200 with something that is not an "
-               "OpenAI-compatible chat completion (judge setting base_url; OpenAI-compatible servers usually end "
-               "in /v1).")
+               f"OpenAI-compatible chat completion; check the judge's {_named('base_url')} (OpenAI-compatible servers "
+               "usually end in /v1).")
     return EndpointError(_redact(message, key), setting="base_url", attempts=attempts)
 
 
@@ -375,8 +382,8 @@ def check_endpoint(endpoint: Endpoint) -> None:
     except openai.NotFoundError as error:
         if served:
             shown = ", ".join(served[:10]) + (", ..." if len(served) > 10 else "")
-            message = (f"The endpoint at {endpoint.base_url} does not serve the model {endpoint.model!r} "
-                       f"(judge setting model); it serves: {shown}.")
+            message = (f"The endpoint at {endpoint.base_url} does not serve the model {endpoint.model!r} (the "
+                       f"judge's {_named('model')}); it serves: {shown}.")
             raise EndpointError(_redact(message, key), setting="model", attempts=attempts) from None
         raise _endpoint_error(error, endpoint, attempts, key) from None
     except openai.BadRequestError:

@@ -24,7 +24,7 @@ _DEADLINE = "faithlab_attempt_deadline"
 
 
 def _past_deadline(request: httpx2.Request) -> httpx2.ReadTimeout:
-    return httpx2.ReadTimeout("The attempt ran past its deadline (judge setting timeout_seconds).", request=request)
+    return httpx2.ReadTimeout("The attempt ran past its deadline (the judge's timeout).", request=request)
 
 
 class _Alarm:

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from annotate.models import Batch, Project
+from judging.labels import setting_label
 from judging.models import AuditItem, Judge, Judgement, JudgeRun, JudgingSettings
 from judging.services.judges import JudgeSettingsError, judging_settings
 
@@ -130,6 +131,24 @@ def explainer_to_run(settings: JudgingSettings) -> Judge | None:
     return explainer
 
 
+def first_pass_refusal(settings: JudgingSettings) -> str:
+    """Why no triage can start under these settings, or "": no first-pass judge, or one that holds imported outputs.
+
+    Known from the saved settings alone, so the judges page shows it before Start triage is pressed, in the words
+    start_triage refuses with. An imported judge never runs: its outputs are flagged when they are imported, which
+    the app does not do from a page, so the message names the README section as well as the fix on the page.
+    """
+    first = settings.first_pass
+    label = setting_label("first_pass")
+    if first is None:
+        return f"The project has no first-pass judge: choose one as {label} in the triage settings and save them."
+    if first.kind == Judge.Kind.IMPORTED:
+        return (f"The first-pass judge {first.name!r} holds imported outputs and cannot run: choose a rubric or NLI "
+                f"judge as {label} in the triage settings and save them. Imported outputs are flagged when they "
+                "are imported, with the import's flag option (README, \"Importing and exporting judge outputs\").")
+    return ""
+
+
 def start_triage(project: Project, *, batch: Batch | None = None, by: Any = None, queue: bool = True) -> JudgeRun:
     """Start the project's first pass over all its samples or one batch; when it is done it flags, and the
     explainer (if the settings name one) runs on the samples it flagged.
@@ -141,16 +160,9 @@ def start_triage(project: Project, *, batch: Batch | None = None, by: Any = None
     from judging.services.runs import check_judge_runs_here, start_run
 
     settings = judging_settings(project)
-    if settings.first_pass is None:
-        raise JudgeSettingsError(
-            "first_pass", "the project has no first-pass judge: choose one in its judging settings first."
-        )
-    if settings.first_pass.kind == Judge.Kind.IMPORTED:
-        raise JudgeSettingsError(
-            "first_pass",
-            f"the first-pass judge {settings.first_pass.name!r} holds imported outputs and cannot run: import new "
-            "outputs with import_judgements --flag, or choose a rubric or NLI judge as the first pass.",
-        )
+    refusal = first_pass_refusal(settings)
+    if refusal or settings.first_pass is None:
+        raise JudgeSettingsError("first_pass", refusal)
     check_judge_runs_here(settings.first_pass)
     explainer = explainer_to_run(settings)
     if explainer is not None:
@@ -158,7 +170,7 @@ def start_triage(project: Project, *, batch: Batch | None = None, by: Any = None
             check_judge_runs_here(explainer)
         except JudgeSettingsError as error:
             raise JudgeSettingsError(
-                error.field, f"the explainer {explainer.name!r} could not run, so triage was not started: {error}"
+                error.field, f"The explainer {explainer.name!r} could not run, so triage was not started: {error}"
             ) from None
     scope = JudgeRun.Scope.BATCH if batch is not None else JudgeRun.Scope.ALL
     return start_run(project, settings.first_pass, scope=scope, batch=batch, purpose=JudgeRun.Purpose.FIRST_PASS,

@@ -47,7 +47,7 @@ from judging.services.judges import (
     update_judging_settings,
 )
 from judging.services.runs import start_run
-from judging.services.triage import explainer_to_run, start_triage
+from judging.services.triage import explainer_to_run, first_pass_refusal, start_triage
 from judging.views.exports import export_context
 
 
@@ -100,6 +100,7 @@ def _render_judges(request: HttpRequest, project: Project, status: int = 200, **
         "run_form": (bound.get("run_form") or StartRunForm(project)).show_sizes(sizes),
         "triage_form": (bound.get("triage_form") or StartTriageForm(project)).show_sizes(sizes),
         "triage_question": triage_question(settings, explainer_to_run(settings)),
+        "triage_refusal": first_pass_refusal(settings),
         "settings": settings,
         "rubric": _latest_prompt(project, PromptVersion.Kind.RUBRIC),
         "open": opened,

@@ -1,4 +1,4 @@
-"""The members page in a real browser: the error of a refused submission goes as soon as the next one is sent,
+"""The members page in a real browser: the errors of a refused submission (above and beside the fields) go as soon as the next one is sent,
 so a retry that fails otherwise (or is slow) is never shown under the old message."""
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ def test_a_taken_username_error_is_cleared_when_the_form_is_sent_again(
     form = page.locator("[data-role='create-member']")
     form.locator("input[name=username]").fill("alice")
     form.locator("button").click()
-    error = page.locator("#members [data-role='error']")
-    expect(error).to_have_text("Username: 'alice' is taken; to give that user a role here, use \"Add an existing user\"")
+    expect(page.locator("#members [data-role='error']")).to_have_text(
+        "Nobody was created: see the message beside the field.")
+    beside = form.locator("[data-error-for=username]")
+    expect(beside).to_have_text("Username: 'alice' is taken; to give that user a role here, use \"Add an existing user\"")
 
     # The retry never gets an answer: what stays on screen must not be the first attempt's error.
     def no_answer(route: Route) -> None:
@@ -35,3 +37,4 @@ def test_a_taken_username_error_is_cleared_when_the_form_is_sent_again(
         form.locator("input[name=username]").fill("pat")
         form.locator("button").click()
     expect(page.locator("#members [data-role='error']")).to_have_count(0)
+    expect(page.locator("#members [data-error-for]")).to_have_count(0)

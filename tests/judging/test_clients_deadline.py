@@ -54,8 +54,8 @@ def test_a_trickling_endpoint_ends_as_the_same_timeout_as_a_hang_and_is_retried(
         answer = chat(endpoint, [{"role": "user", "content": "fine"}])
 
     assert str(trickled) == str(hung)
-    assert str(trickled) == (f"The endpoint at {server.base_url} did not answer within 1 s "
-                             "(judge setting timeout_seconds) in 2 attempts.")
+    assert str(trickled) == (f"The endpoint at {server.base_url} did not answer within 1 s in 2 attempts; "
+                             "check the judge's “Timeout (s)”.")
     assert (trickled.setting, trickled.attempts) == ("timeout_seconds", 2)
     assert [user_text(body) for body in server.requests] == ["trickle", "trickle", "hang", "hang", "fine"]
     # Not a benchmark: trickling even the answer's content alone (a part of its body) takes longer than both

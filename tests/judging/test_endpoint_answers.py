@@ -125,7 +125,7 @@ def test_a_rubric_call_to_such_an_endpoint_is_recorded_as_an_error_without_a_sco
     with RawServer(*BODIES[kind]) as server:
         outcome = call_rubric_judge(endpoint(server), _request(), with_reasoning=True)
     assert (outcome.status, outcome.score, outcome.raw) == ("error", None, "")
-    assert "judge setting base_url" in outcome.error
+    assert "check the judge's “Endpoint (base URL)”" in outcome.error and "base_url" not in outcome.error
 
 
 @pytest.mark.parametrize("kind", ["html", "not_json"])

@@ -177,7 +177,7 @@ def test_unreachable_endpoint_fails_the_run_naming_base_url_with_nothing_written
     url = closed_port_url()
     run = run_once(project, rubric_judge(project, url))
     assert run.status == JudgeRun.Status.FAILED and run.finished_at is not None
-    assert "base_url" in run.error and url in run.error
+    assert "“Endpoint (base URL)”" in run.error and "base_url" not in run.error and url in run.error
     assert not Judgement.objects.exists() and not CallCache.objects.exists()
 
 
@@ -227,7 +227,7 @@ def test_the_api_key_never_reaches_the_database_or_the_log(
     assert f"Bearer {key}" in sent  # it was used
     assert run.status == JudgeRun.Status.DONE and run.failed == 1
     refused = Judgement.objects.get(run=run, sample__external_id="s1")
-    assert refused.status == "error" and "api_key_env" in refused.error and "FAITHLAB_TEST_SECRET" in refused.error
+    assert refused.status == "error" and "“API key variable”" in refused.error and "FAITHLAB_TEST_SECRET" in refused.error
     rows = [*Judge.objects.all(), *JudgeRun.objects.all(), *CallCache.objects.all(), *Judgement.objects.all()]
     stored = serializers.serialize("json", rows)
     assert key not in stored and "FAITHLAB_TEST_SECRET" in stored
