@@ -16,6 +16,7 @@ from annotate import access
 from annotate.models import Assignment, Job, Project
 from annotate.services import export, freeze, ingest, projects, rounds
 from annotate.services.pages import annotation_page_data, project_overview
+from annotate.services.pairs.guidelines import pair_guidelines
 from annotate.taxonomy import hotkey_labels
 from annotate.views.pairs import labeling as pairs_labeling
 from annotate.views.pairs import project as pairs_project
@@ -145,8 +146,15 @@ def _back_to_project(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @login_required
 def guidelines(request: HttpRequest, slug: str) -> HttpResponse:
+    """What members read: a span project's labels and text; a pairs project's text, or the default judges read
+    while it has none of its own (its span labels are unused there)."""
     project, _ = access.get_project_for_user(request.user, slug)
-    return render(request, "annotate/guidelines.html", {"project": project, "labels": hotkey_labels(project.taxonomy)})
+    if project.kind == Project.Kind.PAIRS:
+        text, default = pair_guidelines(project)
+        context = {"project": project, "pairs": True, "guidelines": text, "default_guidelines": default}
+    else:
+        context = {"project": project, "labels": hotkey_labels(project.taxonomy), "guidelines": project.guidelines}
+    return render(request, "annotate/guidelines.html", context)
 
 
 @require_GET

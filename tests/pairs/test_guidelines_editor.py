@@ -1,4 +1,5 @@
-"""A pairs project's guidelines are edited on /projects/<slug>/labels/, guidelines only, linked from its page."""
+"""A pairs project's guidelines are edited on /projects/<slug>/labels/ ("Edit guidelines"), guidelines only, linked
+from its page; every member reads them on /projects/<slug>/guidelines/."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_admin_edits_a_pairs_projects_guidelines_as_a_new_version_that_judges_re
 
 def test_the_pairs_guidelines_page_has_no_span_label_fields(pairs_project: Project, admin_user: Any) -> None:
     html = login(admin_user).get(EDITOR).content.decode()
-    assert "<h1>Guidelines</h1>" in html
+    assert "<h1>Edit guidelines</h1>" in html
     fields = set(re.findall(r'<(?:input|select|textarea)\b[^>]*\bname="([^"]+)"', html))
     # base_version: the version the form was opened at (a save after a newer one is refused).
     assert fields == {"csrfmiddlewaretoken", "base_version", "guidelines", "note"}
@@ -85,7 +86,7 @@ def test_saving_unchanged_guidelines_is_refused_and_nothing_is_saved(pairs_proje
 def test_the_pairs_project_page_links_the_guidelines_for_admins_only(
     pairs_project: Project, admin_user: Any, alice: Any
 ) -> None:
-    link = f'<a href="{EDITOR}" data-role="guidelines-link">Guidelines</a>'
+    link = f'<a href="{EDITOR}" data-role="guidelines-link">Edit guidelines</a>'
     assert link in login(admin_user).get("/projects/pairs/").content.decode()
     assert 'data-role="guidelines-link"' not in login(alice).get("/projects/pairs/").content.decode()
 
@@ -112,3 +113,14 @@ def test_the_htmx_variant_redirects_on_save_and_swaps_the_editor_with_the_errors
     assert set(re.findall(r'<(?:input|select|textarea)\b[^>]*\bname="([^"]+)"', html)) == {
         "csrfmiddlewaretoken", "guidelines", "note"}
     assert login(admin_user).put(EDITOR).status_code == 405
+
+
+def test_members_read_a_pairs_projects_guidelines_or_the_default_without_span_labels(
+    pairs_project: Project, admin_user: Any, alice: Any
+) -> None:
+    html = login(alice).get("/projects/pairs/guidelines/").content.decode()
+    assert "<h1>Guidelines</h1>" in html and 'data-role="labels"' not in html
+    assert 'data-role="default-guidelines"' in html and "Example 1, a changed date (H)." in html
+    login(admin_user).post(EDITOR, {"guidelines": "A changed year is H."})
+    html = login(alice).get("/projects/pairs/guidelines/").content.decode()
+    assert "<p>A changed year is H.</p>" in html and 'data-role="default-guidelines"' not in html
