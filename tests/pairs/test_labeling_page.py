@@ -50,6 +50,9 @@ def test_an_annotator_gets_the_page_with_both_texts_and_the_three_answer_keys(
         "undo_url": "/api/pairs/undo/?project=pairs",
         "judgement_url": "/api/pairs/0/judgements/",
         "progress": {"answered": 0, "left": 0},
+        # What the page opens on: not blocked, and a project without items yet (test_label_page_states).
+        "blocked": None,
+        "project_empty": True,
     }
     assert 'type="module" src="/static/annotate/pairs/label.js"' in html
 
