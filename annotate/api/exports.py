@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from django.http import FileResponse, StreamingHttpResponse
+from django.http import StreamingHttpResponse
+from django.utils.http import content_disposition_header
 from rest_framework import serializers
 
 from annotate.api.errors import field_error
@@ -77,15 +75,14 @@ class ExportQuerySerializer(QueryParamsSerializer):
         return value
 
 
-def _faithbench_zip(project: Project, options: export.ExportOptions) -> FileResponse:
-    """The FaithBench batch files, one <batch>.json each as the export command writes them, in a zip."""
-    stem = f"{project.slug}-round{options.round}"
-    with tempfile.TemporaryDirectory(prefix="faithlab-export-") as folder:
-        export.write_faithbench(project, Path(folder) / stem, options)
-        archive = shutil.make_archive(str(Path(folder) / stem), "zip", folder, stem)
-        zipped = open(archive, "rb")  # FileResponse closes it; on POSIX it stays readable once the folder goes
-    return FileResponse(zipped, as_attachment=True, filename=export.download_name(project, options),
-                        content_type=export.CONTENT_TYPES[options.format])
+def _faithbench_zip(project: Project, options: export.ExportOptions) -> StreamingHttpResponse:
+    """The FaithBench batch files, one <batch>.json each as the export command writes them, in a zip streamed
+    as it is written, so a large project's download starts before a proxy gives up waiting."""
+    response = StreamingHttpResponse(export.faithbench_zip_chunks(project, options),
+                                     content_type=export.CONTENT_TYPES[options.format])
+    # Written as FileResponse(as_attachment=True) writes it, as the page's download of a finished export is sent.
+    response["Content-Disposition"] = content_disposition_header(True, export.download_name(project, options))
+    return response
 
 
 def _pairs_download(project: Project, fmt: str) -> StreamingHttpResponse:
@@ -96,7 +93,7 @@ def _pairs_download(project: Project, fmt: str) -> StreamingHttpResponse:
 
 
 
-def export_download(project: Project, query_params: Any) -> StreamingHttpResponse | FileResponse:
+def export_download(project: Project, query_params: Any) -> StreamingHttpResponse:
     """The download GET /api/projects/<slug>/export/ answers, after checking every query parameter at once."""
     query = ExportQuerySerializer(data=query_params, context={"project": project})
     query.is_valid(raise_exception=True)

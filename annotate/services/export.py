@@ -14,6 +14,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
+import zipfile
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -288,35 +290,131 @@ class _BatchRoster:
         return _file_name(imported or {}, user_id, self.names).strip()
 
 
-def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, progress: Any = None) -> list[Path]:
-    """One ``<batch>.json`` per batch in out_dir, written sample by sample."""
+class _Progress:
+    """Samples written so far across a whole export, reported to ``progress`` every CHUNK samples."""
+
+    def __init__(self, progress: Any = None) -> None:
+        self.progress = progress
+        self.done = 0
+
+    def add(self) -> None:
+        self.done += 1
+        if self.progress and self.done % CHUNK == 0:
+            self.progress(self.done)
+
+
+def _faithbench_batch_bytes(
+    project: Project, batch: Batch, round: int, names: _Names, submitters: list[int], counter: _Progress
+) -> Iterator[bytes]:
+    """One batch's FaithBench file, a sample at a time: the only place its JSON is built, so the files the export
+    command writes and the entries of the streamed zip are the same bytes."""
+    roster = _BatchRoster(project, submitters, names)
+    taken = _imported_annot_ids(batch, round)
+    yield b'{"samples": ['
+    first = True
+    for sample, spans in _batch_samples(batch, round):
+        record = json.dumps(faithbench_sample(sample, spans, names, taken), ensure_ascii=False)
+        yield ("\n" if first else ",\n").encode() + record.encode("utf-8")
+        roster.add(spans)
+        first = False
+        counter.add()
+    tail = "\n]"
+    if (people := roster.roster()) is not None:  # after the samples: known once they are written
+        tail += f',\n"roster": {json.dumps(people, ensure_ascii=False)}'
+    yield (tail + "}\n").encode("utf-8")
+
+
+def faithbench_files(
+    project: Project, options: ExportOptions, progress: Any = None
+) -> Iterator[tuple[str, Iterator[bytes]]]:
+    """Each batch's FaithBench file as ``(<batch>.json, its bytes in pieces)``, built only as it is read: read each
+    file's bytes to the end before asking for the next file. The options are checked now, before anything is built."""
     options.check(project)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    return _faithbench_files(project, options, progress)
+
+
+def _faithbench_files(
+    project: Project, options: ExportOptions, progress: Any = None
+) -> Iterator[tuple[str, Iterator[bytes]]]:
     names = _Names(project, options.pseudonyms)
     submitters = batch_submitters(project, options.round)
-    written: list[Path] = []
-    done = 0
+    counter = _Progress(progress)
     for batch in project.batches.all():
-        path = out_dir / f"{batch.name}.json"
-        roster = _BatchRoster(project, submitters.get(batch.pk, []), names)
-        taken = _imported_annot_ids(batch, options.round)
-        with path.open("w", encoding="utf-8") as handle:
-            handle.write('{"samples": [')
-            first = True
-            for sample, spans in _batch_samples(batch, options.round):
-                handle.write("\n" if first else ",\n")
-                handle.write(json.dumps(faithbench_sample(sample, spans, names, taken), ensure_ascii=False))
-                roster.add(spans)
-                first = False
-                done += 1
-                if progress and done % CHUNK == 0:
-                    progress(done)
-            handle.write("\n]")
-            if (people := roster.roster()) is not None:  # after the samples: known once they are written
-                handle.write(f',\n"roster": {json.dumps(people, ensure_ascii=False)}')
-            handle.write("}\n")
+        pieces = _faithbench_batch_bytes(project, batch, options.round, names, submitters.get(batch.pk, []), counter)
+        yield f"{batch.name}.json", pieces
+
+
+def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, progress: Any = None) -> list[Path]:
+    """One ``<batch>.json`` per batch in out_dir, written sample by sample."""
+    files = faithbench_files(project, options, progress)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, pieces in files:
+        path = out_dir / name
+        with path.open("wb") as handle:
+            for piece in pieces:
+                handle.write(piece)
         written.append(path)
     return written
+
+
+# A streamed zip is handed on once this many compressed bytes are waiting, and at the end of each batch file.
+ZIP_CHUNK = 1 << 16
+
+
+class _ZipSink:
+    """A write-only, unseekable file for zipfile: it keeps what was written until drained. Without ``tell`` or
+    ``seek``, zipfile writes each entry's sizes after its data (data descriptors), so nothing is rewritten."""
+
+    def __init__(self) -> None:
+        self.pending = bytearray()
+
+    def write(self, data: bytes) -> int:
+        self.pending += data
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing to flush: the bytes wait for drain()."""
+
+    def drain(self) -> bytes:
+        data = bytes(self.pending)
+        self.pending.clear()
+        return data
+
+
+def _zip_entry(name: str, mode: int) -> zipfile.ZipInfo:
+    """An entry dated now, with the permissions an unzipped file or folder gets (as shutil.make_archive gives)."""
+    entry = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
+    entry.external_attr = mode << 16
+    if name.endswith("/"):  # empty, as ZipFile.mkdir leaves a folder it names itself
+        entry.external_attr |= 0x10  # MS-DOS directory flag
+        entry.CRC = entry.compress_size = entry.file_size = 0
+    else:
+        entry.compress_type = zipfile.ZIP_DEFLATED
+    return entry
+
+
+def faithbench_zip_chunks(project: Project, options: ExportOptions, progress: Any = None) -> Iterator[bytes]:
+    """The FaithBench batch files zipped under ``<slug>-round<N>/``, given out as the zip is written: one batch
+    file is built at a time, so a large project's download starts at once and memory stays at one sample plus a
+    chunk. The options are checked now, so a bad round is refused before a streamed response has begun."""
+    files = faithbench_files(project, options, progress)
+    return _faithbench_zip_chunks(f"{project.slug}-round{options.round}", files)
+
+
+def _faithbench_zip_chunks(stem: str, files: Iterator[tuple[str, Iterator[bytes]]]) -> Iterator[bytes]:
+    """The zip of faithbench_files' files; what zipfile has written is handed on a chunk at a time."""
+    sink = _ZipSink()
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.mkdir(_zip_entry(f"{stem}/", 0o40755))
+        for name, pieces in files:
+            with archive.open(_zip_entry(f"{stem}/{name}", 0o100644), "w") as entry:
+                for piece in pieces:
+                    entry.write(piece)
+                    if len(sink.pending) >= ZIP_CHUNK:
+                        yield sink.drain()
+            yield sink.drain()
+    yield sink.drain()  # the central directory, written on close
 
 
 def _gold(sample: Sample) -> dict[str, Any] | None:
@@ -473,10 +571,11 @@ def run_export_job(job_id: int) -> Any:
         Job.objects.filter(pk=job.pk).update(done=done)
 
     try:
-        if options.format == "faithbench":
-            write_faithbench(job.project, folder / stem, options, progress)
-            result = Path(shutil.make_archive(str(folder / stem), "zip", folder, stem))
-            shutil.rmtree(folder / stem)
+        if options.format == "faithbench":  # the zip the API streams, written to a file a chunk at a time
+            result = folder / f"{stem}.zip"
+            with result.open("wb") as handle:
+                for chunk in faithbench_zip_chunks(job.project, options, progress):
+                    handle.write(chunk)
         else:
             result = folder / f"{stem}.{options.format}"
             export_to_path(job.project, result, options, progress)
