@@ -32,6 +32,8 @@ urlpatterns += [
     path("projects/<slug:slug>/pair-rounds/", pairs.PairRoundListView.as_view(), name="api-pair-rounds"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/pair-rounds/(?P<number>[0-9]{1,18})/$",
             pairs.PairRoundDetailView.as_view(), name="api-pair-round"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/pair-round-jobs/(?P<id>[0-9]{1,18})/cancel/$",
+            pairs.CancelRoundJobView.as_view(), name="api-pair-round-job-cancel"),
     path("projects/<slug:slug>/pair-agreement/", pairs.PairAgreementView.as_view(), name="api-pair-agreement"),
     path("projects/<slug:slug>/flags/", pairs.JudgeFlagListView.as_view(), name="api-judge-flags"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/flags/(?P<id>[0-9]{1,18})/block/$", pairs.BlockJudgeView.as_view(),

@@ -155,6 +155,7 @@ EXPECTED: dict[str, Rule] = {
     "pairs-vectors": post(ADMINS, kinds=(PAIRS,)),
     "pairs-round-new": page(ADMINS, kinds=(PAIRS,)),
     "pairs-round-job": page(ADMINS, kinds=(PAIRS,)),
+    "pairs-round-job-cancel": post(ADMINS, kinds=(PAIRS,)),  # the demo's round job is queued: cancelled, 302
     "pairs-round": page(REVIEWERS, kinds=(PAIRS,)),
     "pairs-flags": page(ADMINS, kinds=(PAIRS,)),
     "pairs-flag-block": post(ADMINS, kinds=(PAIRS,)),
@@ -214,6 +215,7 @@ EXPECTED: dict[str, Rule] = {
     "api-pair-rounds": api(MEMBERS, kinds=(PAIRS,)),
     "api-pair-round": api(MEMBERS, kinds=(PAIRS,)),  # the round list's entry; reviewers also get its figures
     "api-pair-agreement": api(REVIEWERS, kinds=(PAIRS,)),  # as the project page and the round page show it
+    "api-pair-round-job-cancel": api_post(ADMINS, kinds=(PAIRS,)),
     "api-judge-flags": api(ADMINS, kinds=(PAIRS,)),
     "api-judge-flag-block": api_post(ADMINS, kinds=(PAIRS,)),
     "api-judge-flag-unblock": api_post(ADMINS, kinds=(PAIRS,)),
@@ -304,6 +306,7 @@ TOLD_THE_KIND = frozenset({
     "judging-api-judges", "judging-api-runs", "judging-api-import", "judging-api-export-judgements",
     "judging-api-export-audits", "api-audit-next", "api-pair-rounds", "api-pair-round", "api-pair-agreement",
     "api-judge-flags", "api-judge-flag-block", "api-judge-flag-unblock", "api-judge-flag-dismiss",
+    "api-pair-round-job-cancel",
 })
 
 

@@ -49,6 +49,8 @@ PARAMETERS: dict[str, dict[str, str]] = {
     "adjudicate": {"pk": "sample"},
     "api-token-revoke": {"pk": "token_pk"},
     "pairs-round-job": {"pk": "round_job"},
+    "pairs-round-job-cancel": {"pk": "round_job"},
+    "api-pair-round-job-cancel": {"id": "round_job"},
     "pairs-round": {"number": "round"},
     "api-pair-round": {"number": "round"},
     "pairs-flag-block": {"pk": "judge_flag"},

@@ -258,6 +258,18 @@ class UnblockResultSerializer(serializers.Serializer):
 
 
 
+class RoundJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
+    round = serializers.IntegerField(allow_null=True, help_text="The round the job draws (null for an old job).")
+    error = serializers.CharField(allow_blank=True, help_text="Why it failed; \"Cancelled by <user> at <time>.\" "
+                                  "once cancelled.")
+    created_by = serializers.CharField(allow_null=True, help_text="Who started the job.")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    cancelled_by = serializers.CharField(allow_null=True, help_text="Who cancelled it; null unless cancelled.")
+
+
 # --------------------------------------------------------------------------- shared schema components
 
 

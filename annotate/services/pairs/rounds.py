@@ -17,6 +17,12 @@ number is no longer the next one draws nothing. Both checks run under the
 project's row lock, so two requests cannot both pass them; without them the
 second job drew round 3 right after round 2 and closed round 2 with its items
 undecided.
+
+A round job that no worker runs (none started, or it died) would block every
+later round: a project admin may cancel a queued or running job
+(``cancel_round_job``). The job then fails with who cancelled it and when, and
+draws no round even if a worker picks it up afterwards: the job's row is read
+again, locked, in the transaction that writes the round.
 """
 
 from __future__ import annotations
@@ -24,13 +30,16 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum, Value
+from django.db.models import Count, F, Q, QuerySet, Sum, Value
 from django.db.models.functions import Least
 from django.utils import timezone
+from django.utils.timesince import timesince
 
 from annotate.models import Job, PairItem, PairRound, Project
 from annotate.services.pairs import detector as detection
@@ -82,6 +91,10 @@ __all__ = [
     "unfinished_open_round",
     "active_round_job",
     "round_job_busy",
+    "CancelRefused",
+    "RoundJobWait",
+    "cancel_round_job",
+    "round_job_wait",
 ]
 
 log = logging.getLogger(__name__)
@@ -310,7 +323,11 @@ def run_round_job(job_id: int) -> Job:
     among them a round number that is no longer the next one: the job draws the
     round it was started for or none. The round and the job's "done" are
     written in one transaction, so a task run again after a stop never draws a
-    second round.
+    second round. A job cancelled by an admin (``cancel_round_job``) draws
+    nothing and keeps the cancel's message: every write of the job's status
+    below applies only while the job is still queued or running, and the round
+    is written only if the job's row, locked in that transaction, is still
+    running.
     """
     job = Job.objects.select_related("project", "created_by").get(pk=job_id)
     if job.status in (Job.Status.DONE, Job.Status.FAILED):
@@ -323,7 +340,11 @@ def run_round_job(job_id: int) -> Job:
         return job
     params = {name: job.options[name] for name in ROUND_PARAMETERS if name in job.options}
     number = job.options.get("number")  # None for a job queued before jobs recorded their round
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, error="")
+    # When this attempt started, for the page's "running for"; kept in the options (which the "done" write keeps).
+    job.options = {**job.options, "started_at": timezone.now().isoformat()}
+    if not _active(job.pk).update(status=Job.Status.RUNNING, error="", options=job.options):
+        job.refresh_from_db()  # cancelled between the read above and now
+        return job
     try:
         stale = _stale_number(project, number)
         if stale is not None:
@@ -334,27 +355,124 @@ def run_round_job(job_id: int) -> Job:
             encoder = vectors.encoder_name(project)
             missing = vectors.stale_items(project, encoder).count()
             total = missing + 1
-            Job.objects.filter(pk=job.pk).update(total=total, done=0)
-            vectors.compute_vectors(
-                project, encoder=encoder,
-                progress=lambda written: Job.objects.filter(pk=job.pk).update(
-                    done=Least(F("done") + written, Value(total - 1))
-                ),
-            )
+            _active(job.pk).update(total=total, done=0)
+
+            def progress(written: int) -> None:
+                # A cancel stops the work after the chunk just written (the vectors written so far are kept).
+                if not _active(job.pk).update(done=Least(F("done") + written, Value(total - 1))):
+                    raise _JobEnded
+
+            vectors.compute_vectors(project, encoder=encoder, progress=progress)
         with transaction.atomic():
+            # The project's lock first (create_round takes it too), then the job's: a cancel that committed before
+            # this point is seen here, and one that comes later waits for this transaction and finds the job done.
+            Project.objects.select_for_update().filter(pk=project.pk).exists()
+            if not Job.objects.select_for_update().filter(pk=job.pk, status=Job.Status.RUNNING).exists():
+                raise _JobEnded
             pair_round = create_round(project, job.created_by, number=number, from_job=True, **params)
             Job.objects.filter(pk=job.pk).update(
                 status=Job.Status.DONE, total=total, done=total, finished_at=timezone.now(),
                 options={**job.options, "round": pair_round.number, "round_id": pair_round.pk},
             )
+    except _JobEnded:
+        log.info("pairs round job %s was cancelled while it ran: no round drawn", job.pk)
     except RoundRefused as refusal:
-        Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=str(refusal), finished_at=timezone.now())
+        _active(job.pk).update(status=Job.Status.FAILED, error=str(refusal), finished_at=timezone.now())
     except Exception as error:
         log.exception("pairs round job %s failed", job.pk)
-        Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
+        _active(job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
         raise
     job.refresh_from_db()
     return job
+
+
+class _JobEnded(Exception):
+    """The job was cancelled while it ran: it draws nothing, and its row keeps the cancel's status and message."""
+
+
+def _active(job_id: int) -> QuerySet[Job]:
+    """The job's row while it is queued or running: a write through it leaves a cancelled (or ended) job as it is."""
+    return Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+
+
+# --- cancelling a round job --------------------------------------------------------------------------------
+
+# A worker picks a queued job up within seconds; queued longer than this, the pages say no worker may be running.
+NO_WORKER_AFTER = timedelta(minutes=1)
+
+
+class CancelRefused(Exception):
+    """A round job that has already ended cannot be cancelled; the message says how it ended. Nothing was changed."""
+
+
+@dataclass(frozen=True)
+class RoundJobWait:
+    """How long an active round job has waited: queued since it was created, running since its attempt began."""
+
+    status: str
+    since: datetime
+    seconds: float
+    no_worker: bool  # queued for longer than NO_WORKER_AFTER: no worker may be running
+
+    @property
+    def duration(self) -> str:
+        """The wait in words: seconds under a minute (the job's page polls every second), else minutes, hours..."""
+        if self.seconds < 60:
+            whole = int(self.seconds)
+            return f"{whole} second{'' if whole == 1 else 's'}"
+        return timesince(self.since, self.since + timedelta(seconds=self.seconds))
+
+
+def round_job_wait(job: Job, now: datetime | None = None) -> RoundJobWait | None:
+    """How long ``job`` has been queued or running, for the pages; None once it has ended."""
+    if not job.is_active:
+        return None
+    now = now or timezone.now()
+    since = job.created_at
+    if job.status == Job.Status.RUNNING and job.options.get("started_at"):
+        since = datetime.fromisoformat(job.options["started_at"])
+    waited = now - since
+    return RoundJobWait(status=job.status, since=since, seconds=max(0.0, waited.total_seconds()),
+                        no_worker=job.status == Job.Status.QUEUED and waited > NO_WORKER_AFTER)
+
+
+def cancel_round_job(job: Job, user: AbstractBaseUser) -> Job:
+    """Mark a queued or running round job failed, "Cancelled by <user> at <time>", so a new round can be started.
+
+    A job stuck in "queued" (no worker ran it) or "running" (its worker died)
+    otherwise blocks every later round of the project (``round_job_busy``). The
+    job draws no round afterwards: ``run_round_job`` checks the job's row,
+    locked, in the transaction that would write the round. The job's row is
+    locked here too, so a cancel that comes while the round is being written
+    waits for it and is then refused. Raises CancelRefused, changing nothing,
+    when the job has already ended. Who and when are also kept in the job's
+    options (``cancelled_by``, ``cancelled_at``). Returns ``job``, updated.
+    """
+    with transaction.atomic():
+        locked = Job.objects.select_for_update().get(pk=job.pk, kind=Job.Kind.PAIR_ROUND)
+        if not locked.is_active:
+            raise CancelRefused(_ended_in_words(locked))
+        now = timezone.now()
+        who = user.get_username()
+        locked.status = Job.Status.FAILED
+        locked.error = f"Cancelled by {who} at {timezone.localtime(now):%Y-%m-%d %H:%M:%S %Z}."
+        locked.finished_at = now
+        locked.options = {**locked.options, "cancelled_by": who, "cancelled_at": now.isoformat()}
+        locked.save(update_fields=["status", "error", "finished_at", "options"])
+    log.info("pairs round job %s of project %s cancelled by %s", locked.pk, locked.project_id, who)
+    for name in ("status", "error", "finished_at", "options"):
+        setattr(job, name, getattr(locked, name))
+    return job
+
+
+def _ended_in_words(job: Job) -> str:
+    """Why an ended job cannot be cancelled: how it ended, and that nothing was changed."""
+    if job.status == Job.Status.DONE:
+        drawn = f"it drew round {job.options['round']}" if job.options.get("round") else "it has finished"
+        return f"Job {job.pk} is done ({drawn}); there is nothing to cancel and nothing was changed."
+    if job.options.get("cancelled_by"):
+        return f"Job {job.pk} was already cancelled ({job.error}); nothing was changed."
+    return f"Job {job.pk} has already failed ({job.error or 'no reason recorded'}); nothing was changed."
 
 
 # --- report --------------------------------------------------------------------------------------------------

@@ -215,8 +215,7 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
         "oob_errors": bool(request.htmx),
         "empty_project": _empty_project(project, plan),
         "unfinished": rounds.unfinished_open_round(project),
-        "busy_job": rounds.active_round_job(project),
-        "busy": rounds.round_job_busy(project),
+        **_busy_context(project),
         "ratio": ratio_context(plan.ratio_dict() if plan and plan.number > 1 else None),
         "ratio_source": plan.ratio_source if plan else None,
         "funnel": funnel_rows(plan.funnel if plan else None),
@@ -227,6 +226,13 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
     status = 400 if (form.errors or refusal) and request.method == "POST" and not request.htmx else 200
     template = "annotate/pairs/round_new.html#preview" if request.htmx else "annotate/pairs/round_new.html"
     return render(request, template, context, status=status)
+
+
+def _busy_context(project: Project) -> dict[str, Any]:
+    """The round job that keeps the wizard from starting one (if any), how long it has waited, and its cancel."""
+    busy_job = rounds.active_round_job(project)
+    return {"busy_job": busy_job, "busy": rounds.round_job_busy(project),
+            "busy_wait": rounds.round_job_wait(busy_job) if busy_job else None}
 
 
 def _submitted_number(data: QueryDict, current: int) -> int:
@@ -304,10 +310,34 @@ def round_job(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     parameters = {name: job.options[name] for name in DEFAULTS if job.options.get(name) is not None}
     # The round the job draws (a job queued before jobs kept it: the next one) says whether it draws at random.
     number = job.options.get("number") or rounds.next_round_number(project)
-    context = {"project": project, "job": job, "round_one": number == 1,
+    context = {"project": project, "job": job, "round_one": number == 1, "wait": rounds.round_job_wait(job),
                "again": f"{reverse('pairs-round-new', args=[project.slug])}?{urlencode(parameters)}"}
     template = "annotate/pairs/round_job.html#job" if request.htmx else "annotate/pairs/round_job.html"
     return render(request, template, context)
+
+
+@require_POST
+@login_required
+def round_job_cancel(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Cancel a queued or running round job (admins): it draws no round, and a new round may be started.
+
+    The way out of a job no worker runs (none started, or it died), which would otherwise block every later
+    round. A job that has already ended is left as it is, with a message saying how it ended. Back to the
+    wizard when the form came from there (``back=wizard``), else to the job's page, which shows who cancelled.
+    """
+    project, _ = _pairs_project(request, slug, admin=True)
+    job = get_object_or_404(Job, pk=pk, project=project, kind=Job.Kind.PAIR_ROUND)
+    try:
+        rounds.cancel_round_job(job, request.user)
+    except rounds.CancelRefused as refusal:
+        messages.error(request, f"Not cancelled: {refusal}")
+    else:
+        messages.success(request, f"Job {job.pk} is cancelled: it draws no round. You can start a new round now.")
+    if request.POST.get("back") == "wizard":
+        url = reverse("pairs-round-new", args=[project.slug])
+    else:
+        url = reverse("pairs-round-job", args=[project.slug, job.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
 
 
 def _preview_items(plan: Any, limit: int = 20) -> list[tuple[PairItem, dict[str, Any]]]:

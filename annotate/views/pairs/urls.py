@@ -18,6 +18,7 @@ urlpatterns = [
     path("vectors/", pair_rounds.vectors_start, name="pairs-vectors"),
     path("rounds/new/", pair_rounds.round_new, name="pairs-round-new"),
     path("rounds/jobs/<int:pk>/", pair_rounds.round_job, name="pairs-round-job"),
+    path("rounds/jobs/<int:pk>/cancel/", pair_rounds.round_job_cancel, name="pairs-round-job-cancel"),
     path("rounds/<int:number>/", pair_rounds.round_page, name="pairs-round"),
     path("flags/", pair_flags.flags_page, name="pairs-flags"),
     path("flags/<int:pk>/block/", pair_flags.block, name="pairs-flag-block"),

@@ -1,0 +1,72 @@
+"""A pairs project's round jobs (admins): cancel one that no worker runs, so a new round can be started.
+
+A round job stuck in "queued" (no worker) or "running" (its worker died)
+blocks every later round of the project; the round job's page and the wizard
+offer the same cancel, through the same service
+(``annotate.services.pairs.rounds.cancel_round_job``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.api.pairs.lookups import Role, pairs_project_for
+from annotate.api.pairs.serializers import NOT_A_PAIRS_PROJECT, RoundJobSerializer
+from annotate.api.schema import integer
+from annotate.api.serializers import MAX_ID, NO_BODY, ErrorSerializer, NoBodySerializer
+from annotate.models import Job
+from annotate.services.pairs import rounds
+
+JOB_ID = OpenApiParameter("id", integer(1, MAX_ID), OpenApiParameter.PATH,
+                          description="The round job's id (the wizard's busy notice and the job's page name it).")
+FOR_ADMINS = OpenApiResponse(ErrorSerializer, description="Only the project's admins cancel round jobs.")
+
+
+def round_job_payload(job: Job) -> dict[str, Any]:
+    timestamp = serializers.DateTimeField().to_representation
+    return {
+        "id": job.pk,
+        "status": job.status,
+        "round": job.options.get("number"),
+        "error": job.error,
+        "created_by": job.created_by.get_username() if job.created_by else None,
+        "created_at": timestamp(job.created_at),
+        "finished_at": timestamp(job.finished_at) if job.finished_at else None,
+        "cancelled_by": job.options.get("cancelled_by"),
+    }
+
+
+class CancelRoundJobView(APIView):
+    @extend_schema(
+        parameters=[JOB_ID],
+        request=NO_BODY,
+        responses={
+            200: RoundJobSerializer,
+            400: NOT_A_PAIRS_PROJECT,
+            403: FOR_ADMINS,
+            409: OpenApiResponse(ErrorSerializer, description="The job has already ended (done, failed or "
+                                 "cancelled before); detail says how. Nothing was changed."),
+        },
+    )
+    def post(self, request: Request, slug: str, id: str) -> Response:
+        """Cancel a queued or running round job (admins): it is marked failed, "Cancelled by <you> at <time>", draws
+        no round even if a worker picks it up later, and a new round can be started. Takes no fields."""
+        project, _ = pairs_project_for(request.user, slug, roles=(Role.ADMIN,))
+        job_id = int(id)
+        job = (Job.objects.select_related("created_by").filter(project=project, kind=Job.Kind.PAIR_ROUND, pk=job_id)
+               .first() if 1 <= job_id <= MAX_ID else None)
+        if job is None:
+            raise NotFound(f"{project.slug!r} has no round job {id}")
+        NoBodySerializer(data=request.data).is_valid(raise_exception=True)
+        try:
+            rounds.cancel_round_job(job, request.user)
+        except rounds.CancelRefused as refusal:
+            return Response({"detail": str(refusal)}, status=status.HTTP_409_CONFLICT)
+        return Response(round_job_payload(job))
