@@ -105,8 +105,22 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
 
 
+def detector_order(names: Iterable[str]) -> list[str]:
+    """Detectors by name, case-insensitively (the exact name breaks a tie): how every list and report orders them.
+
+    Not the metadata's key order: PostgreSQL's jsonb keeps a sample's keys sorted by length, then bytes, and SQLite
+    keeps them as written, so first-seen order differed between the databases and meant nothing to a reader.
+    """
+    return sorted(names, key=lambda name: (name.casefold(), name))
+
+
+def by_detector_name(report: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``{detector: figures}`` report in detector_order (one merged from several sources, say)."""
+    return {name: report[name] for name in detector_order(report)}
+
+
 def detector_keys(metadatas: Iterable[Mapping[str, Any]], exclude: Iterable[str] = GENERATOR_KEYS) -> list[str]:
-    """Metadata keys that hold a detector's outputs, in first-seen order.
+    """Metadata keys that hold a detector's outputs, in detector_order.
 
     A key counts as a detector when its values across samples look like
     scores: numbers in [0, 1], or such numbers written as text ("0.21",
@@ -122,19 +136,17 @@ def detector_keys(metadatas: Iterable[Mapping[str, Any]], exclude: Iterable[str]
     excluded = set(exclude)
     numeric: Counter[str] = Counter()  # readable scores and scores written as text
     other: Counter[str] = Counter()
-    order: dict[str, None] = {}
     for metadata in metadatas:
         for key, value in metadata.items():
             if key in excluded:
                 continue
-            order.setdefault(key, None)
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 continue
             if is_score(value) or is_score_text(value):
                 numeric[key] += 1
             else:
                 other[key] += 1
-    return [key for key in order if numeric[key] > 0 and numeric[key] >= other[key]]
+    return detector_order(key for key in numeric if numeric[key] >= other[key])
 
 
 def verdict_detectors(predictions: Mapping[str, Mapping[Hashable, Any]]) -> set[str]:
@@ -184,7 +196,7 @@ def evaluate_detectors(
     hallucinated: frozenset[str] = HALLUCINATED,
 ) -> dict[str, dict[str, Any]]:
     """``{detector: {"n", "missing", "invalid", "balanced_accuracy", "f1_macro", "rule"}}`` over the samples in
-    ``truths``.
+    ``truths``, in detector_order.
 
     ``predictions[detector][sample]`` is a probability of consistency (consistent
     when >= threshold) or a 0/1 verdict (1 = consistent; see verdict_detectors).
@@ -207,7 +219,8 @@ def evaluate_detectors(
     threshold = _check_threshold(threshold)
     verdicts = verdict_detectors(predictions)
     report: dict[str, dict[str, Any]] = {}
-    for detector, outputs in predictions.items():
+    for detector in detector_order(predictions):
+        outputs = predictions[detector]
         truth_labels: list[int] = []
         predicted_labels: list[int] = []
         missing = invalid = 0
@@ -315,31 +328,21 @@ class DetectorOutputs:
     counted by detector_keys), 1 for a score (is_score), 3 for a score written
     as text (is_score_text: a detector's value, yet invalid), 2 for anything else.
     ``scores[key][i]``: the score where status is 1, else NaN.
-    ``layout[i]`` indexes ``layouts``, the distinct key orders of the samples'
-    metadata, which fix the first-seen order of detector_keys.
     """
 
     size: int
-    layouts: list[tuple[str, ...]]
-    layout: np.ndarray
     status: dict[str, np.ndarray]
     scores: dict[str, np.ndarray]
 
     def detector_keys(self, rows: np.ndarray) -> list[str]:
-        """detector_keys of the metadata of samples ``rows``, in that order."""
-        firsts = np.unique(self.layout[rows], return_index=True)[1] if len(rows) else np.zeros(0, dtype=np.int64)
-        order: dict[str, None] = {}
-        for first in np.sort(firsts):
-            for key in self.layouts[int(self.layout[rows[first]])]:
-                if key in self.status:
-                    order.setdefault(key, None)
+        """detector_keys of the metadata of samples ``rows`` (in detector_order)."""
         keys = []
-        for key in order:
-            status = self.status[key][rows]
+        for key, every_status in self.status.items():
+            status = every_status[rows]
             numeric = int(((status == _SCORE) | (status == _SCORE_TEXT)).sum())
             if numeric > 0 and numeric >= int((status == _OTHER).sum()):
                 keys.append(key)
-        return keys
+        return detector_order(keys)
 
     def verdicts(self, keys: Iterable[str], rows: np.ndarray) -> set[str]:
         """verdict_detectors of these detectors over samples ``rows``."""
@@ -391,18 +394,13 @@ def classify_detector_outputs(
 ) -> DetectorOutputs:
     """Classify every value of every sample's metadata once (see DetectorOutputs)."""
     excluded = set(exclude)
-    layouts: dict[tuple[str, ...], int] = {}
-    layout = np.fromiter(
-        (layouts.setdefault(tuple(metadata), len(layouts)) for metadata in metadatas),
-        dtype=np.int64,
-        count=len(metadatas),
-    )
-    keys = dict.fromkeys(key for keys in layouts for key in keys if key not in excluded)
+    layouts = {tuple(metadata) for metadata in metadatas}  # the distinct key sets: few, whatever the sample count
+    keys = {key for keys in layouts for key in keys if key not in excluded}
     status: dict[str, np.ndarray] = {}
     scores: dict[str, np.ndarray] = {}
-    for key in keys:
+    for key in detector_order(keys):
         status[key], scores[key] = _classify_values([metadata.get(key) for metadata in metadatas])
-    return DetectorOutputs(size=len(metadatas), layouts=list(layouts), layout=layout, status=status, scores=scores)
+    return DetectorOutputs(size=len(metadatas), status=status, scores=scores)
 
 
 def evaluate_detector_outputs(
@@ -413,7 +411,7 @@ def evaluate_detector_outputs(
     hallucinated: frozenset[str] = HALLUCINATED,
     keys: Sequence[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """evaluate_detectors of every detector found in the metadata of samples ``rows`` (detector_keys order).
+    """evaluate_detectors of every detector found in the metadata of samples ``rows``, in detector_order.
 
     ``categories[j]`` is the worst human category of sample ``rows[j]``. With
     ``keys``, exactly those detectors are evaluated, whatever their values look
@@ -421,7 +419,7 @@ def evaluate_detector_outputs(
     answers failed).
     """
     threshold = _check_threshold(threshold)
-    keys = outputs.detector_keys(rows) if keys is None else [key for key in keys if key in outputs.status]
+    keys = outputs.detector_keys(rows) if keys is None else detector_order(key for key in keys if key in outputs.status)
     verdicts = outputs.verdicts(keys, rows)
     truth = np.array([0 if category in hallucinated else 1 for category in categories], dtype=np.int64)
     report: dict[str, dict[str, Any]] = {}

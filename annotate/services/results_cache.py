@@ -61,8 +61,9 @@ from judging.models import Judgement
 logger = logging.getLogger(__name__)
 
 # Part of every data version: raise it when the figures' shape or rules change, so figures kept by older code
-# are recomputed rather than served as current (2: detectors count missing apart from invalid, with a rule).
-FIGURES_FORMAT = 2
+# are recomputed rather than served as current (2: detectors count missing apart from invalid, with a rule; 3:
+# detectors listed by name, not in the metadata's key order).
+FIGURES_FORMAT = 3
 
 FIGURE_SETS: dict[str, Callable[..., dict[str, Any]]] = {
     "results": stats.results_figures,

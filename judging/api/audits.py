@@ -232,11 +232,12 @@ class AuditVerdictView(APIView):
         item_id = int(id)
         if not 1 <= item_id <= MAX_ID:
             raise NotFound("No such audit item")
+        # Who may audit first: an outsider's or an annotator's malformed verdict gets their 404 or 403, not a 400.
+        item = access.get_audit_item_for_auditor(request.user, item_id)
+        project: Project = item.project
         body = AuditRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         verdict = body.validated_data
-        item = access.get_audit_item_for_auditor(request.user, item_id)
-        project: Project = item.project
         try:
             audit = audits.submit_audit(
                 project, request.user, item.pk,

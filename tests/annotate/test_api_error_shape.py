@@ -20,10 +20,21 @@ import jsonschema
 import pytest
 from rest_framework.test import APIClient
 
-from annotate.models import Batch, GoldLabel, Sample, SampleFlag, SampleReview, SpanAnnotation
+from annotate.models import (
+    Batch,
+    GoldLabel,
+    Membership,
+    PairConfig,
+    Project,
+    Sample,
+    SampleFlag,
+    SampleReview,
+    SpanAnnotation,
+)
 from annotate.services import spans, tokens
 from annotate.services.flags import MAX_COMMENT
-from judging.models import Judge, JudgeRun
+from judging.models import AuditItem, Judge, JudgeRun
+from tests.pairs.conftest import make_pair_items
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +48,9 @@ class Case:
 
     user: str  # "annotator" or "admin"
     method: str
-    path: str  # {sample} is filled in with the project's first sample
+    # {sample} is filled in with the project's first sample, {pair_item} and {audit_item} with an item the caller
+    # may write to (access is checked before the body is read)
+    path: str
     body: Any = None  # a dict is sent as JSON; a str as a raw (not JSON) application/json body
     field: str = ""
     message: str | Callable[[Sample], str] = ""
@@ -98,7 +111,7 @@ CASES = {
         message="project 'demo' has no round 9 (rounds with assignments: 1)",
     ),
     "pair judgement, a body that is not JSON": Case(
-        "annotator", "post", "/api/pairs/1/judgements/", NOT_JSON, field="non_field_errors",
+        "annotator", "post", "/api/pairs/{pair_item}/judgements/", NOT_JSON, field="non_field_errors",
         message=PARSE_ERROR, starts_with=True,
     ),
     "judge run, a judge the project lacks": Case(
@@ -114,7 +127,7 @@ CASES = {
         message=PARSE_ERROR, starts_with=True,
     ),
     "audit verdict, a body that is not JSON": Case(
-        "admin", "post", "/api/audit-items/1/audits/", NOT_JSON, field="non_field_errors",
+        "admin", "post", "/api/audit-items/{audit_item}/audits/", NOT_JSON, field="non_field_errors",
         message=PARSE_ERROR, starts_with=True,
     ),
 }
@@ -150,7 +163,7 @@ def filled(value: Any, names: dict[str, int]) -> Any:
 
 
 def send(client: APIClient, case: Case, sample: Sample, names: dict[str, int]) -> Any:
-    path = case.path.format(sample=sample.pk)
+    path = case.path.format(**names)
     if case.body is None:
         return getattr(client, case.method)(path)
     body = case.body if isinstance(case.body, str) else json.dumps(filled(case.body, names))
@@ -181,9 +194,16 @@ def test_every_400_names_the_field_with_a_list_of_messages(
     spans.create_span(sample, alice, round=1, start=0, end=7, labels=["Benign"])
     judge = Judge.objects.create(project=batch.project, name="local", kind=Judge.Kind.RUBRIC,
                                  base_url="http://127.0.0.1:9/v1", model="tiny")
+    pairs = Project.objects.create(name="Pairs", slug="pairs", kind=Project.Kind.PAIRS)
+    PairConfig.objects.create(project=pairs)
+    Membership.objects.create(project=pairs, user=alice, role=Membership.Role.ANNOTATOR)
+    pair_item = make_pair_items(pairs, 1)[0]
+    audit_item = AuditItem.objects.create(project=batch.project, sample=sample, reason="flagged")
     before = stored_rows()
 
-    response = send(clients[case.user], case, sample, {"sample": sample.pk, "judge": judge.pk, "batch": batch.pk})
+    names = {"sample": sample.pk, "judge": judge.pk, "batch": batch.pk, "pair_item": pair_item.pk,
+             "audit_item": audit_item.pk}
+    response = send(clients[case.user], case, sample, names)
 
     assert response.status_code == 400, response.content
     body = response.json()

@@ -37,7 +37,7 @@ def text_number(admin_user: Any) -> Project:
 
 def test_a_tie_between_a_score_and_a_score_written_as_text_keeps_the_detector() -> None:
     metadatas = [{"hhem-2.1": "0.21", "gpt_4o": 0}, {"hhem-2.1": 0.77, "gpt_4o": 1}]
-    assert detector_keys(metadatas) == ["hhem-2.1", "gpt_4o"]
+    assert detector_keys(metadatas) == ["gpt_4o", "hhem-2.1"]  # by name
     report = evaluate_detectors({"hhem-2.1": {0: "0.21", 1: 0.77}}, {0: "U", 1: "Q"})
     assert (report["hhem-2.1"]["n"], report["hhem-2.1"]["invalid"], report["hhem-2.1"]["missing"]) == (1, 1, 0)
 

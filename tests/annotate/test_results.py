@@ -136,7 +136,7 @@ def test_detector_keys_are_the_numeric_metadata_keys_but_the_generator() -> None
         {"summarizer": "m", "hhem": None, "gpt": "error", "note": "y"},
         {"hhem": 0.9, "gpt": 0, "count": math.nan},
     ]
-    assert detector_keys(metadatas) == ["hhem", "gpt"]
+    assert detector_keys(metadatas) == ["gpt", "hhem"]  # by name, not in the metadata's key order
 
 
 def test_numeric_ids_are_not_detectors() -> None:

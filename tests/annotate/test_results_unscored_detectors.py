@@ -14,8 +14,7 @@ from tests.judging.audit_helpers import read_html
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache", "quick_passwords")]
 
-# In the order both databases keep: PostgreSQL's jsonb orders keys by length, then bytes (SQLite keeps the
-# order written), and detectors are listed in their first-seen key order.
+# Detectors are listed by name (annotate.results.detector_order), whatever order the database keeps the keys in.
 DETECTORS = ["gpt_4o", "hhem-2.1"]
 
 

@@ -266,6 +266,32 @@ def test_a_second_answer_refused_with_409_is_explained_and_the_page_moves_on(
     assert judgement(date, alice).label == "N"
 
 
+def test_an_answer_to_an_item_an_undo_elsewhere_gave_back_is_explained_in_one_sentence(
+    page: Page, live_server: Any, log_in: Any, alice: Any, text_items: list[PairItem]
+) -> None:
+    from annotate.services.pairs.queue import record_judgement, serve_next_item, undo_last_judgement
+
+    project = text_items[0].project
+    first = serve_next_item(project, alice)
+    record_judgement(project, alice, first.item_id, "N")
+    log_in(page, alice)
+    open_labeling(page, live_server, project)
+    on_screen = int(page.locator("#pair-labeler").get_attribute("data-item-id"))
+    assert on_screen != first.item_id
+    # Another tab takes the last answer back: its item is served again, the one on this page goes back to the queue.
+    undo_last_judgement(project, alice)
+
+    page.keyboard.press("h")
+
+    # The API's 409 (not_served) tells a script to ask for its next item; the page shows it, and says so once.
+    expect(page.locator('[data-role="notice"]')).to_have_text(
+        "Not saved: this item is no longer served to you (an undo in another tab gives it back to the queue), "
+        "so here is your next item."
+    )
+    shown_item(page, PairItem.objects.get(pk=first.item_id))
+    assert not PairJudgement.objects.filter(item_id=on_screen, judge=alice).exists()
+
+
 def test_an_annotator_with_nothing_to_judge_sees_the_end_state(
     page: Page, live_server: Any, log_in: Any, alice: Any, pairs_project: Project
 ) -> None:

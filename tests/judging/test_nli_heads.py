@@ -109,7 +109,8 @@ def test_a_judge_whose_directory_became_a_language_model_starts_no_run(
         runs.start_run(project, judge, queue=False)
     assert caught.value.field == "nli_model_path"
     assert str(caught.value) == (
-        f"judge 'old': Model directory (on the server) {language_models[0]!r} holds BertForMaskedLM, {NOT_A_CLASSIFIER}."
+        f"Judge 'old' cannot be run: Model directory (on the server) {language_models[0]!r} holds BertForMaskedLM, "
+        f"{NOT_A_CLASSIFIER}."
     )
     assert not JudgeRun.objects.exists()
 

@@ -253,6 +253,24 @@ def test_undo_gives_the_item_back_and_next_serves_it_again(pairs_project: Projec
     assert post_label(client, items[0].pk, "N").status_code == 201
 
 
+def test_answering_the_item_an_undo_in_another_tab_gave_back_is_409_not_served(
+    pairs_project: Project, alice: Any
+) -> None:
+    """The labeling page's case: one tab shows the next item, another takes the last answer back. The page words its
+    notice from ``code`` (static/annotate/pairs/label.js); the detail names the item, for scripts."""
+    items = make_pair_items(pairs_project, 2)
+    other_tab, this_tab = client_of(alice), client_of(alice)
+    next_item(other_tab)
+    on_screen = post_label(other_tab, items[0].pk, "H").json()["next"]["id"]
+    assert other_tab.post("/api/pairs/undo/?project=pairs").status_code == 200
+    refused = post_label(this_tab, on_screen, "N")
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "not_served"
+    assert f"item {on_screen} was not served to you" in refused.json()["detail"]
+    assert not PairJudgement.objects.filter(judge=alice, item_id=on_screen).exists()
+    assert next_item(this_tab).json()["id"] == items[0].pk  # the item the page then shows
+
+
 def test_undo_with_nothing_to_undo_is_409(pairs_project: Project, alice: Any) -> None:
     response = client_of(alice).post("/api/pairs/undo/?project=pairs")
     assert response.status_code == 409 and response.json()["code"] == "nothing_to_undo"

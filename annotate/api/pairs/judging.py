@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api.pairs.lookups import get_pairs_project, queue_refusal
+from annotate.api.pairs.lookups import get_pairs_project, project_of_item_to_judge, project_to_judge, queue_refusal
 from annotate.api.pairs.serializers import (
     NO_PROJECT,
     PROJECT_QUERY,
@@ -28,7 +28,7 @@ from annotate.api.pairs.serializers import (
 )
 from annotate.api.schema import id_in_path
 from annotate.api.serializers import MAX_ID, NO_BODY, ErrorSerializer, NoBodySerializer
-from annotate.models import PairJudgement, Project
+from annotate.models import PairJudgement
 from annotate.services.pairs import queue
 
 
@@ -101,13 +101,12 @@ class PairJudgementView(APIView):
         item_id = int(id)
         if not 1 <= item_id <= MAX_ID:
             raise NotFound("No such pair item")
+        try:  # who may answer first: an outsider's or an auditor's empty body gets their 404 or 403, not a 400
+            project = project_of_item_to_judge(request.user, item_id)
+        except queue.NotAJudge as error:
+            return queue_refusal(error)
         body = PairJudgementRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        project = Project.objects.select_related("pair_config").filter(
-            kind=Project.Kind.PAIRS, pair_items__pk=item_id
-        ).first()
-        if project is None:
-            raise NotFound("No such pair item")
         try:
             answered = queue.record_and_serve_next(project, request.user, item_id, body.validated_data["label"])
         except queue.NotAJudge as error:
@@ -146,7 +145,10 @@ class UndoPairView(APIView):
     def post(self, request: Request) -> Response:
         """Take back your last answer in the project: the item comes back as your next one, unanswered. Takes no
         fields (the project is in the query)."""
-        project = get_pairs_project(request.user, _project_query(request))
+        try:  # who may undo first: an outsider's stray field gets their 404, not a 400
+            project = project_to_judge(request.user, _project_query(request))
+        except queue.NotAJudge as error:
+            return queue_refusal(error)
         NoBodySerializer(data=request.data).is_valid(raise_exception=True)
         try:
             judgement = queue.undo_last_judgement(project, request.user)

@@ -34,6 +34,30 @@ def get_pairs_project(user: Any, slug: str) -> Project:
     return project
 
 
+def project_of_item_to_judge(user: Any, item_id: int) -> Project:
+    """The pairs project of item ``item_id``, for a caller who may judge in it; asked before the answer is read.
+
+    An outsider gets the 404 of a missing item (the project's existence stays hidden) and a role that does not
+    judge the queue's 403 (``queue.NotAJudge``), whatever the body holds: a caller who may not answer is told
+    that, not what their answer lacks. The queue checks again under the judge's lock, with the block."""
+    project = Project.objects.select_related("pair_config").filter(
+        kind=Project.Kind.PAIRS, pair_items__pk=item_id
+    ).first()
+    role = access.role_in(user, project) if project is not None else None
+    if project is None or role is None:
+        raise NotFound("No such pair item")
+    queue.check_judge_role(role)
+    return project
+
+
+def project_to_judge(user: Any, slug: str) -> Project:
+    """The pairs project ``slug`` for a caller who may judge in it (404 outsiders, the queue's 403 for a role that
+    does not judge), for the judge's writes that read a body after the lookup."""
+    project, role = pairs_project_for(user, slug)
+    queue.check_judge_role(role)
+    return project
+
+
 def queue_refusal(error: queue.PairQueueError) -> Response:
     if error.status == 400:
         raise field_error(getattr(error, "field", None), error.message)

@@ -33,8 +33,8 @@ def results_figures(project: Project, round: int | None, threshold: float, k: in
         found = _verdicts(project, round, samples)
         figures["rates"] = results.hallucination_rates(zip(found.generators, found.categories, strict=True))
         figures["distribution"] = _distribution(found)
-        figures["detectors"] = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
-        figures["detectors"] |= _judge_detector_eval(project, samples, found, threshold)
+        detectors = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
+        figures["detectors"] = results.by_detector_name(detectors | _judge_detector_eval(project, samples, found, threshold))
     return figures
 
 

@@ -111,12 +111,13 @@ def worst_label_distribution(project: Project, round: int = 1) -> dict[str, dict
 
 
 def project_detector_eval(project: Project, threshold: float = 0.5, round: int = 1) -> dict[str, dict[str, Any]]:
-    """Every numeric metadata key (but the generator's) evaluated against the worst human label."""
+    """Every numeric metadata key (but the generator's) and every judge evaluated against the worst human label,
+    in results.detector_order (the judges, ``judge:<name>``, among the rest)."""
     samples = _read_samples(project, metadata=True)
     found = _verdicts(project, round, samples)
     outputs = results.classify_detector_outputs(samples.metadata)
     report = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
-    return report | _judge_detector_eval(project, samples, found, threshold)
+    return results.by_detector_name(report | _judge_detector_eval(project, samples, found, threshold))
 
 
 def _judge_detector_eval(project: Project, samples: _Samples, found: _Verdicts, threshold: float) -> dict[str, Any]:

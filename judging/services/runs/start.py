@@ -48,27 +48,27 @@ def start_run(
     instead of served (kept on the run, so a resumed execution keeps the choice).
     """
     if judge.project_id != project.pk:
-        raise JudgeSettingsError("judge", f"judge {judge.name!r} belongs to another project.")
+        raise JudgeSettingsError("judge", f"Judge {judge.name!r} belongs to another project.")
     if project.kind != Project.Kind.SPANS:
-        raise JudgeSettingsError("project", f"project {project.slug!r} is a {project.kind} project: judges score "
+        raise JudgeSettingsError("project", f"Project {project.slug!r} is a {project.kind} project: judges score "
                                             "span projects (an output against its source).")
     if judge.kind == Judge.Kind.IMPORTED:
-        raise JudgeSettingsError("judge", f"judge {judge.name!r} holds imported outputs; it cannot be run.")
+        raise JudgeSettingsError("judge", f"Judge {judge.name!r} holds imported outputs; it cannot be run.")
     if scope not in JudgeRun.Scope.values or scope == JudgeRun.Scope.IMPORTED:
-        raise JudgeSettingsError("scope", f"scope must be all, batch, flagged or synthetic, not {scope!r}.")
+        raise JudgeSettingsError("scope", f"The scope must be all, batch, flagged or synthetic, not {scope!r}.")
     if purpose not in JudgeRun.Purpose.values:
-        raise JudgeSettingsError("purpose", f"purpose must be plain, first_pass or explain, not {purpose!r}.")
+        raise JudgeSettingsError("purpose", f"The purpose must be plain, first_pass or explain, not {purpose!r}.")
     if scope == JudgeRun.Scope.BATCH and batch is None:
-        raise JudgeSettingsError("batch", "a batch run needs the batch.")
+        raise JudgeSettingsError("batch", "A batch run needs the batch.")
     if batch is not None and batch.project_id != project.pk:
-        raise JudgeSettingsError("batch", f"batch {batch.name!r} belongs to another project.")
+        raise JudgeSettingsError("batch", f"Batch {batch.name!r} belongs to another project.")
     if scope == JudgeRun.Scope.SYNTHETIC:
         if synthetic_set is None or synthetic_set.project_id != project.pk:
-            raise JudgeSettingsError("synthetic_set", "a synthetic run needs a synthetic set of this project.")
+            raise JudgeSettingsError("synthetic_set", "A synthetic run needs a synthetic set of this project.")
     else:
         synthetic_set = None
     if ask_again and judge.kind != Judge.Kind.RUBRIC:
-        raise JudgeSettingsError("ask_again", f"judge {judge.name!r} is not a rubric LLM judge "
+        raise JudgeSettingsError("ask_again", f"Judge {judge.name!r} is not a rubric LLM judge "
                                               f"({judge.get_kind_display()}): asking again for answers that could "
                                               "not be read applies to rubric LLM judges only.")
     check_judge_runs_here(judge)
@@ -98,7 +98,7 @@ def check_judge_runs_here(judge: Judge) -> None:
     pass starts, so that a triage never stops halfway on a setting it could have named at once.
     """
     if judge.kind == Judge.Kind.IMPORTED:
-        raise JudgeSettingsError("judge", f"judge {judge.name!r} holds imported outputs; it cannot be run.")
+        raise JudgeSettingsError("judge", f"Judge {judge.name!r} holds imported outputs; it cannot be run.")
     if judge.kind == Judge.Kind.RUBRIC:
         problem = missing_key_variable(judge)
         if problem:
@@ -107,7 +107,7 @@ def check_judge_runs_here(judge: Judge) -> None:
     try:
         check_nli_checkpoint(judge.nli_model_path, judge.nli_consistent_label)
     except ModelSettingError as error:
-        raise JudgeSettingsError(error.setting, f"judge {judge.name!r}: {error}") from None
+        raise JudgeSettingsError(error.setting, f"Judge {judge.name!r} cannot be run: {error}") from None
 
 
 def missing_key_variable(judge: Judge) -> str:
@@ -115,7 +115,7 @@ def missing_key_variable(judge: Judge) -> str:
     name = judge.api_key_env
     if not name or os.environ.get(name):
         return ""
-    return (f"the environment variable {name} (the {setting_label('api_key_env')} of judge {judge.name!r}) is not "
+    return (f"The environment variable {name} (the {setting_label('api_key_env')} of judge {judge.name!r}) is not "
             "set: set it to the API key in the environment of the web server and of the Celery worker, or change the "
             "judge's variable.")
 

@@ -231,6 +231,18 @@ async function loadNext() {
   }
 }
 
+/* An answer refused with 409, in one sentence that ends with what the page does next: it shows the next item. The
+ * API's words for an item not served to the judge tell a script to ask for its next item, which the page does by
+ * itself; quoted, they read "ask for your next item ... Showing your next item". */
+function refusedAnswerNotice(data, statusCode) {
+  if (data && data.code === "not_served") {
+    return "Not saved: this item is no longer served to you (an undo in another tab gives it back to the queue), " +
+      "so here is your next item.";
+  }
+  const reason = errorMessage(data, statusCode).replace(/[\s.;:]+$/, "");
+  return `Not saved: ${reason}. Showing your next item.`;
+}
+
 async function answer(label) {
   const item = state.item;
   if (state.busy || !item) return;
@@ -260,7 +272,7 @@ async function answer(label) {
     if (result.status === 409) {
       // Already answered (a retry whose first try got through), not served to this judge, or the
       // serve expired and its slot went to someone else: say which, then carry on with what is next.
-      notice(`Not saved: ${errorMessage(result.data, result.status)} Showing your next item.`, "warn");
+      notice(refusedAnswerNotice(result.data, result.status), "warn");
       showServed(await request("GET", api.next_url));
       keepFocusInItem();
     } else if (result.status === 403) {

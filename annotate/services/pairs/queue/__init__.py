@@ -60,7 +60,7 @@ from annotate.services.pairs.queue.errors import (
     RoundClosed,
     ServeExpired,
 )
-from annotate.services.pairs.queue.locks import JUDGE_ROLES, blocked_message, lock_rows
+from annotate.services.pairs.queue.locks import JUDGE_ROLES, blocked_message, check_judge_role, lock_rows
 from annotate.services.pairs.queue.outcome import JUDGED_STATES, recompute_item, recount_items
 from annotate.services.pairs.queue.serving import other_spans, serve_next_item
 
@@ -80,6 +80,7 @@ __all__ = [
     "RoundClosed",
     "ServeExpired",
     "blocked_message",
+    "check_judge_role",
     "judge_progress",
     "lock_rows",
     "other_spans",

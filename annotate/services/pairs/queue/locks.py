@@ -157,6 +157,13 @@ def blocked_message(project: Project) -> str:
     )
 
 
+def check_judge_role(role: str) -> None:
+    """403 for a member whose role does not judge pairs: the queue asks under the judge's lock, and the answer
+    endpoint before it reads the answer (a caller who may not answer learns that first, not what the body lacks)."""
+    if role not in JUDGE_ROLES:
+        raise NotAJudge("only the project's annotators and admins judge pairs; your role here is " + role)
+
+
 def _lock_judge(project: Project, user: AbstractBaseUser) -> _Judge:
     """Lock the judge's membership row (their requests run one at a time) and check they may judge.
 
@@ -190,8 +197,7 @@ def _lock_judge(project: Project, user: AbstractBaseUser) -> _Judge:
         expired = True  # not asked: releasing finds out
     else:
         raise NotAJudge(f"no project {project.slug!r} among yours", status=404)
-    if role not in JUDGE_ROLES:
-        raise NotAJudge("only the project's annotators and admins judge pairs; your role here is " + role)
+    check_judge_role(role)
     if blocked:
         raise JudgeBlocked(blocked_message(project))
     return _Judge(role=role, held_id=held_id, answered=answered_count, has_flags=bool(has_flags),
