@@ -85,6 +85,8 @@ def test_figures_read_the_answers_that_decided_an_item_not_those_added_by_an_unb
     # The export keeps every counted answer beside the consensus they decided.
     row = json.loads(export_pairs(pairs_project, "pairs").splitlines()[0])
     assert row["votes"] == {"H": 2, "N": 2, "?": 1} and row["consensus"] == "H"
+    # ... and says which of them decided it: the answers the figures above count.
+    assert (row["deciding_votes"], row["extra_votes"]) == ({"H": 2, "N": 1, "?": 1}, {"H": 0, "N": 1, "?": 0})
 
 
 def test_the_deciding_answers_give_the_outcome_label_on_any_answer_sequence() -> None:

@@ -214,13 +214,16 @@ def test_pair_export_carries_votes_consensus_round_and_selection(pairs_project: 
         "votes": {"H": 0, "N": 0, "?": 0}, "consensus": None, "round": None, "selection": None,
     }
     assert (exported["i2"]["votes"], exported["i2"]["consensus"]) == ({"H": 1, "N": 1, "?": 0}, "none")
-    assert exported["i0"] | {"votes": None} == {
+    # No answer past the four the item needed: every vote decided it.
+    assert (exported["i0"]["deciding_votes"], exported["i0"]["extra_votes"]) == (
+        {"H": 2, "N": 1, "?": 1}, {"H": 0, "N": 0, "?": 0})
+    assert exported["i0"] | {"votes": None, "deciding_votes": None, "extra_votes": None} == {
         "item_id": "i0", "original_id": "o0", "group": f"text-{judged.perturbed_id}", "original": FACTORY_ORIGINAL,
         "perturbed": judged.perturbed.text, "original_start": judged.original_start,
         "original_end": judged.original_end, "perturbed_start": judged.perturbed_start,
         "perturbed_end": judged.perturbed_end, "original_words": "Ines Varga", "perturbed_words": "Tom Price",
-        "label": None, "metadata": {}, "votes": None, "consensus": "H", "round": 1,
-        "selection": {"method": "random"},
+        "label": None, "metadata": {}, "votes": None, "deciding_votes": None, "extra_votes": None,
+        "consensus": "H", "round": 1, "selection": {"method": "random"},
     }
     assert PairRound.objects.get(project=pairs_project).number == 1
 

@@ -1,9 +1,17 @@
-"""Agreement figures of a pairs project, overall or for one round, from its counted answered judgements."""
+"""Agreement figures of a pairs project, overall or for one round, from its counted answered judgements.
+
+``answers_by_item`` is the one place that picks, per item, the answers its
+consensus and these figures rest on; the pairs export reads it too, so the
+votes a file gives are the votes the figures count.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import QuerySet
 
 from annotate.models import PairItem, PairJudgement, PairRound, Project
 from annotate.pairmath.agreement import agreement_figures
@@ -16,6 +24,45 @@ FINISHED = (PairItem.State.CONSENSUS, PairItem.State.NO_CONSENSUS)
 
 class UnknownRound(ValueError):
     """The project has no round with that number."""
+
+
+@dataclass(frozen=True)
+class ItemAnswers:
+    """An item's answers by judges who are not blocked, in answer order, split by the consensus rule."""
+
+    round_number: int | None
+    deciding: list[str]  # the first judges_needed: the item's state and the agreement figures rest on these
+    extra: list[str]  # answers past those (a judge unblocked after others took their places): they decide nothing
+
+
+def answers_by_item(judgements: QuerySet[PairJudgement]) -> dict[int, ItemAnswers]:
+    """Per item id, the counted answered judgements among ``judgements``, split into deciding and extra answers.
+
+    The caller narrows ``judgements`` to the items it reports on (a project,
+    a state, a round); this function keeps the counted (judge not blocked),
+    answered ones and orders them as the queue's ``recompute_item`` does
+    (answer time, then id), then applies ``consensus.deciding_answers`` with
+    each item's ``judges_needed``. Items without such judgements are absent.
+    One query.
+    """
+    rows = (
+        judgements.filter(counted=True, answered_at__isnull=False)
+        .exclude(label="")
+        .order_by("item_id", "answered_at", "id")
+        .values_list("item_id", "item__round__number", "item__judges_needed", "label")
+    )
+    labels: dict[int, list[str]] = {}
+    round_of_item: dict[int, int | None] = {}
+    judges_needed: dict[int, int] = {}
+    for item_id, number, needed, label in rows:
+        labels.setdefault(item_id, []).append(label)
+        round_of_item[item_id] = number
+        judges_needed[item_id] = needed
+    split: dict[int, ItemAnswers] = {}
+    for item_id, answers in labels.items():
+        deciding = deciding_answers(answers, judges_needed[item_id])
+        split[item_id] = ItemAnswers(round_of_item[item_id], deciding, answers[len(deciding):])
+    return split
 
 
 def pair_agreement(project: Project, round_number: int | None = None) -> dict[str, Any]:
@@ -39,28 +86,16 @@ def pair_agreement(project: Project, round_number: int | None = None) -> dict[st
             f"project {project.slug!r} has no round {round_number} "
             f"(rounds: {', '.join(map(str, round_numbers)) or 'none'})"
         )
-    judgements = PairJudgement.objects.filter(
-        item__project=project, item__state__in=FINISHED, counted=True
-    ).exclude(label="")
+    judgements = PairJudgement.objects.filter(item__project=project, item__state__in=FINISHED)
     if round_number is not None:
         judgements = judgements.filter(item__round__number=round_number)
-    answers: dict[int, list[str]] = {}
-    round_of_item: dict[int, int | None] = {}
-    judges_needed: dict[int, int] = {}
-    rows = judgements.order_by("item_id", "answered_at", "id").values_list(
-        "item_id", "item__round__number", "item__judges_needed", "label"
-    )
-    for item_id, number, needed, label in rows:
-        answers.setdefault(item_id, []).append(label)
-        round_of_item[item_id] = number
-        judges_needed[item_id] = needed
-    answers = {item_id: deciding_answers(labels, judges_needed[item_id]) for item_id, labels in answers.items()}
-    report = agreement_figures(list(answers.values())).as_dict()
+    answers = answers_by_item(judgements)
+    report = agreement_figures([found.deciding for found in answers.values()]).as_dict()
     report["round"] = round_number
     if round_number is None:
         by_round: dict[int | None, list[list[str]]] = defaultdict(list)
-        for item_id, labels in answers.items():
-            by_round[round_of_item[item_id]].append(labels)
+        for found in answers.values():
+            by_round[found.round_number].append(found.deciding)
         # Every round is listed, finished items or not; items outside any round (none expected) come last.
         listed: list[int | None] = [*round_numbers, *([None] if None in by_round else [])]
         report["rounds"] = [{"round": number, **agreement_figures(by_round[number]).as_dict()} for number in listed]

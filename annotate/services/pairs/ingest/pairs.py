@@ -10,9 +10,9 @@ item labelled already; "?" or null for none). Items with the same group share
 one perturbed text; items without a group share one when their original and
 perturbed texts are the same.
 
-An export adds ``votes``, ``consensus``, ``round`` and ``selection``; they are
-accepted and ignored here, so an export imports again as a fresh pool (items
-labelled on import keep their ``label``).
+An export adds ``votes``, ``deciding_votes``, ``extra_votes``, ``consensus``,
+``round`` and ``selection``; they are accepted and ignored here, so an export
+imports again as a fresh pool (items labelled on import keep their ``label``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ PAIR_FIELDS = frozenset({
     "item_id", "original_id", "group", "original", "perturbed", "original_start", "original_end",
     "perturbed_start", "perturbed_end", "original_words", "perturbed_words", "label", "metadata",
 })
-EXPORT_ONLY_FIELDS = frozenset({"votes", "consensus", "round", "selection"})  # written on export, ignored here
+# Written on export, ignored here.
+EXPORT_ONLY_FIELDS = frozenset({"votes", "deciding_votes", "extra_votes", "consensus", "round", "selection"})
 REQUIRED = ("item_id", "original", "perturbed", "perturbed_start", "perturbed_end")
 
 
