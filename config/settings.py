@@ -175,6 +175,9 @@ SPECTACULAR_SETTINGS = {
         "JudgementStatusEnum": "judging.models.runs.Judgement.Status",
         "JudgeRunScopeEnum": "judging.models.runs.JudgeRun.Scope",
         "JudgeRunRequestScopeEnum": ["all", "batch", "flagged"],
+        # A background job's or run's status where a serializer lists the values (round jobs, run summaries).
+        "ProgressStatusEnum": ["queued", "running", "done", "failed"],
+        "PairRoundStatusEnum": ["open", "closed"],
     },
 }
 

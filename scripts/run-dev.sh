@@ -10,8 +10,10 @@
 # Environment: HOST (127.0.0.1), PORT (8000), VENV (.venv), STOP_GRACE_SECONDS (7: how long the
 # children get to stop before they are killed; the filesystem broker drops a killed worker's task, so
 # on start the worker queues again the judge runs and synthetic sets nobody is working on),
-# RESTART_AFTER_SECONDS (15: a worker that exits after running this long is started again; one that
-# exits sooner stops everything, since it cannot start).
+# RESTART_AFTER_SECONDS (15: a worker that exits after running this long is started again, and so is
+# one killed by a signal (kill -9, out of memory) however soon; one that exits by itself sooner stops
+# everything, since it cannot start), MAX_QUICK_RESTARTS (3: killed workers started again in a row,
+# each within RESTART_AFTER_SECONDS of its start, before the script gives up and stops everything).
 set -u
 
 cd "$(dirname "$0")/.."
@@ -76,12 +78,25 @@ echo "run-dev: worker (pid $worker) and web server (pid $web) started; press Ctr
 # was up (killed, out of memory) is started again, and its unfinished runs resume; one that dies
 # within RESTART_AFTER_SECONDS of starting cannot start (a bad setting), so everything stops.
 restart_after="${RESTART_AFTER_SECONDS:-15}"
+max_quick="${MAX_QUICK_RESTARTS:-3}"
+quick_restarts=0
+# Whether the worker that just exited with status $1 is to be started again: it was up long enough (the
+# count of quick restarts starts over), or a signal killed it (status over 128) and it has not died
+# quickly max_quick times in a row. A worker that exits by itself soon after its start cannot start.
+restart_worker() {
+  if [ $((SECONDS - worker_started)) -ge "$restart_after" ]; then
+    quick_restarts=0
+    return 0
+  fi
+  [ "$1" -gt 128 ] && [ "$quick_restarts" -lt "$max_quick" ] || return 1
+  quick_restarts=$((quick_restarts + 1))
+}
 while true; do
   exited=""
   wait -n -p exited "$worker" "$web" 2>/dev/null  # no bash job notice: the lines below say what happened
   status=$?
   [ -n "${exited:-}" ] || exit 1
-  if [ "$exited" = "$worker" ] && [ $((SECONDS - worker_started)) -ge "$restart_after" ] && kill -0 "$web" 2>/dev/null; then
+  if [ "$exited" = "$worker" ] && kill -0 "$web" 2>/dev/null && restart_worker "$status"; then
     echo "run-dev: worker (pid $exited) exited with status $status; starting it again (unfinished runs resume)"
     start_worker
     children=("$worker" "$web")

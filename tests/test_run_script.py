@@ -105,10 +105,14 @@ def test_one_interrupt_stops_worker_and_web_server_within_ten_seconds(dev_env: d
             process.wait()
 
 
-def test_a_killed_worker_is_started_again_and_ctrl_c_still_stops_both(dev_env: dict[str, str]) -> None:
-    """kill -9 on a worker that was up (as a reviewer did to check that runs resume) must not take the web server
-    down with it: the script starts a new worker, and one Ctrl-C then stops the new worker and the web server."""
-    dev_env["RESTART_AFTER_SECONDS"] = "1"
+@pytest.mark.parametrize(("restart_after", "up_for"), [("1", 1.5), ("600", 0.0)], ids=["after-it-was-up", "at-once"])
+def test_a_killed_worker_is_started_again_and_ctrl_c_still_stops_both(
+    dev_env: dict[str, str], restart_after: str, up_for: float
+) -> None:
+    """kill -9 on a worker (as a reviewer did to check that runs resume) must not take the web server down with it,
+    whether the worker was up a while or had just said it was ready: killed by a signal, it did start. The script
+    starts a new worker, and one Ctrl-C then stops the new worker and the web server."""
+    dev_env["RESTART_AFTER_SECONDS"] = restart_after
     lines: list[str] = []
     process = subprocess.Popen(
         [str(SCRIPT)], cwd=ROOT, env=dev_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -136,7 +140,7 @@ def test_a_killed_worker_is_started_again_and_ctrl_c_still_stops_both(dev_env: d
         assert started, "".join(lines)
         old_worker, web = int(started[1]), int(started[2])
         pids = [old_worker, web]
-        time.sleep(1.5)  # past RESTART_AFTER_SECONDS: the worker counts as having been up
+        time.sleep(up_for)  # 1.5: past RESTART_AFTER_SECONDS, the worker counts as having been up; 0: it does not
 
         os.kill(old_worker, signal.SIGKILL)
         wait_for(lambda: ready_lines() == 2, "no new worker came up")
