@@ -95,6 +95,12 @@ class JudgeCreateSerializer(RejectsUnknownFields):
         return values
 
 
+RESUMED_HELP = (
+    "Times the run was queued again after its worker stopped mid-run (killed, out of memory). The requests in "
+    "flight at each stop, and answers not yet written, reach no judgement: calls, tokens and cost leave them out."
+)
+
+
 class JudgeRunSerializer(serializers.ModelSerializer):
     judge_name = serializers.CharField(source="judge.name", read_only=True)
     rubric_version = serializers.IntegerField(
@@ -115,11 +121,12 @@ class JudgeRunSerializer(serializers.ModelSerializer):
         fields = [
             "id", "judge", "judge_name", "scope", "purpose", "batch", "synthetic_set", "status", "status_label",
             "all_failed", "total", "done", "percent", "scored", "failed", "calls", "cached", "flagged", "error",
-            "rubric_version", "ask_again", "created_at", "started_at", "finished_at", "seconds",
+            "rubric_version", "ask_again", "resumed", "created_at", "started_at", "finished_at", "seconds",
         ]
         read_only_fields = fields
         extra_kwargs = {"ask_again": {"help_text": "Cached answers that could not be read as a score were asked "
-                                                   "again instead of reused (rubric judges)."}}
+                                                   "again instead of reused (rubric judges)."},
+                        "resumed": {"help_text": RESUMED_HELP}}
 
 
 class JudgeRunRequestSerializer(RejectsUnknownFields):
@@ -154,6 +161,7 @@ class RunSummarySerializer(serializers.Serializer):
     calls = serializers.IntegerField(help_text="Endpoint requests sent, retries included.")
     cached = serializers.IntegerField(help_text="Judgements answered from the call cache, without a call.")
     flagged = serializers.IntegerField(help_text="First-pass runs: outputs sent to the audit queue.")
+    resumed = serializers.IntegerField(min_value=0, help_text=RESUMED_HELP)
     seconds = serializers.FloatField(allow_null=True, help_text="Wall time, once finished.")
 
 

@@ -47,6 +47,11 @@ class JudgeRun(Progress):
     # Rubric judges: a cached answer that does not parse as a score is asked again (its new answer replaces the
     # cache row) instead of being served. On the row, so an execution resumed after a worker restart keeps it.
     ask_again = models.BooleanField(default=False)
+    # Times a starting worker queued this run again because no process was executing it (its worker stopped
+    # mid-run). Requests in flight at such a stop reach no judgement, so calls, tokens and cost under-count them.
+    resumed = models.PositiveIntegerField(
+        default=0, help_text="Times this run was resumed after its worker stopped mid-run."
+    )
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -85,6 +85,7 @@ def test_a_killed_worker_s_run_is_finished_by_the_next_worker_with_each_sample_o
         run.refresh_from_db()
         at_kill = judged(run)
         assert run.status == JudgeRun.Status.RUNNING and 100 <= at_kill < SAMPLES, (run.status, at_kill)
+        assert run.resumed == 0  # queued by start_run, taken by the first worker: never resumed yet
         # Nothing is left in the broker's queue folder for this run: the filesystem transport cannot redeliver.
         queue_folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
         assert not [path.name for path in queue_folder.iterdir() if path.name.endswith(".msg")]
@@ -111,3 +112,6 @@ def test_a_killed_worker_s_run_is_finished_by_the_next_worker_with_each_sample_o
     # Only the calls in flight or not yet written when the worker died were sent twice.
     assert SAMPLES <= len(server.requests) < SAMPLES + 200
     assert run.calls == SAMPLES - run.cached
+    # The second worker found the run orphaned and queued it again: the run counts it, so its page can say that
+    # the killed worker's requests in flight (sent, some answered, none recorded) are not in its calls or cost.
+    assert run.resumed >= 1

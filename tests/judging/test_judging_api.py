@@ -251,7 +251,7 @@ def test_the_progress_endpoint_shows_the_runs_figures_and_its_judgements_page_by
     assert (progress["status"], progress["total"], progress["done"], progress["percent"]) == ("running", 3, 2, 67)
     assert progress["summary"] == {
         "run": run.pk, "judge": "local", "mode": "reasoning", "status": "running", "error": "", "items": 3,
-        "scored": 1, "failed": 1, "calls": 3, "cached": 0, "flagged": 0, "seconds": None,
+        "scored": 1, "failed": 1, "calls": 3, "cached": 0, "flagged": 0, "resumed": 0, "seconds": None,
     }
 
     page = login(admin_user).get(f"/api/judge-runs/{run.pk}/judgements/?limit=1").json()

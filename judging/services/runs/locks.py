@@ -11,6 +11,8 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
+from django.db.models import F
 
 from judging.models import JudgeRun
 from judging.services.runs.start import _queue_now
@@ -65,6 +67,20 @@ def _forget_lock(run_id: int) -> None:
     _lock_path(run_id).unlink(missing_ok=True)
 
 
+def _queue_again(run_id: int) -> None:
+    """Queue an orphaned run and count the resumption on its row, together.
+
+    The requests its stopped worker had in flight reach no judgement, so the
+    run's calls, tokens and cost miss them; recording each request before it is
+    sent would cost a write per call, so the run says how often this happened
+    instead. F() adds one in the database, so no concurrent write to the row is
+    lost or loses this one.
+    """
+    with transaction.atomic():
+        JudgeRun.objects.filter(pk=run_id).update(resumed=F("resumed") + 1)
+        _queue_now(run_id)
+
+
 def resume_stale_runs() -> list[int]:
     """Queue again every running run that no process is executing; the ids queued.
 
@@ -74,14 +90,15 @@ def resume_stale_runs() -> list[int]:
     and the run goes on where it stopped. A queued run's message is still in the
     queue (a run is marked running as soon as a worker takes it), so it is left
     alone. A run between two slices gets a second message, which finds it done
-    (or being executed) and does nothing.
+    (or being executed) and does nothing. Each run queued again counts one more
+    ``resumed``.
     """
     resumed = []
     for run_id in JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING).exclude(
         scope=JudgeRun.Scope.IMPORTED
     ).order_by("pk").values_list("pk", flat=True):
         if not is_run_executing(run_id):
-            _queue_now(run_id)
+            _queue_again(run_id)
             resumed.append(run_id)
     if resumed:
         logger.info("judge runs queued again after a worker start: %s", ", ".join(map(str, resumed)))

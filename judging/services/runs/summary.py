@@ -35,6 +35,8 @@ def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any
         "calls": run.calls,
         "cached": run.cached,
         "flagged": run.flagged,
+        # Times a worker stopped mid-run and the run was queued again: the requests in flight then are not in calls.
+        "resumed": run.resumed,
         "seconds": None if run.seconds is None else round(run.seconds, 3),
     }
     if with_judgements:
