@@ -208,13 +208,18 @@ def sentence_shading(item: AuditItem, latest: dict[int, Judgement] | None = None
 def item_view(item: AuditItem, *, reveal: bool = True) -> dict[str, Any]:
     """What the audit page renders of an item: the two texts cut into sentences and quoted passages, the judge
     panels, the shading. With ``reveal`` False (blind mode, before the auditor's own score) nothing of the
-    judges' answers is included: no panel, quote or shading (the page leaves out the flag reason too)."""
+    judges' answers is included: no panel, quote or shading (the page leaves out the flag reason too).
+
+    Each panel has its ``number`` (its place on the page, 0 the top one) and ``quotes_found`` (its quotes found
+    in the texts); each text piece ``judges``, the numbers of the panels quoting it, and ``quoted_by``, their
+    names: the page highlights one judge's quotes at a time, so a highlight always says whose it is."""
     sample = item.sample
     source, output = sample.passage.text, sample.summary
     sentences = output_sentences(sample)
     view: dict[str, Any] = {"item": item, "sample": sample, "revealed": reveal, "panels": [], "shading": None}
     source_marks: list[Mark] = []
     output_marks: list[Mark] = []
+    quoted_by: dict[str, int] = {}  # quote id -> the number of the panel whose reasoning holds it
     if reveal:
         latest = latest_sample_judgements(sample)
         panels = judge_panels(item, latest=latest)
@@ -222,9 +227,11 @@ def item_view(item: AuditItem, *, reveal: bool = True) -> dict[str, Any]:
             panel["number"] = number
             for quote in panel["quotes"]:
                 quote["id"] = f"{number}-{quote['index']}"
+                quoted_by[quote["id"]] = number
                 if quote["where"] is not None:
                     marks = source_marks if quote["where"] == "source" else output_marks
                     marks.append(Mark(quote["start"], quote["end"], quote["id"]))
+            panel["quotes_found"] = sum(1 for quote in panel["quotes"] if quote["where"] is not None)
             panel["pieces"] = reasoning_pieces(panel["reasoning"], panel["quotes"])
             for piece in panel["pieces"]:
                 piece["id"] = f"{number}-{piece['quote']}" if piece["quote"] is not None else ""
@@ -235,6 +242,11 @@ def item_view(item: AuditItem, *, reveal: bool = True) -> dict[str, Any]:
     view["output_parts"] = text_parts(output, sentences, output_marks)
     for part in view["output_parts"]:
         part["shade"] = shades.get(part["sentence"]) if part["sentence"] is not None else None
+    names = [panel["judge"] for panel in view["panels"]]
+    for part in view["source_parts"] + view["output_parts"]:
+        for piece in part["pieces"]:
+            piece["judges"] = sorted({quoted_by[mark] for mark in piece["marks"]})
+            piece["quoted_by"] = [names[number] for number in piece["judges"]]
     return view
 
 

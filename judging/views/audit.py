@@ -8,6 +8,11 @@ Blind mode (a per-project choice kept in the session, default from the project's
 judges' answers are not in the page until the auditor gives a score. That score goes to the ``reveal``
 endpoint, which keeps it in the session (an Audit's score means "answered", so it is not written there) and
 answers with the judges revealed; the final verdict is ``blind`` when its score is the one given blind.
+
+The session is one stored blob, and a request writes back all of it: a page load that read it before the blind
+switch saved would, by writing, undo the switch (``b`` then a reload, both in flight). So a render that changes
+nothing writes nothing, a write keeps a choice saved since the request read the session, and the switch is
+saved at once rather than when its answer is ready.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ class AuditSession:
     choice: bool | None = None  # the auditor's own switch, once they used it
     pending: dict[str, int] = field(default_factory=dict)  # item id -> the score given before the reveal
     revealed: list[int] = field(default_factory=list)  # items whose judges' answers were shown to the auditor
+    stored: dict[str, Any] | None = None  # the entry as this request read it
+    chose: bool = False  # this request set ``choice`` (the switch): it wins over a choice saved meanwhile
 
     @property
     def blind(self) -> bool:
@@ -64,12 +71,37 @@ class AuditSession:
             choice=choice if isinstance(choice, bool) else None,
             pending={str(k): int(v) for k, v in (stored.get("pending") or {}).items()},
             revealed=[int(pk) for pk in stored.get("revealed") or []],
+            stored=stored,
         )
 
+    def choose(self, blind: bool) -> None:
+        """The auditor's own switch."""
+        self.choice = blind
+        self.chose = True
+
     def save(self, request: Any, project: Project) -> None:
+        """Keep the entry in the session, unless nothing changed (see the module docstring for why)."""
         self.revealed = self.revealed[-REMEMBERED_ITEMS:]
         self.pending = dict(list(self.pending.items())[-REMEMBERED_ITEMS:])
-        request.session[self.key(project)] = {"blind": self.choice, "pending": self.pending, "revealed": self.revealed}
+        entry: dict[str, Any] = {"blind": self.choice, "pending": self.pending, "revealed": self.revealed}
+        if entry == self.stored:
+            return
+        if not self.chose:
+            entry["blind"] = self._choice_saved_since(request, project)
+        request.session[self.key(project)] = entry
+        self.stored = entry
+
+    def _choice_saved_since(self, request: Any, project: Project) -> bool | None:
+        """The choice as the session store holds it now: another request's switch, saved since this one read the
+        session, or else this request's own."""
+        read = (self.stored or {}).get("blind")
+        session = request.session
+        if session.session_key is None:
+            return self.choice
+        now = session.__class__(session_key=session.session_key).get(self.key(project))
+        if isinstance(now, dict) and now.get("blind") != read and isinstance(now.get("blind"), bool | None):
+            return now.get("blind")
+        return self.choice
 
     def hides(self, audit: Audit) -> bool:
         """Blind mode, and the auditor has neither scored this item nor seen its judges yet."""
@@ -256,8 +288,10 @@ def audit_blind(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Switch blind mode on or off for this auditor in this project (kept in the session)."""
     project, role = get_project_for_auditor(request.user, slug)
     session = AuditSession.load(request, project)
-    session.choice = request.POST.get("blind", "") in ("1", "on", "true")
+    session.choose(request.POST.get("blind", "") in ("1", "on", "true"))
     session.save(request, project)
+    # Stored now, not once the answer below is ready: a reload sent meanwhile reads the new choice.
+    request.session.save()
     held = audits.serve_next_audit(project, request.user)
     notice = ""
     if session.blind and held is not None and not session.hides(held):

@@ -1,5 +1,6 @@
 /* The audit page, keyboard first: 1-5 score, a agrees with the shown judge, w marks the reasoning wrong,
- * n goes to the note, Enter saves and shows the next output, b switches blind mode, ? lists the keys.
+ * n goes to the note, Enter saves and shows the next output, b switches blind mode, j and k choose whose quoted
+ * passages the texts highlight, ? lists the keys.
  * The keys work wherever the focus is but in a text field (the note); Enter on a button, checkbox, link or
  * summary in focus does that control's own action and never saves (nothing on this page takes a verdict back);
  * Ctrl/Cmd+Enter saves from anywhere. The next output opens at the page's top with the focus on its section.
@@ -7,7 +8,8 @@
  * The server renders everything (texts with their quoted passages marked at code points, the judges'
  * answers, or in blind mode none of them until a score is given); htmx posts the forms and swaps
  * #audit-view with the answer. This module only keeps the form's hidden inputs in step with the keys,
- * shows the save status, ticks the item clock and links each reasoning quote with its marks. */
+ * shows the save status and the messages, ticks the item clock, links each reasoning quote with its marks,
+ * moves the highlight from judge to judge and says when a text goes on below its box. */
 
 import { isTyping } from "../annotate/dom.js";
 import { showSaveStatus } from "../annotate/savestatus.js";
@@ -24,6 +26,7 @@ const state = {
   swappedFrom: undefined, // the item on screen when the view was swapped, and the control that had the focus
   focusedControl: null,
   scrollBeforeHelp: null, // where the page was when ? brought the shortcut list into view: Esc goes back there
+  quotesOf: null, // {item, judge}: the judge whose quotes the texts highlight, kept while the same item is shown
 };
 
 /* ---------- feedback ---------- */
@@ -31,6 +34,30 @@ const state = {
 function setStatus(saving) {
   const el = $('[data-role="save-status"]');
   if (el) showSaveStatus(el, { saving, failure: state.failure });
+}
+
+/* The messages' box lies over the toolbar's words: from its left edge to the first control of the controls' row, or,
+ * when the controls have a row of their own (a narrow window), over the rows above it. Sized whenever a message
+ * shows, so it follows the toolbar's wrapping. */
+function placeMessages() {
+  const box = $('[data-role="messages"]');
+  const bar = box && box.parentElement;
+  if (!bar) return;
+  const barBox = bar.getBoundingClientRect();
+  const children = [...bar.children].filter((el) => el !== box);
+  const controls = children
+    .filter((el) => el.matches('[data-role="save-status"], form, button'))
+    .map((el) => el.getBoundingClientRect())
+    .filter((rect) => rect.width > 0);
+  // The first row ends where the toolbar's first words (the progress) end.
+  const firstRowEnd = children.length ? children[0].getBoundingClientRect().bottom : barBox.bottom;
+  const topRow = controls.filter((rect) => rect.top < firstRowEnd);
+  const below = controls.filter((rect) => rect.top >= firstRowEnd);
+  const gap = 6;
+  const width = topRow.length ? Math.min(...topRow.map((rect) => rect.left)) - barBox.left - gap : barBox.width - 2;
+  const height = below.length ? Math.min(...below.map((rect) => rect.top)) - barBox.top - gap / 2 : barBox.height - 2;
+  box.style.setProperty("--message-width", `${Math.max(0, Math.floor(width))}px`);
+  box.style.setProperty("--message-height", `${Math.max(0, Math.floor(height))}px`);
 }
 
 let hintTimer = null;
@@ -41,7 +68,18 @@ function hint(message, kind = "warn") {
   el.textContent = message;
   el.className = `notice ${kind}`;
   el.hidden = false;
+  placeMessages();
   hintTimer = setTimeout(() => (el.hidden = true), HINT_MS);
+}
+
+/* The server's own notice (blind mode switched on an item already shown) goes away as a hint does; an error stays
+ * until the next answer replaces the view. */
+let noticeTimer = null;
+function showServerMessages() {
+  placeMessages();
+  clearTimeout(noticeTimer);
+  const notice = $('[data-role="notice"]');
+  if (notice) noticeTimer = setTimeout(() => (notice.hidden = true), HINT_MS);
 }
 
 /* ---------- the verdict form ---------- */
@@ -163,6 +201,106 @@ for (const [type, on] of [["mouseover", true], ["mouseout", false], ["focusin", 
   });
 }
 
+/* ---------- whose quotes: the texts highlight one judge's quoted passages at a time ---------- */
+
+const judgeCards = () => [...root.querySelectorAll('#audit-view [data-role="judge"]')];
+
+/* Light the marks of ``card``'s judge and no other's; its card says so (quotes-lit, its button pressed). */
+function showQuotesOf(card, { reveal = false } = {}) {
+  const number = card.dataset.judgeNumber;
+  for (const other of judgeCards()) {
+    other.classList.toggle("quotes-lit", other === card);
+    const button = other.querySelector('[data-role="show-quotes"]');
+    if (button) button.setAttribute("aria-pressed", String(other === card));
+  }
+  for (const mark of root.querySelectorAll('#audit-view mark[data-role="quote"]')) {
+    mark.toggleAttribute("data-lit", mark.dataset.judges.split(" ").includes(number));
+  }
+  const owner = $('[data-role="quotes-owner"]');
+  if (owner) {
+    owner.dataset.quotes = card.querySelector('[data-role="show-quotes"]') ? "some" : "none";
+    owner.querySelector('[data-role="quotes-owner-name"]').textContent = card.dataset.judge;
+  }
+  state.quotesOf = { item: shownItem(), judge: card.dataset.judge };
+  if (reveal) {
+    // The texts, not the page, move: the highlights stay in view, and the line above them names the judge.
+    for (const text of root.querySelectorAll("#audit-view .audit-texts .text")) bringLitMarkIntoView(text);
+    bringCardIntoItsBox(card);
+  }
+}
+
+/* Where the judges' answers scroll in a box of their own (a narrow window), the chosen card comes into it. */
+function bringCardIntoItsBox(card) {
+  const list = card.closest('[data-role="judges"]');
+  if (!list || list.scrollHeight <= list.clientHeight) return;
+  const box = list.getBoundingClientRect();
+  const rect = card.getBoundingClientRect();
+  if (rect.top < box.top) list.scrollTop -= box.top - rect.top;
+  else if (rect.bottom > box.bottom) list.scrollTop += Math.min(rect.bottom - box.bottom, rect.top - box.top);
+}
+
+/* A text whose highlighted passages are all out of its box scrolls (the box alone, not the page) to the first. */
+function bringLitMarkIntoView(text) {
+  const lit = [...text.querySelectorAll("mark[data-lit]")];
+  if (!lit.length) return;
+  const box = text.getBoundingClientRect();
+  const inView = (mark) => {
+    const rect = mark.getBoundingClientRect();
+    return rect.bottom > box.top && rect.top < box.bottom;
+  };
+  if (lit.some(inView)) return;
+  const padding = parseFloat(getComputedStyle(text).paddingTop) || 0;
+  text.scrollTop += lit[0].getBoundingClientRect().top - box.top - padding;
+}
+
+/* j: the next judge's quotes, k: the previous one's (round the list). */
+function stepJudge(step) {
+  const cards = judgeCards();
+  if (!cards.length) {
+    hint(stage() === "blind"
+      ? "Give your own score first (1-5): the judges' answers and their quotes are hidden until then."
+      : "No judge's answer is shown: no quote to highlight.");
+    return;
+  }
+  const at = cards.findIndex((card) => card.classList.contains("quotes-lit"));
+  showQuotesOf(cards[(at + step + cards.length) % cards.length], { reveal: true });
+}
+
+/* After a swap: the same item keeps the judge chosen for it (blind mode switched); another starts at the top one's. */
+function restoreQuotes() {
+  const chosen = state.quotesOf;
+  if (!chosen || chosen.item !== shownItem()) {
+    state.quotesOf = null;
+    return;
+  }
+  const card = judgeCards().find((el) => el.dataset.judge === chosen.judge);
+  if (card) showQuotesOf(card);
+}
+
+/* ---------- more to read: a text that goes on below its box says so ---------- */
+
+function markMoreBelow(text) {
+  const cue = text.parentElement.querySelector('[data-role="more-below"]');
+  if (!cue) return;
+  cue.hidden = text.scrollHeight - text.scrollTop - text.clientHeight < 2;
+  // Off the scroll bar: the fade covers the text alone.
+  cue.style.right = `${Math.max(1, text.offsetWidth - text.clientWidth - 1)}px`;
+}
+
+function markTexts() {
+  for (const text of root.querySelectorAll("#audit-view .audit-texts .text")) markMoreBelow(text);
+}
+
+// Scrolling does not bubble: caught on the way down.
+root.addEventListener("scroll", (event) => {
+  if (event.target.matches && event.target.matches(".audit-texts .text")) markMoreBelow(event.target);
+}, true);
+window.addEventListener("resize", () => {
+  markTexts();
+  placeMessages();
+});
+window.addEventListener("load", markTexts); // the texts' final size, fonts and all
+
 /* ---------- the item clock (the server's count at render, then ticking here) ---------- */
 
 let clockStarted = 0;
@@ -260,6 +398,9 @@ document.addEventListener("htmx:afterSwap", (event) => {
   if (!ours(event)) return;
   showChoice();
   startClock();
+  restoreQuotes();
+  markTexts();
+  showServerMessages();
   settleView(state.swappedFrom, state.focusedControl);
   state.swappedFrom = undefined;
   state.focusedControl = null;
@@ -286,6 +427,14 @@ root.addEventListener("click", (event) => {
   if (target.dataset.score) chooseScore(target.dataset.score);
   else if (target.dataset.role === "agree") agree();
   else if (target.dataset.role === "toggle-help") toggleHelp();
+});
+
+// A click on a judge's card (its button, or anywhere but a link or its raw answer) shows that judge's quotes.
+root.addEventListener("click", (event) => {
+  const card = event.target.closest && event.target.closest('[data-role="judge"]');
+  if (!card || event.target.closest("a, summary, details")) return;
+  if (window.getSelection && String(window.getSelection()).length) return; // selecting its words to copy them
+  showQuotesOf(card, { reveal: true });
 });
 
 /* Controls whose own action Enter is: a button is pressed, a link followed, a summary opened, the checkbox ticked. */
@@ -341,6 +490,16 @@ document.addEventListener("keydown", (event) => {
       event.preventDefault();
       if (!event.repeat) toggleReasoningWrong();
       break;
+    case "j":
+    case "J":
+      event.preventDefault();
+      stepJudge(1);
+      break;
+    case "k":
+    case "K":
+      event.preventDefault();
+      stepJudge(-1);
+      break;
     case "n":
     case "N": {
       const note = form() && form().querySelector('[data-role="note"]');
@@ -375,4 +534,6 @@ document.addEventListener("keydown", (event) => {
 showChoice();
 startClock();
 setStatus(false);
+markTexts();
+showServerMessages();
 root.classList.add("ready");
