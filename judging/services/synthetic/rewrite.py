@@ -155,7 +155,7 @@ def _execute(synthetic_set: SyntheticSet) -> SyntheticSet:
         if not synthetic_set.rewrites.exists():
             return _fail(synthetic_set, "The set has no writer (it was deleted) and no rewrites.")
     elif missing := missing_key_variable(writer):
-        return _fail(synthetic_set, f"Stopped: {missing}")
+        return _fail(synthetic_set, f"Stopped. {missing}")
     elif synthetic_set.intrinsic_prompt is None or synthetic_set.extrinsic_prompt is None:
         return _fail(synthetic_set, "Stopped: the set records no rewrite prompt to send.")
     synthetic_set.status = SyntheticSet.Status.RUNNING
