@@ -16,6 +16,7 @@ import {
 } from "./state.js";
 import { notice, setStatus } from "./feedback.js";
 import { pointAt, readSelection } from "./selection.js";
+import { caretSentence } from "./caret.js";
 import { requestSimilarity, resetSimilarity } from "./shading.js";
 import { createOnServer, deleteOnServer, enqueue, patchOnServer } from "./saving.js";
 import { renderAll, renderList, spanList } from "./spans.js";
@@ -115,19 +116,55 @@ export function setLink(span, start, end) {
   enqueue(span, () => patchOnServer(span, { source_start: start, source_end: end }));
 }
 
+/* L: link the active span to the source selection; with none, to the sentence at the source's caret; with no
+ * caret there either, to the closest sentence the shading outlines (pressed again, the next closest one). */
 export function linkSelection() {
   const span = activeSpan();
   if (!span || !editable(span)) {
-    notice("Choose a span first (click it), then select source text and press L.", "info");
+    notice(`Choose a span first (click it, or press ${SPAN_KEYS}), then select source text and press L.`, "info");
     return;
   }
   const selection = readSelection();
-  if (!selection || selection.side !== "source") {
-    notice("Select the supporting or contradicting text in the source first.", "info");
+  if (selection && selection.side === "source") {
+    window.getSelection().removeAllRanges();
+    setLink(span, selection.start, selection.end);
     return;
   }
-  window.getSelection().removeAllRanges();
-  setLink(span, selection.start, selection.end);
+  const sentence = selection ? null : caretSentence("source") || nextClosestSentence(span);
+  if (sentence) {
+    setLink(span, sentence[0], sentence[1]);
+    updateSelectionHint(null); // "Press L to link the sentence at the caret" is done
+    return;
+  }
+  if (!selection && page.embeddings_ready && !shadingIsFor(span)) {
+    // The shading is for other words (or gone): shade the source for this span, as choosing it does.
+    requestSimilarity({ side: "summary", start: span.start, end: span.end });
+    notice("Outlining the source sentences closest to this span: press L again to link the closest one.", "info");
+    return;
+  }
+  notice(
+    "Select the supporting or contradicting text in the source first, or put the caret in a source sentence " +
+      "(Tab to the source, Ctrl+↓ / Ctrl+↑ between sentences) and press L.",
+    "info",
+  );
+}
+
+/* Whether the source's shading answers the span's own words (not a selection made since). */
+function shadingIsFor(span) {
+  const shading = sides.source.shading;
+  const query = shading && shading.query;
+  return Boolean(query && query.side === "summary" && query.start === span.start && query.end === span.end);
+}
+
+/* The closest outlined source sentence after the one the span is linked to (the first when it is linked to none
+ * of them), as code points [start, end]; null when the source is not shaded for this span or none is outlined. */
+function nextClosestSentence(span) {
+  if (!shadingIsFor(span)) return null;
+  const sentences = sides.source.sentences;
+  const closest = sides.source.shading.closest.filter((i) => sentences[i]);
+  if (!closest.length) return null;
+  const linked = closest.findIndex((i) => sentences[i][0] === span.source_start && sentences[i][1] === span.source_end);
+  return sentences[closest[(linked + 1) % closest.length]];
 }
 
 /* ---------- delete, retry, discard ---------- */
@@ -270,6 +307,31 @@ export function setActive(span, options) {
   }
 }
 
+/* The keys that choose the next or previous span (Alt+arrows: no label hotkey, a single character, can take them). */
+export const SPAN_KEYS = "Alt+↓ / Alt+↑";
+
+/* Alt+Down / Alt+Up: the next or previous span in the summary's order becomes the active one (with none active,
+ * the first or the last). Returns the span chosen, or null at either end, saying so. */
+export function stepActive(step) {
+  const spans = visibleSpans();
+  if (!spans.length) {
+    notice("No spans yet: select words in the summary, then press a label key.", "info");
+    return null;
+  }
+  const at = spans.findIndex((span) => span.key === state.activeKey);
+  const next = at < 0 ? (step > 0 ? 0 : spans.length - 1) : at + step;
+  if (next < 0 || next >= spans.length) {
+    notice(step > 0 ? "This is the last span of the summary." : "This is the first span of the summary.", "info");
+    return null;
+  }
+  // As a click in the list does: selected words would make the next label key save a new span rather than relabel
+  // the span just chosen. The caret stays where it was.
+  const selection = window.getSelection();
+  if (selection && selection.rangeCount && !selection.isCollapsed) selection.collapse(selection.focusNode, selection.focusOffset);
+  setActive(spans[next]);
+  return spans[next];
+}
+
 export function clearAll() {
   window.getSelection().removeAllRanges();
   resetSimilarity();
@@ -287,6 +349,14 @@ const hotkeyRange = () => {
   return keys.length > 1 ? `${keys[0]}–${keys[keys.length - 1]}` : keys[0] || "a label key";
 };
 
+/* A caret in the focused source whose sentence is not already the active span's link (after a click linked it,
+ * L would change nothing). */
+function caretCanLink() {
+  const span = activeSpan();
+  const sentence = span && editable(span) ? caretSentence("source") : null;
+  return Boolean(sentence && (sentence[0] !== span.source_start || sentence[1] !== span.source_end));
+}
+
 export function updateSelectionHint(selection) {
   if (!hintEl) return;
   if (selection && selection.side === "summary" && page.can_edit) {
@@ -295,6 +365,8 @@ export function updateSelectionHint(selection) {
     hintEl.textContent = `Press ${hotkeyRange()} or click a label to save “${shorten(selection.text, 60)}”.`;
   } else if (selection && selection.side === "source" && activeSpan() && editable(activeSpan())) {
     hintEl.textContent = "Source text selected — press L to link it to the selected span.";
+  } else if (!selection && caretCanLink()) {
+    hintEl.textContent = "Press L to link the source sentence at the caret to the selected span.";
   } else {
     // The round may have frozen since the page loaded.
     hintEl.textContent = page.can_edit ? defaultHint : "Select words to shade the similar source sentences.";

@@ -3,9 +3,19 @@
 
 import { $, activeSpan, editable, labelByHotkey, others, page, root, sides, spanByKey, state } from "./state.js";
 import { notice, setStatus, notesWaiting, status, unsavedSpans } from "./feedback.js";
-import { extendSelection, readSelection, selectionIsCollapsed, snapToWords } from "./selection.js";
+import { readSelection, selectionIsCollapsed, snapToWords } from "./selection.js";
+import { caretKey } from "./caret.js";
 import { requestSimilarity, showSimilarityNote } from "./shading.js";
-import { editor, editorParts, othersList, renderAll, renderList, renderOthersSummary, spanList } from "./spans.js";
+import {
+  editor,
+  editorParts,
+  focusSpanItem,
+  othersList,
+  renderAll,
+  renderList,
+  renderOthersSummary,
+  spanList,
+} from "./spans.js";
 import {
   applyLabel,
   clearAll,
@@ -17,8 +27,10 @@ import {
   linkSelection,
   retrySpan,
   scheduleNote,
+  SPAN_KEYS,
   setActive,
   setLink,
+  stepActive,
   undoDelete,
   updateSelectionHint,
 } from "./actions.js";
@@ -42,6 +54,9 @@ function onSelectionMaybeChanged() {
 }
 
 document.addEventListener("selectionchange", onSelectionMaybeChanged);
+// The hint for a caret in the source (L links its sentence) depends on the focus as well.
+sides.source.el.addEventListener("focus", onSelectionMaybeChanged);
+sides.source.el.addEventListener("blur", onSelectionMaybeChanged);
 document.addEventListener("mouseup", (event) => {
   snapToWords(event);
   onSelectionMaybeChanged();
@@ -98,6 +113,16 @@ spanList.addEventListener("click", (event) => {
   if (role && role.dataset.role === "retry") return retrySpan(span);
   if (role && role.dataset.role === "discard") return discardSpan(span);
   if (span.key !== state.activeKey) setActive(span);
+});
+// Each item takes Tab; Enter or Space on it chooses its span, as a click does (its own buttons keep their keys).
+spanList.addEventListener("keydown", (event) => {
+  if (event.key !== "Enter" && event.key !== " ") return;
+  if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey) return;
+  const item = event.target.closest("[data-span-key]");
+  if (!item || event.target !== item) return;
+  event.preventDefault();
+  const span = spanByKey(item.dataset.spanKey);
+  if (span && span.key !== state.activeKey) setActive(span);
 });
 
 editor.addEventListener("click", (event) => {
@@ -205,7 +230,17 @@ document.addEventListener("keydown", (event) => {
     if (event.key === "Escape") closeFlagForm();
     return;
   }
-  if (extendSelection(event)) return;
+  if (caretKey(event)) return;
+  if (event.altKey && !event.ctrlKey && !event.metaKey && !event.shiftKey && overlay.hidden) {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      // The next or previous span; a focused list item goes along, so Tab and Enter carry on from there.
+      event.preventDefault();
+      const inList = spanList.contains(document.activeElement);
+      const span = stepActive(event.key === "ArrowDown" ? 1 : -1);
+      if (span && inList) focusSpanItem(span.key);
+      return;
+    }
+  }
   if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && event.key.toLowerCase() === "z") {
     // Outside text fields Ctrl+Z brings back the last deleted span.
     if (undoDelete()) event.preventDefault();
@@ -270,7 +305,10 @@ document.addEventListener("keydown", (event) => {
         note.setSelectionRange(note.value.length, note.value.length);
       } else if (page.can_edit) {
         // Like L: a key that cannot act says why, rather than seeming broken.
-        notice("Choose a span first (click it in the list or the summary), then press E to write its note.", "info");
+        notice(
+          `Choose a span first (click it in the list or the summary, or press ${SPAN_KEYS}), then press E to write its note.`,
+          "info",
+        );
       }
       break;
     }

@@ -1,5 +1,5 @@
-/* The browser's selection as code-point offsets in one of the two texts, word
- * snapping for mouse drags, and Shift+arrow selection in non-editable text. */
+/* The browser's selection as code-point offsets in one of the two texts, and word snapping for mouse drags.
+ * The keyboard's caret and Shift+arrow selection are in caret.js. */
 
 import { sides } from "./state.js";
 
@@ -83,7 +83,7 @@ export function readSelection() {
  * hurried drag never saves "owfield's Calder Street Br". The browser's
  * selection is moved too: what is shown is what a label saves. Alt while
  * releasing keeps the exact characters; keyboard selection is always exact. */
-const WORD_CHAR = /[\p{L}\p{N}\p{M}_'\u2019-]/u;
+export const WORD_CHAR = /[\p{L}\p{N}\p{M}_'\u2019-]/u;
 export function snapToWords(event) {
   if (!event.isTrusted || event.altKey || event.button !== 0) return;
   const selection = window.getSelection();
@@ -106,31 +106,4 @@ export function snapToWords(event) {
   const from = pointAt(container, forward ? start : end);
   const to = pointAt(container, forward ? end : start);
   selection.setBaseAndExtent(from.node, from.offset, to.node, to.offset);
-}
-
-/* Chromium does not extend a caret in non-editable text with Shift+Arrow,
- * so keyboard selection in the two texts is done here with Selection.modify. */
-const EXTEND_KEYS = {
-  ArrowLeft: ["backward", "character"],
-  ArrowRight: ["forward", "character"],
-  ArrowUp: ["backward", "line"],
-  ArrowDown: ["forward", "line"],
-  Home: ["backward", "lineboundary"],
-  End: ["forward", "lineboundary"],
-};
-
-export function extendSelection(event) {
-  if (!event.shiftKey || event.metaKey || !(event.key in EXTEND_KEYS)) return false;
-  const container = [sides.summary.el, sides.source.el].find((el) => el.contains(event.target));
-  const selection = window.getSelection();
-  if (!container || typeof selection.modify !== "function") return false;
-  if (!selection.rangeCount || !container.contains(selection.focusNode)) {
-    const start = pointAt(container, 0);
-    selection.collapse(start.node, start.offset);
-  }
-  let [direction, granularity] = EXTEND_KEYS[event.key];
-  if ((event.ctrlKey || event.altKey) && granularity === "character") granularity = "word";
-  selection.modify("extend", direction, granularity);
-  event.preventDefault();
-  return true;
 }

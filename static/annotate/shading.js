@@ -125,6 +125,7 @@ export async function requestSimilarity(selection) {
   sides[target].shading = {
     byIndex: new Map((data.sentences || []).map((sentence) => [sentence.index, sentence])),
     closest,
+    query: { side: selection.side, start: selection.start, end: selection.end }, // what it answers (L checks it)
   };
   applyShading(target);
   if (closest.length) hideSimState();

@@ -34,7 +34,16 @@ const swatch = (labels) => {
 const noSpans = $('[data-role="no-spans"]');
 const spanCount = $('[data-role="span-count"]');
 
+/* Give the focus to a span's list item (each takes Tab, and Enter or Space chooses it). */
+export function focusSpanItem(key) {
+  const item = [...spanList.querySelectorAll("[data-span-key]")].find((el) => el.dataset.spanKey === key);
+  if (item) item.focus({ preventScroll: true });
+  return Boolean(item);
+}
+
 export function renderList() {
+  // The items are built anew: a keyboard user's focus on one must not fall back to the page's start.
+  const focused = spanList.contains(document.activeElement) ? document.activeElement.closest("[data-span-key]") : null;
   const spans = visibleSpans();
   const items = spans.map((span) => {
     const item = make("li", "span-item cat-" + categoryOf(span.labels));
@@ -45,7 +54,7 @@ export function renderList() {
       item.setAttribute("aria-current", "true");
     }
     if (!span.mine) item.classList.add("others");
-    item.tabIndex = -1;
+    item.tabIndex = 0;
     item.appendChild(swatch(span.labels));
     const body = make("div", "span-body");
     const line = make("div", "span-line");
@@ -83,6 +92,7 @@ export function renderList() {
     return item;
   });
   spanList.replaceChildren(...items);
+  if (focused) focusSpanItem(focused.dataset.spanKey);
   noSpans.hidden = spans.length > 0;
   spanCount.textContent = spans.length ? `(${spans.length})` : "";
 }
@@ -162,7 +172,7 @@ export function renderEditor(syncNote) {
         "span",
         "muted",
         canChange
-          ? "No source linked: select source text and press L, or click a shaded source sentence."
+          ? "No source linked: press L for the closest outlined sentence (again for the next), select source text and press L, or click a shaded source sentence."
           : "No source linked.",
       ),
     );

@@ -22,6 +22,7 @@ export function renderText(sideName) {
     bounds.add(index.clamp(mark.end));
   }
   const cuts = [...bounds].sort((a, b) => a - b);
+  const levels = sideName === "summary" ? underlineLevels(marks) : null;
   const fragment = document.createDocumentFragment();
   let sentencePos = 0;
   let sentenceEl = null;
@@ -48,7 +49,7 @@ export function renderText(sideName) {
     if (!covering.length) {
       parent.appendChild(textNode);
     } else {
-      const seg = sideName === "summary" ? summarySegment(covering) : sourceSegment(covering);
+      const seg = sideName === "summary" ? summarySegment(covering, levels) : sourceSegment(covering);
       seg.appendChild(textNode);
       parent.appendChild(seg);
     }
@@ -78,7 +79,53 @@ function sourceMarks() {
   return marks;
 }
 
-function summarySegment(covering) {
+/* Underlines: each span gets a level (its line's height under the text) that no span overlapping it shares, the
+ * same level wherever it runs, so its line stays straight across pieces; spans in text order, longer first. */
+const UNDERLINE = 2; // px, one line
+const UNDERLINE_GAP = 2; // px between two lines: two colours that touch read as one thicker line
+const MAX_LEVELS = 3; // more would reach the next line of text; further spans are counted instead (data-more)
+
+function underlineLevels(marks) {
+  const spans = marks
+    .filter((mark) => mark.kind !== "preview")
+    .sort((a, b) => a.start - b.start || b.end - b.start - (a.end - a.start));
+  const levels = new Map();
+  const placed = [];
+  for (const span of spans) {
+    const overlapping = placed.filter((other) => other.start < span.end && span.start < other.end);
+    const taken = new Set(overlapping.map((other) => levels.get(other.key)));
+    let level = 0;
+    while (taken.has(level)) level++;
+    levels.set(span.key, level);
+    placed.push(span);
+  }
+  return levels;
+}
+
+/* Inset shadows, one band per line and per gap from the bottom up (the first listed is drawn on top, so each band's
+ * shadow shows only its own 2 px). Level 0 lies right under the words and each further level 4 px lower, wherever
+ * the piece's padding ends; a level no covering span holds is left white, like a gap. */
+function underlines(spans, levels) {
+  const byLevel = new Map();
+  for (const span of spans) {
+    const level = levels.get(span.key) ?? 0;
+    if (level < MAX_LEVELS && !byLevel.has(level)) byLevel.set(level, spanColor(span.labels));
+  }
+  const top = Math.max(-1, ...byLevel.keys());
+  const bands = [];
+  for (let level = top; level >= 0; level--) {
+    bands.push(byLevel.get(level) || "#fff");
+    if (level) bands.push("#fff");
+  }
+  let depth = 0;
+  const shadows = bands.map((colour, i) => {
+    depth += i % 2 ? UNDERLINE_GAP : UNDERLINE;
+    return `inset 0 -${depth}px 0 ${colour}`;
+  });
+  return { shadow: shadows.join(", "), depth, hidden: spans.length - byLevel.size };
+}
+
+function summarySegment(covering, levels) {
   const previewed = covering.some((mark) => mark.kind === "preview");
   // Shortest first: a click picks the innermost span.
   const spans = covering
@@ -95,10 +142,12 @@ function summarySegment(covering) {
   if (spans.some((span) => !span.id)) seg.classList.add("pending");
   if (spans.some((span) => !span.mine)) seg.classList.add("others");
   seg.dataset.spans = spans.map((span) => span.key).join(" ");
-  // One underline per covering span in its label's colour, stacked, so overlaps stay readable.
-  seg.style.boxShadow = spans
-    .map((span, i) => `inset 0 -${2 * (i + 1)}px 0 ${spanColor(span.labels)}`)
-    .join(", ");
+  // One underline per covering span in its label's colour, stacked with gaps, so two spans on the same words show
+  // two lines. Shadows and padding only: the text, its selection and its offsets stay as they are.
+  const { shadow, depth, hidden } = underlines(spans, levels);
+  seg.style.boxShadow = shadow;
+  seg.style.paddingBottom = `${depth}px`;
+  if (hidden > 0) seg.dataset.more = `+${hidden}`;
   seg.title = spans.map((span) => leafLabels(span.labels).join(", ") + (span.mine ? "" : ` (${span.annotator})`)).join(" · ");
   return seg;
 }

@@ -25,7 +25,8 @@ def test_e_without_a_chosen_span_says_to_choose_one(
     page.keyboard.press("e")
 
     expect(page.locator(NOTICE)).to_have_text(
-        "Choose a span first (click it in the list or the summary), then press E to write its note."
+        "Choose a span first (click it in the list or the summary, or press Alt+↓ / Alt+↑), then press E to write its "
+        "note."
     )
     assert page.evaluate("document.activeElement === document.body")
 
