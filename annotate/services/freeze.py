@@ -54,8 +54,8 @@ def frozen_reason(states: AssignmentStates, round: int, batch_name: str | Callab
     if callable(batch_name):
         batch_name = batch_name()
     if later_open:
-        return (f"Round {round + 1} of {batch_name} is open, so round {round} is frozen for everyone; "
-                "ask an admin to re-open it if it must change.")
+        return (f"Round {round + 1} of {batch_name} is open, so round {round} is frozen for everyone and cannot be "
+                f"re-opened (round {round + 1} began from copies of its spans); make changes in round {round + 1}.")
     when = f" on {timezone.localtime(submitted_at):%Y-%m-%d %H:%M}" if submitted_at else ""
     return (f"You submitted round {round} of {batch_name}{when}, so it is frozen; "
             "ask an admin to re-open it if it must change.")
@@ -73,22 +73,22 @@ def reopen_round(assignment: Assignment, admin: AbstractBaseUser, reason: str) -
     """Let one annotator change a frozen round again; logged with who, when and why."""
     reason = (reason or "").strip()
     if not reason:
-        raise ReopenError("reason: say why this round is re-opened (it is kept in the log)")
+        raise ReopenError("Reason: say why this round is re-opened (it is kept in the log).")
     if len(reason) > 2000:
-        raise ReopenError(f"reason: at most 2000 characters, got {len(reason)}")
+        raise ReopenError(f"Reason: at most 2000 characters, got {len(reason)}.")
     assignment = Assignment.objects.select_for_update().select_related("batch", "annotator").get(pk=assignment.pk)
     later = later_round_open(assignment.batch_id, assignment.round)
     if later is not None:
         # The later round was seeded with copies of this round's spans and shows them to the others:
         # changing them now would let the two drift apart.
         raise ReopenError(
-            f"round {later} of {assignment.batch.name} is open, so round {assignment.round} is frozen for "
-            f"everyone and cannot be re-opened (round {later} began from copies of its spans); nothing was "
-            f"changed: {assignment.annotator.username}'s changes belong in round {later}"
+            f"Round {later} of {assignment.batch.name} is open, so round {assignment.round} is frozen for "
+            f"everyone and cannot be re-opened (round {later} began from copies of its spans). Nothing was "
+            f"changed: {assignment.annotator.username}'s changes belong in round {later}."
         )
     if not AssignmentStates.load(assignment.batch_id, assignment.annotator).frozen(assignment.round):
         raise ReopenError(
-            f"{assignment.annotator.username}'s round {assignment.round} of {assignment.batch.name} is not frozen"
+            f"Round {assignment.round} of {assignment.batch.name} is not frozen for {assignment.annotator.username}."
         )
     assignment.reopened = True
     assignment.status, assignment.submitted_at = Assignment.Status.ASSIGNED, None

@@ -131,6 +131,15 @@ export function linkSelection() {
     return;
   }
   const sentence = selection ? null : caretSentence("source") || nextClosestSentence(span);
+  if (sentence && sentence[0] === span.source_start && sentence[1] === span.source_end) {
+    // Pressed again with nothing new to link (one sentence outlined, or the caret's sentence): say so.
+    notice(
+      "This span is linked to that sentence already, and no other source sentence is outlined as close: select " +
+        "source text or put the caret in another source sentence (Ctrl+↓ / Ctrl+↑), then press L.",
+      "info",
+    );
+    return;
+  }
   if (sentence) {
     setLink(span, sentence[0], sentence[1]);
     updateSelectionHint(null); // "Press L to link the sentence at the caret" is done

@@ -76,6 +76,8 @@ def test_round_one_is_frozen_for_everyone_once_round_two_opens(batch: Any, sampl
     page = annotation_page_data(Sample.objects.get(pk=sample.pk), alice, "annotator", 1)
     assert page["can_edit"] is False and page["can_mark_not_done"] is False
     assert "Round 2 of batch-1 is open, so round 1 is frozen for everyone" in page["frozen"]
+    # Nobody can re-open it now (round 2 began from copies of its spans): the notice does not send anyone to ask.
+    assert "cannot be re-opened" in page["frozen"] and "ask an admin" not in page["frozen"]
     with pytest.raises(freeze.RoundFrozen, match="Round 2 of batch-1 is open"):
         spans.update_span(SpanAnnotation.objects.get(pk=span.pk), version=span.version, changes={"note": "late"})
     # Round 2 itself is open for editing.

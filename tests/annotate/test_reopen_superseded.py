@@ -41,8 +41,8 @@ def test_the_service_refuses_and_changes_nothing(round_two_open: Batch, alice: A
     with pytest.raises(freeze.ReopenError) as refused:
         freeze.reopen_round(assignment, admin_user, "alice wants to fix a slip")
     assert str(refused.value) == (
-        "round 2 of batch-1 is open, so round 1 is frozen for everyone and cannot be re-opened (round 2 began "
-        "from copies of its spans); nothing was changed: alice's changes belong in round 2"
+        "Round 2 of batch-1 is open, so round 1 is frozen for everyone and cannot be re-opened (round 2 began "
+        "from copies of its spans). Nothing was changed: alice's changes belong in round 2."
     )
     assert state(round_two_open) == before
     assert not RoundReopening.objects.exists()
@@ -56,7 +56,7 @@ def test_the_page_refuses_with_the_message_and_offers_no_re_open_control(
     assignment = Assignment.objects.get(batch=round_two_open, annotator=alice, round=1)
     page = client.post(reverse("reopen-round", args=["demo", assignment.pk]), {"reason": "a slip"}, follow=True)
     html = page.content.decode().replace("&#x27;", "'")
-    assert "Not re-opened. round 2 of batch-1 is open, so round 1 is frozen for everyone" in html
+    assert "Not re-opened. Round 2 of batch-1 is open, so round 1 is frozen for everyone" in html
     assert state(round_two_open) == before and not RoundReopening.objects.exists()
     # Round 1's spans are still exactly the ones round 2 was seeded from.
     original = SpanAnnotation.objects.get(round=1)

@@ -188,3 +188,22 @@ def test_l_links_the_closest_outlined_sentence_and_again_the_next_closest(
     page.keyboard.press("l")  # pressed again: the next closest sentence
     assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).source_start == sentences[closest[1]][0])
     assert SpanAnnotation.objects.get(pk=span.pk).source_end == sentences[closest[1]][1]
+
+
+def test_l_again_with_only_one_sentence_outlined_says_there_is_nothing_new_to_link(
+    page: Page, live_server: Any, log_in: Any, alice: Any, embedded: Batch
+) -> None:
+    sample = embedded.samples.order_by("position").first()
+    sentences = Passage.objects.get(pk=sample.passage_id).sentences
+    span = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    with page.expect_response(lambda response: response.url.endswith("/similarity/")) as answered:
+        page.keyboard.press("Alt+ArrowDown")
+    (only,) = answered.value.json()["closest"]  # the real ranking is sure of one sentence only
+    page.keyboard.press("l")
+    assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).source_start == sentences[only][0])
+
+    page.keyboard.press("l")
+    expect(page.locator('[data-role="notice"]')).to_contain_text("linked to that sentence already")
+    assert SpanAnnotation.objects.get(pk=span.pk).source_end == sentences[only][1]

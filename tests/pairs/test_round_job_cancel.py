@@ -87,6 +87,7 @@ def test_the_cancel_over_htmx_redirects_the_page_to_the_job(pairs_project: Proje
     assert response.status_code == 200 and response["HX-Redirect"] == job_page(queued_job)
     page = client.get(job_page(queued_job)).content.decode()
     assert CANCELLED.fullmatch(text_of(page, r'data-role="refusal"><p>No round was drawn: (.*?)</p>'))
+    assert text_of(page, r'data-role="job-count">(.*?)</span>').endswith("· Cancelled")  # not "Failed"
 
 
 @pytest.mark.django_db
