@@ -249,3 +249,20 @@ def test_two_spans_on_the_same_words_draw_two_separate_underlines_in_their_colou
     # The words stay plain text: same characters, same offsets, selectable as before.
     assert page.locator('[data-role="summary"]').text_content() == sample.summary
     assert select_words(page, "summary", sample.summary, "nine weeks") == "nine weeks"
+
+
+def test_a_notice_covers_neither_the_span_list_nor_the_legend_at_1366x768(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"])
+    page.set_viewport_size({"width": 1366, "height": 768})
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    page.keyboard.press("Alt+ArrowDown")
+    page.keyboard.press("Alt+ArrowUp")  # already the first span: the page says so in a notice
+    notice = page.locator('[data-role="notice"]')
+    expect(notice).to_contain_text("first span")
+    box = notice.bounding_box()
+    for covered in ('[data-role="span-list"]', ".legend", '[data-role="summary"]'):
+        other = page.locator(covered).bounding_box()
+        assert box["y"] + box["height"] <= other["y"] or other["y"] + other["height"] <= box["y"], covered
