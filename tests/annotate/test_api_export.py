@@ -13,6 +13,7 @@ from django.core.management import call_command
 
 from annotate.models import Assignment, Job, Membership, Project
 from annotate.services import export
+from annotate.services.export import faithbench as faithbench_export
 from tests.annotate.test_export import EXAMPLE, quirky_example
 from tests.conftest import login
 
@@ -101,13 +102,13 @@ def test_the_first_chunk_is_sent_before_the_second_batch_is_built(
 ) -> None:
     _imported_two_batches(tmp_path, admin_user)
     built: list[str] = []
-    read_batch = export._batch_samples
+    read_batch = faithbench_export._batch_samples
 
     def recording(batch: Any, round: int) -> Any:
         built.append(batch.name)
         return read_batch(batch, round)
 
-    monkeypatch.setattr(export, "_batch_samples", recording)
+    monkeypatch.setattr(faithbench_export, "_batch_samples", recording)  # where the batch files read it
     response = login(admin_user).get("/api/projects/fb/export/?format=faithbench")
     assert built == [], "nothing is built before the response starts"
 

@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 
 from annotate.models import Assignment, Project
 from annotate.services import export, spans
+from annotate.services.export import reading as export_reading
 
 pytestmark = pytest.mark.django_db
 EXAMPLE = Path(__file__).parent / "faithbench_example.json"
@@ -132,7 +133,7 @@ def test_api_streams_exports_to_admins_only(sample: Any, alice: Any, admin_user:
 def test_line_exports_report_progress_every_chunk_of_samples(
     tmp_path: Path, sample: Any, monkeypatch: pytest.MonkeyPatch, fmt: str
 ) -> None:
-    monkeypatch.setattr(export, "CHUNK", 1)  # a call per sample; the project has 3
+    monkeypatch.setattr(export_reading, "CHUNK", 1)  # a call per sample; the project has 3
     calls: list[int] = []
     export.export_to_path(sample.project, tmp_path / f"d.{fmt}", export.ExportOptions(format=fmt), calls.append)
     assert calls == [1, 2, 3]
