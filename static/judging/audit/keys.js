@@ -1,0 +1,132 @@
+/* The audit page's keys and control clicks: 1-5, a, w, n, Enter, Ctrl/Cmd+Enter, b, j, k, ? and Esc, inactive
+ * while typing in the note; Enter on a button, checkbox, link or summary in focus does that control's own action. */
+
+import { isTyping } from "../../annotate/dom.js";
+import { toggleBlind } from "./blind.js";
+import { stepJudge } from "./quotes.js";
+import { form, root, state } from "./state.js";
+import { agree, chooseScore, submit, toggleReasoningWrong } from "./verdict.js";
+import { focusItem } from "./view.js";
+
+function toggleHelp(show) {
+  const help = document.getElementById("audit-help");
+  const open = show === undefined ? !help.open : show;
+  if (open === help.open) return;
+  help.open = open;
+  if (open) {
+    // The list sits under the verdict form, below the fold on a laptop screen: bring it into view, or ? seems to do
+    // nothing; and remember where the page was, so hiding the list brings the auditor back to the item.
+    state.scrollBeforeHelp = window.scrollY;
+    help.scrollIntoView({ block: "nearest" });
+  } else if (state.scrollBeforeHelp !== null) {
+    window.scrollTo({ top: state.scrollBeforeHelp, behavior: "instant" });
+    state.scrollBeforeHelp = null;
+  }
+}
+
+/* The score buttons, Agree and Keys do what their keys do. */
+export function wireControls() {
+  root.addEventListener("click", (event) => {
+    const target = event.target.closest("button");
+    if (!target || !root.contains(target)) return;
+    if (target.dataset.score) chooseScore(target.dataset.score);
+    else if (target.dataset.role === "agree") agree();
+    else if (target.dataset.role === "toggle-help") toggleHelp();
+  });
+}
+
+/* Controls whose own action Enter is: a button is pressed, a link followed, a summary opened, the checkbox ticked. */
+const OWN_ENTER = [
+  "button", "a[href]", "summary", "input[type='checkbox']", "input[type='radio']", "[role='button']", "[role='link']",
+].join(", ");
+
+function controlOwnsEnter(event) {
+  const target = event.target;
+  if (!target || target.nodeType !== 1 || !target.matches(OWN_ENTER)) return false;
+  if (target.matches("input[type='checkbox']")) {
+    // The browser gives Enter no meaning on a checkbox (or submits its form: a verdict saved): Enter ticks it,
+    // as Space does, once per press.
+    event.preventDefault();
+    if (!event.repeat) target.click();
+  }
+  return true;
+}
+
+function onKeydown(event) {
+  if (event.defaultPrevented || event.isComposing) return;
+  const key = event.key;
+  // Ctrl/Cmd+Enter saves from anywhere, the note included.
+  if (key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    event.preventDefault();
+    if (!event.repeat) submit();
+    return;
+  }
+  if (isTyping(event.target)) {
+    // Leaving the note: the focus goes to the item, so Tab goes on from there and the keys work again.
+    if (key === "Escape") {
+      event.target.blur();
+      focusItem();
+    }
+    return;
+  }
+  if (key === "Enter" && controlOwnsEnter(event)) return;
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (/^[1-5]$/.test(key)) {
+    event.preventDefault();
+    // A held key must not score the outputs that follow unseen.
+    if (!event.repeat) chooseScore(key);
+    return;
+  }
+  switch (key) {
+    case "a":
+    case "A":
+      event.preventDefault();
+      if (!event.repeat) agree();
+      break;
+    case "w":
+    case "W":
+      event.preventDefault();
+      if (!event.repeat) toggleReasoningWrong();
+      break;
+    case "j":
+    case "J":
+      event.preventDefault();
+      stepJudge(1);
+      break;
+    case "k":
+    case "K":
+      event.preventDefault();
+      stepJudge(-1);
+      break;
+    case "n":
+    case "N": {
+      const note = form() && form().querySelector('[data-role="note"]');
+      if (note) {
+        event.preventDefault(); // the key moves to the note; it does not type an "n" there
+        note.focus();
+      }
+      break;
+    }
+    case "Enter":
+      event.preventDefault();
+      if (!event.repeat) submit();
+      break;
+    case "b":
+    case "B":
+      event.preventDefault();
+      if (!event.repeat) toggleBlind();
+      break;
+    case "?":
+      event.preventDefault();
+      toggleHelp();
+      break;
+    case "Escape":
+      toggleHelp(false);
+      break;
+    default:
+  }
+}
+
+export function wireKeys() {
+  document.addEventListener("keydown", onKeydown);
+}

@@ -1,0 +1,73 @@
+/* The verdict form: its hidden inputs kept in step with the keys (score, agree, reasoning wrong) and its sending.
+ * In blind mode a score sends the form to reveal the judges (blind.js keeps track of that reveal). */
+
+import { saveOnceRevealed } from "./blind.js";
+import { hint } from "./messages.js";
+import { form, stage, state } from "./state.js";
+
+export function showChoice() {
+  const f = form();
+  if (!f) return;
+  const score = f.querySelector('[data-role="score-input"]').value;
+  const agreed = f.querySelector('[data-role="agreed-input"]').value === "1";
+  for (const button of f.querySelectorAll("[data-score]")) {
+    button.setAttribute("aria-pressed", String(!agreed && button.dataset.score === score));
+  }
+  const agree = f.querySelector('[data-role="agree"]');
+  if (agree) agree.setAttribute("aria-pressed", String(agreed));
+}
+
+export function chooseScore(score) {
+  const f = form();
+  if (!f || state.busy) return;
+  f.querySelector('[data-role="score-input"]').value = String(score);
+  f.querySelector('[data-role="agreed-input"]').value = "";
+  showChoice();
+  // Blind mode: the score is the auditor's own, given before the judges' answers; sending it reveals them.
+  if (stage() === "blind") f.requestSubmit();
+}
+
+export function agree() {
+  const f = form();
+  if (!f || state.busy) return;
+  if (stage() === "blind") {
+    hint("Give your own score first (1-5): the judges' answers are hidden until then.");
+    return;
+  }
+  const score = f.dataset.agreeScore;
+  if (!score) {
+    hint(f.dataset.agreeRefusal || "There is no judge's score to agree with: give your own (1-5).");
+    return;
+  }
+  const agreed = f.querySelector('[data-role="agreed-input"]');
+  const undo = agreed.value === "1";
+  agreed.value = undo ? "" : "1";
+  f.querySelector('[data-role="score-input"]').value = undo ? "" : score;
+  showChoice();
+}
+
+export function toggleReasoningWrong() {
+  const box = form() && form().querySelector('[data-role="reasoning-wrong"]');
+  if (!box) return;
+  if (box.disabled) {
+    hint("Give your own score first (1-5): then the reasoning is shown and can be marked wrong.");
+    return;
+  }
+  box.checked = !box.checked;
+}
+
+export function submit() {
+  const f = form();
+  if (!f) return;
+  if (saveOnceRevealed()) return;
+  if (state.busy) return;
+  if (stage() === "blind") {
+    hint("Give your own score first (1-5): the judges' answers appear after it.");
+    return;
+  }
+  if (!f.querySelector('[data-role="score-input"]').value) {
+    hint("Give a score (1-5) or agree with the judge (a) first.");
+    return;
+  }
+  f.requestSubmit();
+}
