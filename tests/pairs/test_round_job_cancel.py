@@ -14,7 +14,7 @@ import pytest
 from django.utils import timezone
 
 from annotate.models import Job, Membership, PairRound, Project
-from annotate.services.pairs import rounds
+from annotate.services.pairs import rounds, vectors
 from tests.conftest import login, make_user
 from tests.pairs.conftest import make_pair_items
 from tests.pairs.page_helpers import HTMX, WIZARD, text_of
@@ -153,7 +153,7 @@ def test_a_job_cancelled_while_its_vectors_were_computed_draws_no_round(detector
                                              finished_at=timezone.now())
         return 0
 
-    monkeypatch.setattr(rounds.vectors, "compute_vectors", cancelled_meanwhile)
+    monkeypatch.setattr(vectors, "compute_vectors", cancelled_meanwhile)
     ended = rounds.run_round_job(job.pk)
     assert ended.status == Job.Status.FAILED and ended.error == "Cancelled by bea at noon."
     assert not PairRound.objects.filter(project=detector_project, number=2).exists()
@@ -173,7 +173,7 @@ def test_a_cancel_seen_by_the_vectors_progress_stops_the_job(detector_project: P
         chunks_after_cancel.append(1)
         return 2
 
-    monkeypatch.setattr(rounds.vectors, "compute_vectors", compute)
+    monkeypatch.setattr(vectors, "compute_vectors", compute)
     ended = rounds.run_round_job(job.pk)
     assert chunks_after_cancel == []
     assert ended.status == Job.Status.FAILED and CANCELLED.fullmatch(ended.error)
