@@ -21,7 +21,6 @@ from annotate.models import (
     GoldLabel,
     JudgeFlag,
     Membership,
-    PairConfig,
     PairJudgement,
     Project,
     Sample,
@@ -32,6 +31,7 @@ from annotate.models import (
 from annotate.services.pairs import queue
 from judging.models import Audit, AuditItem, Judge, JudgeRun
 from tests.conftest import make_user
+from tests.pairs import conftest as pair_fixtures
 from tests.pairs.conftest import make_pair_items
 
 JSON = "application/json"
@@ -56,14 +56,9 @@ def member(project: Project, username: str, role: str) -> Any:
 # --------------------------------------------------------------------------- answering a pair item
 
 
-@pytest.fixture
-def pairs_project(admin_user: Any, alice: Any, bob: Any) -> Project:
-    project = Project.objects.create(name="Pairs", slug="pairs", kind=Project.Kind.PAIRS)
-    PairConfig.objects.create(project=project)
-    Membership.objects.create(project=project, user=admin_user, role=Membership.Role.ADMIN)
-    Membership.objects.create(project=project, user=alice, role=Membership.Role.ANNOTATOR)
-    Membership.objects.create(project=project, user=bob, role=Membership.Role.ANNOTATOR)
-    return project
+# tests/pairs/conftest.py's pairs project "pairs" (adam admin, alice and bob annotators); that conftest covers
+# tests/pairs only, so its fixture is named here.
+pairs_project = pair_fixtures.pairs_project
 
 
 @pytest.fixture

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import re
 from html import unescape
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from kombu import Connection
 
 from annotate.models import Project
+from judging import tasks
 from judging.models import Judge, JudgeRun
 from judging.services import runs
 from tests.conftest import login
@@ -77,6 +82,88 @@ def test_resuming_keeps_what_the_row_already_counts(
         runs.resume_stale_runs()
     run.refresh_from_db()
     assert (run.resumed, run.calls, run.done, run.status) == (5, 7, 1, JudgeRun.Status.RUNNING)
+
+
+@pytest.fixture
+def broker_queue(settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The embedded broker's queue folder, in a folder of the test's own (the worker-start hook reads it).
+
+    The hook closes its database connection when done, as a worker does; the
+    test's connection (and the transaction around the test) is kept instead.
+    """
+    folders = {name: tmp_path / name for name in ("queue", "processed", "control")}
+    for folder in folders.values():
+        folder.mkdir()
+    settings.CELERY_BROKER_URL = "filesystem://localhost/"
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(folders["queue"]), "data_folder_out": str(folders["queue"]),
+        "processed_folder": str(folders["processed"]), "control_folder": str(folders["control"]),
+        "store_processed": False,
+    }
+    monkeypatch.setattr(connection, "close", lambda: None)
+    return folders["queue"]
+
+
+def messages_in(folder: Path) -> set[Path]:
+    return set(folder.glob("*.msg"))
+
+
+def publish(task: Any, number: int) -> Path:
+    """Send `task` for `number` through kombu's filesystem transport into the test's queue folder (no worker reads
+    it); the message file written."""
+    options = django_settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    before = messages_in(Path(options["data_folder_in"]))
+    with Connection("filesystem://", transport_options=options) as broker:
+        task.apply_async((number,), connection=broker)
+    (written,) = messages_in(Path(options["data_folder_in"])) - before
+    return written
+
+
+def queue_slice(run: JudgeRun) -> Path:
+    """Queue the run's next slice as a live worker does at the end of a slice; the message file."""
+    return publish(tasks.execute_judge_run, run.pk)
+
+
+def test_a_second_worker_start_leaves_a_run_between_two_slices_of_a_live_worker_alone(
+    project: Project, broker_queue: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    add_samples(project, 2)
+    run = runs.start_run(project, rubric_judge(project), queue=False)
+    # The first worker ran a slice (the run is marked running, its lock is free again) and queued the next one.
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, done=1)
+    queue_slice(run)
+    assert not runs.is_run_executing(run.pk) and len(messages_in(broker_queue)) == 1
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        tasks.resume_judge_runs_on_worker_start()
+
+    run.refresh_from_db()
+    assert run.resumed == 0 and run.status == JudgeRun.Status.RUNNING
+    assert queued == [] and len(messages_in(broker_queue)) == 1  # its one message, not a second
+
+
+def test_a_worker_start_resumes_the_run_once_the_worker_holding_its_next_slice_is_gone(
+    project: Project, broker_queue: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    add_samples(project, 2)
+    judge = rubric_judge(project)
+    run, other = (runs.start_run(project, judge, queue=False) for _ in range(2))
+    JudgeRun.objects.filter(pk__in=[run.pk, other.pk]).update(status=JudgeRun.Status.RUNNING, done=1)
+    taken = queue_slice(run)
+    queue_slice(other)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        tasks.resume_judge_runs_on_worker_start()
+    assert queued == [] and dict(JudgeRun.objects.values_list("pk", "resumed")) == {run.pk: 0, other.pk: 0}
+
+    # A worker takes the run's message (kombu moves the file out of the queue folder) and is killed before its
+    # execution holds the lock: the message is gone with it. The other run's slice still waits.
+    taken.unlink()
+    publish(tasks.execute_synthetic_set, run.pk)  # another task's message for the same number is not the run's
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        tasks.resume_judge_runs_on_worker_start()
+
+    assert len(queued) == 1
+    assert dict(JudgeRun.objects.values_list("pk", "resumed")) == {run.pk: 1, other.pk: 0}
 
 
 # ----------------------------------------------------------------------------- the pages

@@ -1,10 +1,13 @@
 """One process executes a run at a time: an exclusive lock file per run (the kernel drops it when the process
-dies, SIGKILL included), so a worker that starts can tell a run orphaned by a killed worker from one still
-executing and queue it again (`resume_stale_runs`)."""
+dies, SIGKILL included). A worker that starts tells a run orphaned by a killed worker (neither locked nor waiting in
+the broker's queue) from one still in hand (executing, or its next slice waiting) and queues it again
+(`resume_stale_runs`)."""
 
 from __future__ import annotations
 
+import base64
 import fcntl
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -62,6 +65,42 @@ def is_run_executing(run_id: int) -> bool:
         return not free
 
 
+def _run_of_message(path: Path, task_name: str) -> int | None:
+    """The run id a message file of the filesystem broker queues `task_name` for, or None.
+
+    None too for a file taken by a worker meanwhile, one still being written, or
+    one of another task: each leaves its run to the lock check.
+    """
+    try:
+        message = json.loads(path.read_bytes())
+        if message["headers"]["task"] != task_name:
+            return None
+        body = message["body"]
+        if message["properties"].get("body_encoding") == "base64":
+            body = base64.b64decode(body)
+        args = json.loads(body)[0]  # task protocol 2: [args, kwargs, embed]
+        return int(args[0])
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return None
+
+
+def waiting_run_ids() -> set[int]:
+    """The runs whose execution message is waiting in the filesystem broker's queue folder (empty for another broker).
+
+    A run between two slices is marked running and holds no lock, yet its
+    worker is alive and its next slice is queued: such a run is in hand, not
+    orphaned. Only the broker's folder tells the two apart, and the embedded
+    broker keeps each message there as a file until a worker takes it.
+    """
+    from judging.tasks import execute_judge_run
+
+    folder = (getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", None) or {}).get("data_folder_in")
+    if not folder or not Path(folder).is_dir():
+        return set()
+    found = (_run_of_message(path, execute_judge_run.name) for path in Path(folder).glob("*.msg"))
+    return {run_id for run_id in found if run_id is not None}
+
+
 def _forget_lock(run_id: int) -> None:
     # A finished run is never executed again (execute_run returns at once), so its lock file can go.
     _lock_path(run_id).unlink(missing_ok=True)
@@ -82,22 +121,31 @@ def _queue_again(run_id: int) -> None:
 
 
 def resume_stale_runs() -> list[int]:
-    """Queue again every running run that no process is executing; the ids queued.
+    """Queue again every running run that no process is executing and no message waits for; the ids queued.
 
     The embedded broker (kombu's filesystem transport) removes a message when a
     worker takes it, so a worker killed mid-run (SIGKILL, power loss) loses the
     task despite acks_late; the worker calls this when it starts (judging.tasks)
     and the run goes on where it stopped. A queued run's message is still in the
     queue (a run is marked running as soon as a worker takes it), so it is left
-    alone. A run between two slices gets a second message, which finds it done
-    (or being executed) and does nothing. Each run queued again counts one more
-    ``resumed``.
+    alone; so is a running run between two slices whose next slice waits in the
+    queue: nothing stopped it, and a second message would only start a second
+    chain of slices beside the first and count a resumption that never
+    happened. Each run queued again counts one more ``resumed``.
+
+    The queue is read before the locks, so a message a worker takes in between
+    shows as the lock its execution holds; only in the instant before that
+    execution takes the lock does the run look orphaned, and it is counted and
+    queued again: the error goes towards a spare message, never towards a run
+    left running for ever.
     """
-    resumed = []
-    for run_id in JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING).exclude(
+    running = list(JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING).exclude(
         scope=JudgeRun.Scope.IMPORTED
-    ).order_by("pk").values_list("pk", flat=True):
-        if not is_run_executing(run_id):
+    ).order_by("pk").values_list("pk", flat=True))
+    waiting = waiting_run_ids() if running else set()
+    resumed = []
+    for run_id in running:
+        if run_id not in waiting and not is_run_executing(run_id):
             _queue_again(run_id)
             resumed.append(run_id)
     if resumed:
