@@ -9,17 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings as django_settings
-from django.db import connection
 from django.test import Client
 from django.urls import reverse
-from kombu import Connection
 
 from annotate.models import Project
 from judging import tasks
 from judging.models import Judge, JudgeRun
 from judging.services import runs
 from tests.conftest import login
+from tests.judging.broker_queue import messages_in, publish, use_broker_queue
 from tests.judging.run_factories import add_samples
 
 pytestmark = pytest.mark.django_db
@@ -86,37 +84,8 @@ def test_resuming_keeps_what_the_row_already_counts(
 
 @pytest.fixture
 def broker_queue(settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The embedded broker's queue folder, in a folder of the test's own (the worker-start hook reads it).
-
-    The hook closes its database connection when done, as a worker does; the
-    test's connection (and the transaction around the test) is kept instead.
-    """
-    folders = {name: tmp_path / name for name in ("queue", "processed", "control")}
-    for folder in folders.values():
-        folder.mkdir()
-    settings.CELERY_BROKER_URL = "filesystem://localhost/"
-    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(folders["queue"]), "data_folder_out": str(folders["queue"]),
-        "processed_folder": str(folders["processed"]), "control_folder": str(folders["control"]),
-        "store_processed": False,
-    }
-    monkeypatch.setattr(connection, "close", lambda: None)
-    return folders["queue"]
-
-
-def messages_in(folder: Path) -> set[Path]:
-    return set(folder.glob("*.msg"))
-
-
-def publish(task: Any, number: int) -> Path:
-    """Send `task` for `number` through kombu's filesystem transport into the test's queue folder (no worker reads
-    it); the message file written."""
-    options = django_settings.CELERY_BROKER_TRANSPORT_OPTIONS
-    before = messages_in(Path(options["data_folder_in"]))
-    with Connection("filesystem://", transport_options=options) as broker:
-        task.apply_async((number,), connection=broker)
-    (written,) = messages_in(Path(options["data_folder_in"])) - before
-    return written
+    """The embedded broker's queue folder, in a folder of the test's own (the worker-start hook reads it)."""
+    return use_broker_queue(settings, tmp_path, monkeypatch)
 
 
 def queue_slice(run: JudgeRun) -> Path:

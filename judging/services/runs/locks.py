@@ -1,7 +1,7 @@
 """One process executes a run at a time: an exclusive lock file per run (the kernel drops it when the process
 dies, SIGKILL included). A worker that starts tells a run orphaned by a killed worker (neither locked nor waiting in
 the broker's queue) from one still in hand (executing, or its next slice waiting) and queues it again
-(`resume_stale_runs`)."""
+(`resume_stale_runs`). Synthetic sets use the same lock files and queue reading (`exclusive`, `waiting_ids`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from celery import Task
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -65,11 +66,11 @@ def is_run_executing(run_id: int) -> bool:
         return not free
 
 
-def _run_of_message(path: Path, task_name: str) -> int | None:
-    """The run id a message file of the filesystem broker queues `task_name` for, or None.
+def _first_argument(path: Path, task_name: str) -> int | None:
+    """The first positional argument (an id) of a message file of the filesystem broker queuing `task_name`, or None.
 
     None too for a file taken by a worker meanwhile, one still being written, or
-    one of another task: each leaves its run to the lock check.
+    one of another task: each leaves its work to the lock check.
     """
     try:
         message = json.loads(path.read_bytes())
@@ -84,21 +85,28 @@ def _run_of_message(path: Path, task_name: str) -> int | None:
         return None
 
 
-def waiting_run_ids() -> set[int]:
-    """The runs whose execution message is waiting in the filesystem broker's queue folder (empty for another broker).
+def waiting_ids(task: Task) -> set[int]:
+    """The first positional argument (the id) of each message for `task` waiting in the filesystem broker's queue
+    folder; empty for another broker.
 
-    A run between two slices is marked running and holds no lock, yet its
-    worker is alive and its next slice is queued: such a run is in hand, not
-    orphaned. Only the broker's folder tells the two apart, and the embedded
-    broker keeps each message there as a file until a worker takes it.
+    Work between two steps (a run between slices, a set whose message no
+    worker has taken yet) holds no lock, yet its next message is queued: such
+    work is in hand, not orphaned. Only the broker's folder tells the two
+    apart, and the embedded broker keeps each message there as a file until a
+    worker takes it.
     """
-    from judging.tasks import execute_judge_run
-
     folder = (getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", None) or {}).get("data_folder_in")
     if not folder or not Path(folder).is_dir():
         return set()
-    found = (_run_of_message(path, execute_judge_run.name) for path in Path(folder).glob("*.msg"))
-    return {run_id for run_id in found if run_id is not None}
+    found = (_first_argument(path, task.name) for path in Path(folder).glob("*.msg"))
+    return {number for number in found if number is not None}
+
+
+def waiting_run_ids() -> set[int]:
+    """The runs whose execution message (a first run or a next slice) waits in the filesystem broker's queue."""
+    from judging.tasks import execute_judge_run
+
+    return waiting_ids(execute_judge_run)
 
 
 def _forget_lock(run_id: int) -> None:

@@ -20,7 +20,7 @@ from judging.clients import Endpoint, EndpointError, chat, endpoint_for
 from judging.models import Judge, PromptVersion, SyntheticRewrite, SyntheticSet
 from judging.parsing import first_json_object
 from judging.services.runs import missing_key_variable
-from judging.services.runs.locks import exclusive, lock_file
+from judging.services.runs.locks import exclusive, lock_file, waiting_ids
 from judging.services.synthetic.sets import SyntheticSetError, _gold_items, _queue, build_items, output_sentences
 
 # Said in every request whatever the project's edited prompt says: JSON mode refuses a request without "JSON".
@@ -80,19 +80,28 @@ def is_set_executing(set_id: int) -> bool:
 
 
 def resume_stale_synthetic_sets() -> list[int]:
-    """Queue again every queued or running set that no process is writing (the worker calls this on start).
+    """Queue again every queued or running set that no process is writing and no message waits for; the ids queued.
 
-    The embedded broker drops a message once a worker takes it, so a worker
-    killed mid-set would otherwise leave the set running for ever. A set whose
-    message is still waiting gets a second one, which finds it done or locked.
+    The worker calls this on start: the embedded broker drops a message once a
+    worker takes it, so a worker killed mid-set would otherwise leave the set
+    running for ever. A set whose message still waits in the queue is in hand
+    (a second worker starting beside the first must not start a second chain
+    of work on it), so it is left alone.
+
+    The queue is read before the locks, so a message a worker takes in between
+    shows as the lock its execution holds; only in the instant before that
+    execution takes the lock does the set look orphaned and get a spare
+    message, which then finds it locked or done.
     """
     from judging import tasks
 
-    resumed = []
-    for set_id in SyntheticSet.objects.filter(
+    pending = list(SyntheticSet.objects.filter(
         status__in=(SyntheticSet.Status.QUEUED, SyntheticSet.Status.RUNNING), writer__isnull=False
-    ).order_by("pk").values_list("pk", flat=True):
-        if not is_set_executing(set_id):
+    ).order_by("pk").values_list("pk", flat=True))
+    waiting = waiting_ids(tasks.execute_synthetic_set) if pending else set()
+    resumed = []
+    for set_id in pending:
+        if set_id not in waiting and not is_set_executing(set_id):
             tasks.execute_synthetic_set.delay(set_id)
             resumed.append(set_id)
     if resumed:
