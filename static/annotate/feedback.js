@@ -2,7 +2,7 @@
 
 import { $, state } from "./state.js";
 import { onRetrying } from "./http.js";
-import { showSaveStatus } from "./savestatus.js";
+import { showSaveStatus } from "../js/savestatus.js";
 
 const NOTICE_MS = 8000;
 

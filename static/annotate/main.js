@@ -36,7 +36,7 @@ import {
 } from "./actions.js";
 import { go, markDoneAndMoveOn, markNotDone, renderDone, submitAgain } from "./review.js";
 import { closeFlagForm, flagFormOpen, initFlag } from "./flag.js";
-import { isTyping } from "./dom.js";
+import { isTyping } from "../js/typing.js";
 import { modalDialog } from "./dialog.js";
 
 const SELECTION_DEBOUNCE_MS = 120;

@@ -4,8 +4,9 @@
 
 import { TextIndex } from "../textindex.js";
 import { errorMessage, onRetrying, send } from "../http.js";
-import { isTyping, make } from "../dom.js";
-import { showSaveStatus } from "../savestatus.js";
+import { make } from "../dom.js";
+import { isTyping } from "../../js/typing.js";
+import { showSaveStatus } from "../../js/savestatus.js";
 
 const NOTICE_MS = 8000;
 const LABEL_BY_KEY = { h: "H", n: "N", "?": "?" };

@@ -1,7 +1,7 @@
 /* The audit page's keys and control clicks: 1-5, a, w, n, Enter, Ctrl/Cmd+Enter, b, j, k, ? and Esc, inactive
  * while typing in the note; Enter on a button, checkbox, link or summary in focus does that control's own action. */
 
-import { isTyping } from "../../annotate/dom.js";
+import { isTyping } from "../../js/typing.js";
 import { toggleBlind } from "./blind.js";
 import { stepJudge } from "./quotes.js";
 import { form, root, state } from "./state.js";

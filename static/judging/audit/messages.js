@@ -1,7 +1,7 @@
 /* Feedback on the audit page: the save status, the hints a refused key gets, and the server's messages, all in
  * a box laid over the toolbar's words. */
 
-import { showSaveStatus } from "../../annotate/savestatus.js";
+import { showSaveStatus } from "../../js/savestatus.js";
 import { $, state } from "./state.js";
 
 const HINT_MS = 6000;

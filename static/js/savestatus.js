@@ -1,5 +1,5 @@
 /* The save status beside a page's controls: one element, four states (data-state saved | saving |
- * retrying | failed), the same words on every page. */
+ * retrying | failed), the same words on every page that saves as the user works (span, pair labeling, audit). */
 
 export function showSaveStatus(el, { saving = false, retrying = false, failure = null, hint = "check your connection" }) {
   let text;

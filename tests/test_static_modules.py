@@ -1,0 +1,93 @@
+"""Our ES modules load as the browser will load them: every relative import names a file that Django's static
+finders serve (the test server's too) and that exports each imported name, so a module moved or renamed fails
+here, not in a reader's console. Pages share front-end code through static/js/ (STYLE.md: a shared module), never
+by reaching into another page's folder: the audit page imports nothing from static/annotate/.
+
+No JavaScript runs here: the imports are read as text, which is all a static import is."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
+
+STATIC_DIR = Path(settings.BASE_DIR) / "static"
+# import { a, b as c } from "./x.js";  export { a } from "./x.js";  import "./x.js";  (braces may span lines)
+NAMED_IMPORT = re.compile(r'^\s*(?:import|export)\s*\{([^}]*)\}\s*from\s*"([^"]+)"', re.MULTILINE)
+BARE_IMPORT = re.compile(r'^\s*import\s*"([^"]+)"', re.MULTILINE)
+OUR_FOLDERS = ("annotate", "judging")  # one folder per app's pages; static/js holds what they share
+
+
+def our_modules() -> list[str]:
+    """Every .js file of ours under static/ that is an ES module (vendored code left out), as a static path."""
+    modules = []
+    for path in sorted(STATIC_DIR.rglob("*.js")):
+        relative = path.relative_to(STATIC_DIR).as_posix()
+        if relative.startswith("vendor/"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        if NAMED_IMPORT.search(text) or BARE_IMPORT.search(text) or re.search(r"^\s*export\b", text, re.MULTILINE):
+            modules.append(relative)
+    return modules
+
+
+def imports_of(module: str) -> list[tuple[str, list[str]]]:
+    """(the static path imported, the names imported from it) for each relative import of ``module``."""
+    text = (STATIC_DIR / module).read_text(encoding="utf-8")
+    found = [(spec, names) for names, spec in NAMED_IMPORT.findall(text)] + [(spec, "") for spec in BARE_IMPORT.findall(text)]
+    result = []
+    for spec, names in found:
+        if not spec.startswith(("./", "../")):
+            continue
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(module), spec))
+        imported = [name.split(" as ")[0].strip() for name in names.split(",") if name.strip()]
+        result.append((target, imported))
+    return result
+
+
+def exports(module: str) -> set[str]:
+    """The names ``module`` exports: declarations and export lists, re-exports included."""
+    text = (STATIC_DIR / module).read_text(encoding="utf-8")
+    names = set(re.findall(r"^\s*export\s+(?:async\s+)?(?:function\*?|const|let|var|class)\s+([\w$]+)", text, re.MULTILINE))
+    for listed, _spec in re.findall(r'^\s*export\s*\{([^}]*)\}(?:\s*from\s*"([^"]+)")?', text, re.MULTILINE):
+        names.update(name.split(" as ")[-1].strip() for name in listed.split(",") if name.strip())
+    return names
+
+
+MODULES = our_modules()
+
+
+def test_the_pages_entry_modules_and_the_shared_ones_are_read() -> None:
+    """The reader finds what it should (else the tests below would pass on nothing)."""
+    for module in ("annotate/main.js", "annotate/pairs/label.js", "judging/audit/main.js",
+                   "js/typing.js", "js/savestatus.js"):
+        assert module in MODULES, f"static/{module} is missing or no longer read as an ES module"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_each_relative_import_names_a_served_file_that_exports_the_names(module: str) -> None:
+    for target, names in imports_of(module):
+        assert finders.find(target) is not None, f"static/{module} imports static/{target}, which no static finder serves"
+        missing = sorted(set(names) - exports(target))
+        assert not missing, f"static/{module} imports {', '.join(missing)} from static/{target}, which does not export it"
+
+
+@pytest.mark.parametrize("module", [module for module in MODULES if module.startswith(OUR_FOLDERS)])
+def test_a_page_imports_shared_code_from_static_js_not_from_another_apps_folder(module: str) -> None:
+    own = module.split("/")[0]
+    for target, _names in imports_of(module):
+        folder = target.split("/")[0]
+        assert folder in (own, "js"), (
+            f"static/{module} imports static/{target}: code two apps' pages share belongs in static/js/"
+        )
+
+
+def test_the_shared_helpers_live_in_static_js_only() -> None:
+    """One copy each: the old places are gone, so nobody imports a stale twin."""
+    for name, home in {"isTyping": "js/typing.js", "showSaveStatus": "js/savestatus.js"}.items():
+        owners = [module for module in MODULES if name in exports(module)]
+        assert owners == [home], f"{name} is exported by {owners}, not by static/{home} alone"
