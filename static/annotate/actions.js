@@ -8,6 +8,7 @@ import {
   labelByHotkey,
   leafLabels,
   makeSpan,
+  others,
   page,
   sameValue,
   sides,
@@ -19,7 +20,7 @@ import { pointAt, readSelection } from "./selection.js";
 import { caretSentence } from "./caret.js";
 import { requestSimilarity, resetSimilarity } from "./shading.js";
 import { createOnServer, deleteOnServer, enqueue, patchOnServer } from "./saving.js";
-import { renderAll, renderList, spanList } from "./spans.js";
+import { renderAll, renderList, revealPreview, spanList } from "./spans.js";
 
 const NOTE_DEBOUNCE_MS = 500;
 
@@ -300,6 +301,29 @@ export function copyOther(other) {
   state.preview = null;
   setActive(span, { keepShading: true });
   enqueue(span, () => createOnServer(span));
+}
+
+/* Show another annotator's span (its index in their list) outlined in the texts, or none (null). */
+export function previewOther(index) {
+  state.preview = index;
+  renderAll();
+  revealPreview();
+}
+
+/* Alt+Down / Alt+Up with the focus in the other annotators' list: show their next or previous span, counted from
+ * the focused item (else from the one shown; with neither, the first or the last). Returns its index, or null at
+ * either end, saying so. */
+export function stepPreview(step, from) {
+  const count = others ? others.spans.length : 0;
+  if (!count) return null;
+  const at = from ?? state.preview;
+  const next = at === null ? (step > 0 ? 0 : count - 1) : at + step;
+  if (next < 0 || next >= count) {
+    notice(step > 0 ? "This is the other annotators' last span." : "This is the other annotators' first span.", "info");
+    return null;
+  }
+  previewOther(next);
+  return next;
 }
 
 /* ---------- the active span and the selection hint ---------- */

@@ -102,6 +102,24 @@ function extendByWord(sideName, forward) {
   place(sideName, anchor, wordStop(text, caret, forward));
 }
 
+/* Whether the browser runs on a Mac (or an iPad, which reports one), where Option+Left/Right move by word as
+ * Ctrl+Left/Right do elsewhere. userAgentData first: navigator.platform is frozen or empty in some browsers. */
+export function isMacPlatform(nav) {
+  const platform = (nav && nav.userAgentData && nav.userAgentData.platform) || (nav && nav.platform) || "";
+  return /^mac|^ipad/i.test(platform);
+}
+
+/* Whether a Left/Right press without Shift moves the caret by word: Ctrl everywhere, and Option (Alt) alone on a
+ * Mac. Elsewhere Alt+Left/Right stay the browser's Back and Forward; Alt+Up/Down are never caret keys here, so
+ * they keep choosing the next or previous span on every platform. */
+export function movesByWord(event, mac) {
+  if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return false;
+  if (event.ctrlKey) return !event.altKey;
+  return Boolean(mac && event.altKey);
+}
+
+const ON_MAC = isMacPlatform(navigator);
+
 /* Left/Right, Ctrl+Left/Right and Ctrl+Up/Down without Shift: the caret moves and any selection collapses. */
 function moveCaret(sideName, key, ctrl) {
   const text = sides[sideName].el.textContent;
@@ -115,7 +133,7 @@ function moveCaret(sideName, key, ctrl) {
 
 /* The caret keys of a focused text. Returns true when the key was one of them (and its default is prevented).
  * Plain Up/Down are left alone: they scroll the page as before. Alt+Left/Right without Shift are the browser's
- * Back and Forward, so they are left alone too. */
+ * Back and Forward, so they are left alone too, except on a Mac, where Option+Left/Right are its word moves. */
 export function caretKey(event) {
   if (event.metaKey) return false;
   const sideName = sideOf(event.target);
@@ -125,6 +143,8 @@ export function caretKey(event) {
   if (event.shiftKey) {
     if (horizontal && wordly) extendByWord(sideName, event.key === "ArrowRight");
     else if (!(event.key in EXTEND_KEYS) || !extendByBrowser(event, sideName)) return false;
+  } else if (movesByWord(event, ON_MAC)) {
+    moveCaret(sideName, event.key, true);
   } else if (event.altKey) {
     return false;
   } else if (horizontal || (event.ctrlKey && (event.key === "ArrowUp" || event.key === "ArrowDown"))) {

@@ -9,7 +9,9 @@ import { requestSimilarity, showSimilarityNote } from "./shading.js";
 import {
   editor,
   editorParts,
+  focusOtherItem,
   focusSpanItem,
+  focusedOtherIndex,
   othersList,
   renderAll,
   renderList,
@@ -25,12 +27,14 @@ import {
   flushNote,
   hideUndo,
   linkSelection,
+  previewOther,
   retrySpan,
   scheduleNote,
   SPAN_KEYS,
   setActive,
   setLink,
   stepActive,
+  stepPreview,
   undoDelete,
   updateSelectionHint,
 } from "./actions.js";
@@ -157,8 +161,18 @@ if (othersList) {
     const index = Number(item.dataset.otherIndex);
     const role = event.target.closest("[data-role]");
     if (role && role.dataset.role === "copy") return copyOther(others.spans[index]);
-    state.preview = state.preview === index ? null : index;
-    renderAll();
+    previewOther(state.preview === index ? null : index);
+  });
+  // Enter or Space on an item shows its span in the texts, or hides it again, as a click does (nothing is saved);
+  // its Copy button keeps its own keys.
+  othersList.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" && event.key !== " ") return;
+    if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey) return;
+    const item = event.target.closest("[data-other-index]");
+    if (!item || event.target !== item) return;
+    event.preventDefault();
+    const index = Number(item.dataset.otherIndex);
+    previewOther(state.preview === index ? null : index);
   });
 }
 
@@ -232,6 +246,13 @@ document.addEventListener("keydown", (event) => {
   }
   if (caretKey(event)) return;
   if (event.altKey && !event.ctrlKey && !event.metaKey && !event.shiftKey && overlay.hidden) {
+    if ((event.key === "ArrowDown" || event.key === "ArrowUp") && othersList && othersList.contains(document.activeElement)) {
+      // In the other annotators' list (round 2) the same keys step through their spans, the focus going along.
+      event.preventDefault();
+      const shown = stepPreview(event.key === "ArrowDown" ? 1 : -1, focusedOtherIndex());
+      if (shown !== null) focusOtherItem(shown);
+      return;
+    }
     if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       // The next or previous span; a focused list item goes along, so Tab and Enter carry on from there.
       event.preventDefault();

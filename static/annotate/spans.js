@@ -11,6 +11,7 @@ import {
   others,
   page,
   root,
+  sides,
   spanColor,
   state,
   visibleSpans,
@@ -196,6 +197,44 @@ export function renderLabelButtons() {
 
 export const othersList = $('[data-role="others-list"]');
 
+/* Give the focus to another annotator's list item (each takes Tab; Enter or Space shows its span in the texts). */
+export function focusOtherItem(index) {
+  const item = othersList && othersList.querySelector(`[data-other-index="${index}"]`);
+  if (item) item.focus();
+  return Boolean(item);
+}
+
+/* The index of the other annotator's item that holds the focus (or whose Copy button does); null elsewhere. */
+export function focusedOtherIndex() {
+  const item = othersList && othersList.contains(document.activeElement) && document.activeElement.closest("[data-other-index]");
+  return item ? Number(item.dataset.otherIndex) : null;
+}
+
+/* Scroll one box, never the page, the least that shows all the targets; where they cannot all fit, the last
+ * one (the list item the annotator is on) stays in view. On a phone the column does not scroll: nothing moves. */
+function scrollToShow(box, targets) {
+  const rects = targets.filter(Boolean).map((target) => target.getBoundingClientRect());
+  if (!box || !rects.length) return;
+  let top = Math.min(...rects.map((rect) => rect.top));
+  let bottom = Math.max(...rects.map((rect) => rect.bottom));
+  if (bottom - top > box.clientHeight) ({ top, bottom } = rects[rects.length - 1]);
+  const view = box.getBoundingClientRect();
+  const margin = 6; // px: an outline drawn just outside the words stays whole
+  if (top < view.top + margin) box.scrollTop -= view.top + margin - top;
+  else if (bottom > view.bottom - margin) box.scrollTop += bottom - (view.bottom - margin);
+}
+
+/* Bring the shown span of another annotator into view: in the summary's and the source's own boxes, and in the
+ * summary column together with its list item where both fit. */
+export function revealPreview() {
+  if (state.preview === null || !othersList) return;
+  const inSummary = sides.summary.el.querySelector(".seg.preview");
+  scrollToShow(sides.summary.el, [inSummary]);
+  scrollToShow(sides.source.el, [sides.source.el.querySelector(".seg.preview")]);
+  const item = othersList.querySelector(`[data-other-index="${state.preview}"]`);
+  scrollToShow(root.querySelector(".column-summary"), [inSummary, item]);
+}
+
 export function renderOthersSummary() {
   const line = $('[data-role="others-summary"]');
   if (!others || !line) return;
@@ -210,11 +249,18 @@ export function renderOthersSummary() {
 
 function renderOthers() {
   if (!others || !othersList) return;
+  // Built anew like the own list: a keyboard user's focus on an item, or on its Copy button, stays there.
+  const focusedIndex = focusedOtherIndex();
+  const focusedCopy = focusedIndex !== null && document.activeElement.dataset.role === "copy";
   const items = others.spans.map((other, i) => {
     const item = make("li", "span-item other-item cat-" + categoryOf(other.labels || []));
     item.dataset.role = "other-span";
     item.dataset.otherIndex = String(i);
-    if (state.preview === i) item.classList.add("active");
+    item.tabIndex = 0; // read-only: the item only shows its span in the texts
+    if (state.preview === i) {
+      item.classList.add("active");
+      item.setAttribute("aria-current", "true");
+    }
     item.appendChild(swatch(other.labels || []));
     const body = make("div", "span-body");
     const line = make("div", "span-line");
@@ -243,6 +289,11 @@ function renderOthers() {
     return item;
   });
   othersList.replaceChildren(...items);
+  if (focusedIndex !== null) {
+    const item = othersList.querySelector(`[data-other-index="${focusedIndex}"]`);
+    const target = focusedCopy ? item && item.querySelector('[data-role="copy"]') : item;
+    if (target) target.focus({ preventScroll: true });
+  }
   $('[data-role="no-others"]').hidden = items.length > 0;
 }
 
