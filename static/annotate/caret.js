@@ -1,31 +1,22 @@
 /* The keyboard caret in the two texts. Chromium neither moves nor draws a caret in non-editable text, so a
  * keyboard annotator could only start a selection at the first word. Here the arrows move the selection's
  * focus themselves (Left/Right by character, Ctrl+Left/Right by word, Ctrl+Up/Down by sentence), Shift extends
- * from the caret, and a thin bar is drawn where the caret is while the text has the focus. */
+ * from the caret, and a thin bar is drawn where the caret is while the text has the focus. Characters and words
+ * are those of boundaries.js: grapheme clusters, and the segmenter's words in scripts written without spaces. */
 
 import { make, root, sides } from "./state.js";
-import { WORD_CHAR, offsetIn, pointAt } from "./selection.js";
-
-const isWordAt = (text, at) => at >= 0 && at < text.length && WORD_CHAR.test(text[at]);
+import { offsetIn, pointAt } from "./selection.js";
+import { graphemeStop, isWordAt, textLocale, wordEnd, wordStart } from "./boundaries.js";
 
 /* The next stop by word, in UTF-16 units: forward the end of the next word, backward the start of the previous
  * one, so the caret always sits between words (as Chromium's own word moves on Linux do, on every platform). */
-export function wordStop(text, at, forward) {
+export function wordStop(text, at, forward, locale) {
   if (forward) {
     while (at < text.length && !isWordAt(text, at)) at++;
-    while (at < text.length && isWordAt(text, at)) at++;
-  } else {
-    while (at > 0 && !isWordAt(text, at - 1)) at--;
-    while (at > 0 && isWordAt(text, at - 1)) at--;
+    return at < text.length ? wordEnd(text, at + 1, locale) : at;
   }
-  return at;
-}
-
-/* One character on, never between the two halves of an emoji. */
-function charStop(text, at, forward) {
-  if (forward) return at >= text.length ? at : at + (text.codePointAt(at) > 0xffff ? 2 : 1);
-  if (at <= 0) return 0;
-  return at - (at >= 2 && text.codePointAt(at - 2) > 0xffff ? 2 : 1);
+  while (at > 0 && !isWordAt(text, at - 1)) at--;
+  return at > 0 ? wordStart(text, at - 1, locale) : at;
 }
 
 /* The side's sentences as [start, end) in UTF-16 units. A text whose sentences are not split yet (the embedding
@@ -99,7 +90,7 @@ function extendByWord(sideName, forward) {
   } else {
     anchor = offsetIn(sides[sideName].el, selection.anchorNode, selection.anchorOffset);
   }
-  place(sideName, anchor, wordStop(text, caret, forward));
+  place(sideName, anchor, wordStop(text, caret, forward, textLocale(sides[sideName].el)));
 }
 
 /* Whether the browser runs on a Mac (or an iPad, which reports one), where Option+Left/Right move by word as
@@ -125,9 +116,11 @@ function moveCaret(sideName, key, ctrl) {
   const text = sides[sideName].el.textContent;
   const at = caretOffset(sideName) ?? 0;
   const forward = key === "ArrowRight" || key === "ArrowDown";
+  const locale = textLocale(sides[sideName].el);
   let to;
   if (key === "ArrowUp" || key === "ArrowDown") to = sentenceStop(sideName, text, at, forward);
-  else to = ctrl ? wordStop(text, at, forward) : charStop(text, at, forward);
+  else if (ctrl) to = wordStop(text, at, forward, locale);
+  else to = graphemeStop(text, at, forward, locale);
   place(sideName, to, to);
 }
 

@@ -2,6 +2,7 @@
  * The keyboard's caret and Shift+arrow selection are in caret.js. */
 
 import { sides } from "./state.js";
+import { textLocale, wordEnd, wordStart } from "./boundaries.js";
 
 /* UTF-16 offset of (node, offset) counted from the start of container's text. */
 export function offsetIn(container, node, offset) {
@@ -82,8 +83,8 @@ export function readSelection() {
 /* A mouse drag that starts or ends inside a word takes the whole word, so a
  * hurried drag never saves "owfield's Calder Street Br". The browser's
  * selection is moved too: what is shown is what a label saves. Alt while
- * releasing keeps the exact characters; keyboard selection is always exact. */
-export const WORD_CHAR = /[\p{L}\p{N}\p{M}_'\u2019-]/u;
+ * releasing keeps the exact characters; keyboard selection is always exact.
+ * Words in scripts written without spaces are the segmenter's (boundaries.js). */
 export function snapToWords(event) {
   if (!event.isTrusted || event.altKey || event.button !== 0) return;
   const selection = window.getSelection();
@@ -98,10 +99,10 @@ export function snapToWords(event) {
   const forward = anchor <= focus;
   let start = Math.min(anchor, focus);
   let end = Math.max(anchor, focus);
-  const isWord = (at) => at >= 0 && at < text.length && WORD_CHAR.test(text[at]);
+  const locale = textLocale(container);
   // Only widen a boundary that cuts a word; one already between words stays put.
-  if (isWord(start) && isWord(start - 1)) while (isWord(start - 1)) start--;
-  if (isWord(end - 1) && isWord(end)) while (isWord(end)) end++;
+  start = wordStart(text, start, locale);
+  end = wordEnd(text, end, locale);
   if (start === Math.min(anchor, focus) && end === Math.max(anchor, focus)) return;
   const from = pointAt(container, forward ? start : end);
   const to = pointAt(container, forward ? end : start);
