@@ -3,75 +3,163 @@ where those passages and the output's sentences begin and end, for the audit pag
 
 Offsets are Unicode code points (Python's string indices), end-exclusive, like every offset FaithLab stores.
 
-What counts as a quote: text between straight or curly double quotes ("…", “…”, «…»), between backticks,
-or between single quotes ('…', ‘…’) that open after a space or punctuation and close before one, so the
-apostrophes of "the source's" or "don't" never open or close a quote. Single-quoted passages inside a
-double-quoted one are not looked for again. A quote needs at least MIN_QUOTE_CHARS letters or digits.
+What counts as a quote: text between straight or curly double quotes ("…", “…”, «…»), corner brackets
+(「…」, 『…』), between backticks, or between single quotes ('…', ‘…’) that open after a space or punctuation
+and close before one, so the apostrophes of "the source's" or "don't" never open or close a quote.
+Single-quoted passages inside a double-quoted one are not looked for again. A quote needs at least
+MIN_QUOTE_CHARS letters or digits, or MIN_DENSE_QUOTE_CHARS Han, Kana or Hangul characters: one of those
+says as much as a short Latin word, so "東京" is a quote where "it" is not.
 
-How a quote is found: case-insensitively (str.casefold), with every run of white space read as one space,
-curly quotes and apostrophes read as straight ones and dashes as "-"; a quote that starts or ends with a
-word character must start or end on a word boundary of the text too ("art" is not found in "started").
-Trailing punctuation inside the quote marks ("… on Tuesday.") is dropped when the quote is not found with
-it, and a quote with an ellipsis ("the mayor … March") is looked for piece by piece. Each occurrence in
-each text is one result; a quote found in neither text is one result with ``where`` None — worth showing:
-the judge may have quoted something that is not there.
+How a quote is found: on a normalised form of both the quote and the text: canonically composed (NFC, so
+"Inés" with a precomposed é matches "Ine\u0301s" with a combining accent), zero-width characters dropped,
+case-insensitively (str.casefold), with every run of white space read as one space, curly quotes and
+apostrophes read as straight ones and dashes as "-". Offsets are mapped back to the original text, so a
+highlight covers exactly the original characters (an accent's combining mark included). A quote that starts
+or ends with a word character must start or end on a word boundary of the text too ("art" is not found in
+"started"), except in scripts written without spaces between words (Han, Kana, Thai, Lao, Khmer, Myanmar,
+Tibetan…), where any place is a boundary ("北京大学" is found in "北京大学的研究人员"); no quote starts or ends
+between a letter and its combining mark. Trailing punctuation inside the quote marks ("… on Tuesday.",
+"北京大学。") is dropped when the quote is not found with it, and a quote with an ellipsis ("the mayor … March")
+is looked for piece by piece. Each occurrence in each text is one result; a quote found in neither text is one
+result with ``where`` None — worth showing: the judge may have quoted something that is not there.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 MIN_QUOTE_CHARS = 3
+MIN_DENSE_QUOTE_CHARS = 2  # Han, Kana and Hangul: one character is a syllable or a word, not a letter
 MAX_QUOTE_CHARS = 600  # longer "quotes" are a stray quote mark pairing with one far away
 MAX_OCCURRENCES = 10  # per quote and text: a short quote found everywhere highlights nothing useful
 
-_DOUBLE = re.compile(r'"([^"]+)"|“([^”“]+)”|«([^»«]+)»|„([^“”„]+)[“”]|`([^`]+)`')
+_DOUBLE = re.compile(r'"([^"]+)"|“([^”“]+)”|«([^»«]+)»|„([^“”„]+)[“”]|「([^「」]+)」|『([^『』]+)』|`([^`]+)`')
 # An opening single quote follows the start or a non-word character and precedes a non-space; the closing
 # one follows a non-space and precedes the end or a non-word character. "source's" has neither.
 _SINGLE = re.compile(r"(?<![\w'‘’])['‘](?=\S)(.+?)(?<=\S)['’](?![\w'’])", re.DOTALL)
 _ELLIPSIS = re.compile(r"\.\.\.+|…|\[\.\.\.\]|\[…\]")
-_TRAILING = ".,;:!?"
+_TRAILING = ".,;:!?。，、；：！？．"
 _FOLDS = {
     "‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "'",
     "“": '"', "”": '"', "„": '"', "‟": '"', "″": '"',
     "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "―": "-", "−": "-",
 }
+# Invisible characters that sit inside words in pasted or generated text (zero-width space, non-joiner,
+# joiner, word joiner, byte-order mark, soft hyphen): a quote typed without them must still be found.
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
+_NO_COMPOSITION_BELOW = 0x300  # no character under U+0300 composes with the one before it (NFC)
+
+# Scripts written without spaces between words: Thai, Lao, Tibetan, Myanmar, Khmer, Kana, Han (and the
+# ideographic marks and phonetic letters used with them), their extensions and compatibility forms.
+_UNSPACED_RANGES = (
+    (0x0E00, 0x0EFF), (0x0F00, 0x0FFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x19E0, 0x19FF),
+    (0x2E80, 0x2FDF), (0x3000, 0x30FF), (0x3100, 0x312F), (0x31A0, 0x31FF), (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F), (0xF900, 0xFAFF), (0xFF66, 0xFF9F),
+    (0x1AFF0, 0x1B16F), (0x20000, 0x323AF),
+)
+# Han, Kana and Hangul syllables: dense enough that MIN_DENSE_QUOTE_CHARS of them make a quote.
+_DENSE_RANGES = (
+    (0x3005, 0x3007), (0x3040, 0x30FF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7A3), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x1B000, 0x1B16F), (0x20000, 0x323AF),
+)
+
+
+def _in_ranges(char: str, ranges: tuple[tuple[int, int], ...]) -> bool:
+    point = ord(char)
+    return any(low <= point <= high for low, high in ranges)
+
+
+def _is_unspaced(char: str) -> bool:
+    """Whether the character belongs to a script written without spaces between words."""
+    return _in_ranges(char, _UNSPACED_RANGES)
+
+
+def _is_mark(char: str) -> bool:
+    """A combining mark (accent, vowel sign): it belongs to the letter before it."""
+    return unicodedata.category(char).startswith("M")
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_" or _is_mark(char)
+
+
+def _long_enough(text: str) -> bool:
+    """Whether a (folded) quote has enough letters or digits to be looked for: MIN_QUOTE_CHARS, or
+    MIN_DENSE_QUOTE_CHARS Han, Kana or Hangul characters."""
+    letters = [char for char in text if char.isalnum()]
+    dense = sum(_in_ranges(char, _DENSE_RANGES) for char in letters)
+    return len(letters) >= MIN_QUOTE_CHARS or dense >= MIN_DENSE_QUOTE_CHARS
 
 
 @dataclass(frozen=True)
 class Folded:
-    """A text read for matching, and for each of its characters the code point of the original it came from."""
+    """A text read for matching, and for each of its characters where in the original it came from.
+
+    ``origin[i]`` is the first code point of the original that folded character ``i`` came from and
+    ``ends[i]`` the end (exclusive) of those code points: a composed "é" made of "e" and a combining accent
+    spans both. The last of ``origin``'s ``len(text) + 1`` entries is the original's length."""
 
     text: str
-    origin: tuple[int, ...]  # len(text) + 1 entries: the last is the original's length
+    origin: tuple[int, ...]
+    ends: tuple[int, ...]
+
+
+def _composes(cluster: str, char: str) -> bool:
+    """Whether NFC joins ``char`` (a starter: combining class 0) to the cluster before it (Hangul jamo,
+    some Indic vowel signs); a starter that does not join blocks anything after it from the cluster."""
+    # A starter joins only the character just before it: a lone character and the starter already in NFC
+    # did not join, the usual case, checked fast.
+    if ord(char) < _NO_COMPOSITION_BELOW or (len(cluster) == 1 and unicodedata.is_normalized("NFC", cluster + char)):
+        return False
+    joined = unicodedata.normalize("NFC", cluster + char)
+    return joined != unicodedata.normalize("NFC", cluster) + unicodedata.normalize("NFC", char)
+
+
+def _clusters(text: str) -> list[tuple[str, int, int]]:
+    """The text without its invisible characters, cut where NFC cannot join the pieces: each piece's
+    characters, and the first and last-plus-one code points of the original it spans."""
+    clusters: list[tuple[str, int, int]] = []
+    # In a text already in NFC with nothing to drop, no starter joins the one before it: only marks extend.
+    settled = _INVISIBLE.isdisjoint(text) and unicodedata.is_normalized("NFC", text)
+    for index, char in enumerate(text):
+        if char in _INVISIBLE:
+            continue
+        if clusters and (unicodedata.combining(char) or (not settled and _composes(clusters[-1][0], char))):
+            chars, start, _ = clusters[-1]
+            clusters[-1] = (chars + char, start, index + 1)
+        else:
+            clusters.append((char, index, index + 1))
+    return clusters
 
 
 def fold(text: str) -> Folded:
-    """Casefolded, white space runs as one space, curly quotes straight, dashes as "-"."""
+    """The text normalised for matching: NFC, invisible characters dropped, casefolded, white space runs as
+    one space, curly quotes straight, dashes as "-"; each character mapped back to the original."""
     out: list[str] = []
     origin: list[int] = []
+    ends: list[int] = []
     in_space = False
-    for index, char in enumerate(text):
-        if char.isspace():
-            if not in_space:
-                out.append(" ")
-                origin.append(index)
-            in_space = True
-            continue
-        in_space = False
-        # casefold() may give several characters (ß -> ss): each points back at the one it came from.
-        for piece in _FOLDS.get(char, char).casefold():
-            out.append(piece)
-            origin.append(index)
+    for chars, start, end in _clusters(text):
+        for char in unicodedata.normalize("NFC", chars):
+            if char.isspace():
+                if not in_space:
+                    out.append(" ")
+                    origin.append(start)
+                    ends.append(end)
+                in_space = True
+                continue
+            in_space = False
+            # casefold() may give several characters (ß -> ss): each points back at the one it came from.
+            for piece in _FOLDS.get(char, char).casefold():
+                out.append(piece)
+                origin.append(start)
+                ends.append(end)
     origin.append(len(text))
-    return Folded("".join(out), tuple(origin))
-
-
-def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"
+    return Folded("".join(out), tuple(origin), tuple(ends))
 
 
 @dataclass(frozen=True)
@@ -88,7 +176,7 @@ def quoted_passages(reasoning: str) -> list[QuotedPassage]:
     found: list[QuotedPassage] = []
     taken: list[tuple[int, int]] = []
     for match in _DOUBLE.finditer(reasoning):
-        group = next(index for index in range(1, 6) if match.group(index) is not None)
+        group = match.lastindex or 0  # each alternative has one group: the one that matched
         found.append(QuotedPassage(match.group(group), match.start(group), match.end(group)))
         taken.append((match.start(), match.end()))
     for match in _SINGLE.finditer(reasoning):
@@ -100,14 +188,27 @@ def quoted_passages(reasoning: str) -> list[QuotedPassage]:
     passages = []
     for passage in found:
         key = fold(passage.text).text.strip()
-        if len(passage.text) > MAX_QUOTE_CHARS or sum(c.isalnum() for c in key) < MIN_QUOTE_CHARS or key in seen:
+        if len(passage.text) > MAX_QUOTE_CHARS or not _long_enough(key) or key in seen:
             continue
         seen.add(key)
         passages.append(passage)
     return passages
 
 
-def _occurrences(needle: str, haystack: Folded, text: str) -> list[tuple[int, int]]:
+def _joins(left: str, right: str) -> bool:
+    """Whether two neighbouring characters belong to one word: both word characters of a script written
+    with spaces. In Han, Kana, Thai and the like, any place between two characters may end a word."""
+    return _is_word(left) and _is_word(right) and not (_is_unspaced(left) or _is_unspaced(right))
+
+
+def _bounded(folded: str, start: int, end: int) -> bool:
+    """Whether folded[start:end] stands on word boundaries and cuts no letter from its combining mark."""
+    if start > 0 and (_is_mark(folded[start]) or _joins(folded[start - 1], folded[start])):
+        return False
+    return end == len(folded) or not (_is_mark(folded[end]) or _joins(folded[end - 1], folded[end]))
+
+
+def _occurrences(needle: str, haystack: Folded) -> list[tuple[int, int]]:
     """Where the folded needle occurs in the folded text, as code-point ranges of the original text."""
     spots: list[tuple[int, int]] = []
     if not needle:
@@ -115,11 +216,8 @@ def _occurrences(needle: str, haystack: Folded, text: str) -> list[tuple[int, in
     at = haystack.text.find(needle)
     while at >= 0 and len(spots) < MAX_OCCURRENCES:
         end = at + len(needle)
-        start_cp, end_cp = haystack.origin[at], haystack.origin[end - 1] + 1
-        starts_clean = not _is_word(needle[0]) or start_cp == 0 or not _is_word(text[start_cp - 1])
-        ends_clean = not _is_word(needle[-1]) or end_cp == len(text) or not _is_word(text[end_cp])
-        if starts_clean and ends_clean:
-            spots.append((start_cp, end_cp))
+        if _bounded(haystack.text, at, end):
+            spots.append((haystack.origin[at], haystack.ends[end - 1]))
             at = haystack.text.find(needle, end)
         else:
             at = haystack.text.find(needle, at + 1)
@@ -136,7 +234,7 @@ def _needles(quote: str) -> list[list[str]]:
         tries.append([bare])
     pieces = [piece.strip(_TRAILING + " ") for piece in _ELLIPSIS.split(quote)]
     pieces = [fold(piece).text.strip() for piece in pieces]
-    pieces = [piece for piece in pieces if sum(c.isalnum() for c in piece) >= MIN_QUOTE_CHARS]
+    pieces = [piece for piece in pieces if _long_enough(piece)]
     if len(pieces) > 1:
         tries.append(pieces)
     return tries
@@ -150,7 +248,7 @@ def find_quotes(reasoning: str, source: str, output: str) -> list[dict[str, Any]
     ``reasoning_start``/``reasoning_end`` say where the quote stands in the reasoning). A quote found in
     neither text gives one entry with ``where``, ``start`` and ``end`` None.
     """
-    texts = {"source": (source, fold(source)), "output": (output, fold(output))}
+    texts = {"source": fold(source), "output": fold(output)}
     results: list[dict[str, Any]] = []
     for index, passage in enumerate(quoted_passages(reasoning)):
         base = {
@@ -164,8 +262,8 @@ def find_quotes(reasoning: str, source: str, output: str) -> list[dict[str, Any]
             per_needle = [
                 [
                     {**base, "where": where, "start": start, "end": end}
-                    for where, (text, folded) in texts.items()
-                    for start, end in _occurrences(needle, folded, text)
+                    for where, folded in texts.items()
+                    for start, end in _occurrences(needle, folded)
                 ]
                 for needle in needles
             ]

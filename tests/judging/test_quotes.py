@@ -1,5 +1,6 @@
 """judging.quotes: which passages a judge's reasoning quotes, where they are in the source and the output (code
-points, astral characters included), and the texts cut for rendering."""
+points, astral characters included; CJK and Thai without word boundaries; accents composed or combining, and
+zero-width characters, matched on a normal form but reported in the original), and the texts cut for rendering."""
 
 from __future__ import annotations
 
@@ -113,6 +114,87 @@ def test_casefolding_that_changes_length_keeps_offsets_on_the_original() -> None
     assert text[hit["start"] : hit["end"]] == "Straße"
     folded = fold(text)
     assert len(folded.origin) == len(folded.text) + 1 and folded.origin[-1] == len(text)
+
+
+def test_a_quote_inside_a_run_of_han_is_found_without_word_boundaries() -> None:
+    source = "北京大学的研究人员发现"
+    (hit,) = find_quotes('says "北京大学".', source, "x")
+    start = source.index("北京大学")
+    assert (hit["where"], hit["start"], hit["end"]) == ("source", start, start + len("北京大学"))
+    (middle,) = find_quotes("says “研究人员”.", source, "")
+    assert source[middle["start"] : middle["end"]] == "研究人员" and middle["start"] == source.index("研究")
+
+
+def test_kana_and_thai_need_no_word_boundaries_either() -> None:
+    output = "東京タワーへ行きました。"
+    (kana,) = find_quotes('It says "タワー".', "", output)
+    assert (kana["where"], kana["start"]) == ("output", output.index("タワー"))
+    thai = "กรุงเทพมหานครเป็นเมืองหลวง"
+    (hit,) = find_quotes('It says "มหานคร".', thai, "")
+    assert (hit["start"], hit["end"]) == (thai.index("มหานคร"), thai.index("มหานคร") + len("มหานคร"))
+
+
+def test_a_latin_quote_next_to_han_needs_no_space_but_latin_words_keep_their_boundaries() -> None:
+    source = "研究使用GPT模型。"
+    (hit,) = find_quotes('It says "GPT".', source, "")
+    assert hit["start"] == source.index("GPT")
+    assert find_quotes('It says "art".', "The work started 北京.", "")[0]["where"] is None
+    assert find_quotes('It says "art".', "北京 start", "")[0]["where"] is None
+
+
+def test_two_han_or_kana_characters_make_a_quote_but_two_latin_letters_do_not() -> None:
+    assert passages('It says "東京", "タワ", "it" and "東".') == ["東京", "タワ"]
+    source = "東京都に住む"
+    (hit,) = find_quotes('It says "東京".', source, "")
+    assert (hit["start"], hit["end"]) == (source.index("東京"), source.index("東京") + 2)
+
+
+def test_corner_brackets_quote_and_cjk_full_stops_are_dropped_when_needed() -> None:
+    source = "在北京大学的研究"
+    assert passages("它说「北京大学」和『研究』。") == ["北京大学", "研究"]
+    (hit,) = find_quotes("它说「北京大学。」", source, "")
+    assert source[hit["start"] : hit["end"]] == "北京大学" and hit["start"] == 1
+
+
+def test_a_precomposed_accent_in_the_quote_finds_a_combining_one_in_the_text() -> None:
+    source = "🌉 Mayor Ine\u0301s Varga spoke."
+    (hit,) = find_quotes('It names "In\u00e9s Varga".', source, "")
+    start = source.index("Ine\u0301s")
+    end = source.index(" spoke")
+    assert (hit["start"], hit["end"]) == (start, end)
+    assert source[hit["start"] : hit["end"]] == "Ine\u0301s Varga"  # the combining accent highlighted too
+
+
+def test_a_combining_accent_in_the_quote_finds_a_precomposed_one_in_the_text() -> None:
+    output = "🎉🎉 Lunch at the Caf\u00e9 Central."
+    (hit,) = find_quotes('It says "Cafe\u0301 Central".', "", output)
+    assert (hit["start"], hit["end"]) == (output.index("Caf"), output.index("Central") + len("Central"))
+
+
+def test_a_quote_never_stops_between_a_letter_and_its_accent() -> None:
+    assert find_quotes('It says "Cafe".', "The Cafe\u0301 is open.", "")[0]["where"] is None
+    assert find_quotes('It says "Cafe".', "The Caf\u00e9 is open.", "")[0]["where"] is None
+
+
+def test_zero_width_characters_in_the_text_or_the_quote_do_not_block_a_match() -> None:
+    source = "👩\u200d💻 The Ac\u200bme\ufeff Corp paid."
+    (hit,) = find_quotes('Paid by "Acme Corp".', source, "")
+    assert (hit["start"], hit["end"]) == (source.index("Ac"), source.index(" paid"))
+    (joined,) = find_quotes('Paid by "Ac\u200cme\u200d Corp".', "The Acme Corp paid.", "")
+    assert (joined["start"], joined["end"]) == (4, 13)
+
+
+def test_folding_is_the_same_for_canonically_equal_texts_and_maps_back_to_the_original() -> None:
+    for composed, decomposed in [
+        ("Ca\u00f1\u00f3n", "Can\u0303o\u0301n"),
+        ("\uac01", "\u1100\u1161\u11a8"),  # Hangul: a syllable and its jamo
+        ("\u1e69", "s\u0323\u0307"),  # two marks, and in the other order below
+        ("\u1e69", "s\u0307\u0323"),
+    ]:
+        assert fold(composed).text == fold(decomposed).text
+        folded = fold(decomposed)
+        assert len(folded.ends) == len(folded.text) and folded.origin[-1] == len(decomposed)
+        assert (folded.origin[0], folded.ends[-1]) == (0, len(decomposed))
 
 
 def test_no_quotes_no_results() -> None:
