@@ -69,10 +69,18 @@ def open_labeling(page: Page, live_server: Any, project: Project) -> None:
     expect(page.locator("#pair-labeler.ready")).to_be_attached()
 
 
-def shown_item(page: Page, item: PairItem) -> None:
-    """Wait until the page shows ``item``."""
+def shown_item(page: Page, item: PairItem, *, answerable: bool = True) -> None:
+    """Wait until the page shows ``item`` and, unless ``answerable`` is False, takes answers to it: a new item ignores
+    answers for a moment after it appears (label.js's SETTLE_MS), so a key pressed at once would be dropped."""
     expect(page.locator("#pair-labeler")).to_have_attribute("data-item-id", str(item.pk))
     expect(page.locator('[data-role="perturbed"] [data-role="target-span"]')).to_have_text(item.perturbed_words)
+    if answerable:
+        wait_until_answerable(page)
+
+
+def wait_until_answerable(page: Page) -> None:
+    """Wait for the page's own word that an answer now counts (its root's data-answerable), never a fixed sleep."""
+    expect(page.locator("#pair-labeler")).to_have_attribute("data-answerable", "true")
 
 
 def judgement(item: PairItem, user: Any) -> PairJudgement:
@@ -276,6 +284,7 @@ def test_an_answer_to_an_item_an_undo_elsewhere_gave_back_is_explained_in_one_se
     record_judgement(project, alice, first.item_id, "N")
     log_in(page, alice)
     open_labeling(page, live_server, project)
+    wait_until_answerable(page)
     on_screen = int(page.locator("#pair-labeler").get_attribute("data-item-id"))
     assert on_screen != first.item_id
     # Another tab takes the last answer back: its item is served again, the one on this page goes back to the queue.

@@ -9,6 +9,11 @@ import { isTyping } from "../../js/typing.js";
 import { showSaveStatus } from "../../js/savestatus.js";
 
 const NOTICE_MS = 8000;
+/* How long a new item is on screen before an answer key (or click) counts. A double press of h or n, 120-250 ms
+ * apart, saved its second answer on the item that followed, unread: the busy guard only covers the first answer's
+ * round trip (~55 ms). 300 ms drops such a second press (and a fast key-bounce), yet is shorter than anyone reads a
+ * span in its two texts, so a judge who reads never waits for it. The answers stay dimmed until then. */
+const SETTLE_MS = 300;
 const LABEL_BY_KEY = { h: "H", n: "N", "?": "?" };
 const LABEL_WORDS = { H: "hallucination", N: "not hallucination", "?": "cannot determine" };
 
@@ -39,6 +44,8 @@ const els = {
 const state = {
   item: null, // the item on screen, as the API gave it
   busy: false, // an answer or an undo is on its way: keys wait, so no answer lands on an unseen item
+  settled: false, // the item on screen has been shown for SETTLE_MS: its answers count
+  undoNoticeFor: null, // the id of the item the "taken back: answer again" notice is about, while it shows
   answered: null, // the judge's answers in this project, from the API's progress
   lastAnswer: null, // {words, label} of the answer undo would take back, for the undo notice
   status: { pending: 0, retrying: 0, error: null },
@@ -49,10 +56,20 @@ const state = {
 let noticeTimer = null;
 function notice(message, kind) {
   clearTimeout(noticeTimer);
+  state.undoNoticeFor = null;
   els.notice.textContent = message;
   els.notice.className = "notice " + (kind || "info");
   els.notice.hidden = false;
   noticeTimer = setTimeout(() => (els.notice.hidden = true), NOTICE_MS);
+}
+
+/* The undo notice asks for the item to be answered again: once the item changes (its new answer saved, or anything
+ * else replacing it), the request is met or moot, and left up it would sit over the next item for seconds. */
+function hideUndoNotice(itemId) {
+  if (state.undoNoticeFor === null || state.undoNoticeFor === itemId) return;
+  clearTimeout(noticeTimer);
+  els.notice.hidden = true;
+  state.undoNoticeFor = null;
 }
 
 function setStatus() {
@@ -78,6 +95,31 @@ function setProgress(progress) {
   if (state.answered !== null) els.answered.textContent = String(state.answered);
   if (typeof progress.left === "number") setLeft(progress.left);
   els.undo.disabled = !state.answered;
+}
+
+/* ---------- when an answer counts ---------- */
+
+/* An answer counts only with an item on screen, nothing on its way, and the item settled. The page says which on
+ * its root (data-answerable, "true" or "false"): the CSS dims the answers by it, and tests wait for it. */
+function showAnswerable() {
+  root.dataset.answerable = String(Boolean(state.item) && !state.busy && state.settled);
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  showAnswerable();
+}
+
+/* A new item starts unsettled; SETTLE_MS after it is put on the page (painted within a frame) its answers count. */
+let settleTimer = null;
+function settleNewItem() {
+  clearTimeout(settleTimer);
+  state.settled = false;
+  showAnswerable();
+  settleTimer = setTimeout(() => {
+    state.settled = true;
+    showAnswerable();
+  }, SETTLE_MS);
 }
 
 /* ---------- rendering ---------- */
@@ -125,7 +167,9 @@ function keepFocusInItem() {
 }
 
 function renderItem(item) {
+  hideUndoNotice(item.id);
   state.item = item;
+  settleNewItem();
   root.dataset.itemId = String(item.id);
   root.dataset.state = "item";
   els.loading.hidden = true;
@@ -188,7 +232,9 @@ function renderRefused(data, statusCode) {
 }
 
 function showEnd(pageState) {
+  hideUndoNotice(null);
   state.item = null;
+  showAnswerable();
   delete root.dataset.itemId;
   root.dataset.state = pageState;
   els.loading.hidden = true;
@@ -224,11 +270,11 @@ function showServed(result) {
 }
 
 async function loadNext() {
-  state.busy = true;
+  setBusy(true);
   try {
     showServed(await request("GET", api.next_url));
   } finally {
-    state.busy = false;
+    setBusy(false);
   }
 }
 
@@ -244,10 +290,12 @@ function refusedAnswerNotice(data, statusCode) {
   return `Not saved: ${reason}. Showing your next item.`;
 }
 
+/* Every way of answering (a key, a click, Enter or Space on a button) comes here: a press before the item has
+ * settled is dropped, quietly (the dimmed answers say why). */
 async function answer(label) {
   const item = state.item;
-  if (state.busy || !item) return;
-  state.busy = true;
+  if (state.busy || !item || !state.settled) return;
+  setBusy(true);
   const button = root.querySelector(`[data-label="${CSS.escape(label)}"]`);
   if (button) button.setAttribute("aria-pressed", "true");
   els.item.classList.add("answering");
@@ -284,13 +332,14 @@ async function answer(label) {
       setStatus();
     }
   } finally {
-    state.busy = false;
+    setBusy(false);
   }
 }
 
+/* Undo never waits for an item to settle: it takes an answer back, it does not give one. */
 async function undo() {
   if (state.busy) return;
-  state.busy = true;
+  setBusy(true);
   try {
     const result = await request("POST", api.undo_url);
     if (!result) return;
@@ -304,13 +353,14 @@ async function undo() {
           : "Your last answer was taken back: answer again.",
         "ok",
       );
+      state.undoNoticeFor = result.data.id;
     } else if (result.status === 409) {
       notice(`Nothing to undo: ${errorMessage(result.data, result.status)}`, "warn");
     } else {
       notice(errorMessage(result.data, result.status), "warn");
     }
   } finally {
-    state.busy = false;
+    setBusy(false);
   }
 }
 
@@ -346,7 +396,7 @@ document.addEventListener("keydown", (event) => {
   const label = LABEL_BY_KEY[key.length === 1 ? key.toLowerCase() : key];
   if (label) {
     event.preventDefault();
-    // A held key must not answer the items that follow unseen.
+    // A held key must not answer the items that follow unseen; answer() drops a press on an unsettled item.
     if (!event.repeat) answer(label);
     return;
   }
@@ -364,6 +414,7 @@ document.addEventListener("keydown", (event) => {
 /* ---------- start ---------- */
 
 setStatus();
+showAnswerable();
 setProgress(api.progress);
 // A blocked judge's page comes with the block shown: asking for an item would only be refused.
 (api.blocked ? Promise.resolve() : loadNext()).then(() => {
