@@ -1,37 +1,58 @@
-"""Text the database can store: no NUL character (U+0000). Pure: no Django imports.
+"""Text the database can store: no NUL (U+0000), no lone surrogate (U+D800..U+DFFF). Pure: no Django imports.
 
 PostgreSQL refuses NUL in text and jsonb columns (a DataError, so a 500) while
 SQLite keeps it, so one rule holds on both: input holding NUL is refused before
-anything is written, with a message naming where it is. Imported files are
+anything is written, with a message naming where it is. A lone surrogate (JSON
+can write one, ``"\\ud800"``: half of a UTF-16 pair, not a character) has no
+UTF-8 form: PostgreSQL refuses it, SQLite refuses it in a text column and keeps
+it in a JSON one, where every later reader fails on it (the exports, the
+sample's API, the results page). It is refused the same way. Imported files are
 walked whole (values, nested values and object keys, which jsonb columns keep
-too); request fields are checked by config.nul_guard.
+too); request fields are checked by config.nul_guard, JSON request bodies by
+annotate.api.parsers.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 NUL = "\x00"
 NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL or a lone surrogate (a str holds a pair as one code point)
 KEY_SHOWN = 40  # characters of an object key shown in a path before "..."
 PATH_SHOWN = 120  # characters of a path shown in a message: its start and its end, "..." between
 
 
-@dataclass(frozen=True)
-class NulFound:
-    """Where a NUL is in a parsed JSON value: the path of the field, and whether it is in the field's name."""
+def escaped(character: str) -> str:
+    """How a message writes a character it cannot show: ``\\u0000``, ``\\ud800``, as JSON writes it."""
+    return f"\\u{ord(character):04x}"
 
-    path: str  # "annotations[0].note"; an object key is shown with its NUL written \u0000
+
+def surrogate_problem(character: str) -> str:
+    """Says how one usually comes about, so the researcher knows what to look for in the file."""
+    return (f"contains a lone surrogate ({escaped(character)}): half of a UTF-16 pair (an emoji cut in two, say), "
+            "which is not a character and cannot be stored as text")
+
+
+@dataclass(frozen=True)
+class Unstorable:
+    """Where a character the database cannot store is in a parsed JSON value: the path of the field, whether it
+    is in the field's name, and the character (NUL or a lone surrogate)."""
+
+    path: str  # "annotations[0].note"; an object key is shown with such a character escaped (\u0000, \ud800)
     in_key: bool = False
+    character: str = NUL
 
     @property
     def problem(self) -> str:
         """What is wrong, without where: for messages that name the field in their own way."""
-        return f"its name {NUL_PROBLEM}" if self.in_key else NUL_PROBLEM
+        problem = NUL_PROBLEM if self.character == NUL else surrogate_problem(self.character)
+        return f"its name {problem}" if self.in_key else problem
 
     def describe(self) -> str:
         """``field 'annotations[0].note': contains a NUL character (\\u0000), ...``, after the file and line."""
@@ -43,7 +64,7 @@ class NulFound:
 
 
 def _key_shown(key: str) -> str:
-    shown = key.replace(NUL, "\\u0000")
+    shown = UNSTORABLE.sub(lambda found: escaped(found.group()), key)
     return shown if len(shown) <= KEY_SHOWN else shown[: KEY_SHOWN - 3] + "..."
 
 
@@ -51,8 +72,9 @@ def _child(path: str, key: str) -> str:
     return f"{path}.{_key_shown(key)}" if path else _key_shown(key)
 
 
-def find_nul(value: Any, path: str = "") -> NulFound | None:
-    """The first NUL in ``value`` (a string, or JSON objects and lists nested to any depth), keys included.
+def find_unstorable(value: Any, path: str = "") -> Unstorable | None:
+    """The first NUL or lone surrogate in ``value`` (a string, or JSON objects and lists nested to any depth), keys
+    included.
 
     ``path`` names ``value`` itself ("" for a whole line or sample, whose keys then start the path). Walked
     with a stack rather than recursion, so a deeply nested file cannot exhaust Python's recursion limit.
@@ -61,16 +83,25 @@ def find_nul(value: Any, path: str = "") -> NulFound | None:
     while pending:
         where, item, is_key = pending.pop()
         if isinstance(item, str):
-            if NUL in item:
-                return NulFound(where, in_key=is_key)
+            if (found := UNSTORABLE.search(item)) is not None:
+                return Unstorable(where, in_key=is_key, character=found.group())
         elif isinstance(item, Mapping):
             children: list[tuple[str, Any, bool]] = []
             for key, child in item.items():
                 key_path = _child(where, str(key))
                 children += [(key_path, key, True), (key_path, child, False)]
-            pending.extend(reversed(children))  # in file order: the message names the first NUL a reader meets
+            pending.extend(reversed(children))  # in file order: the message names the first one a reader meets
         elif isinstance(item, list | tuple):
             pending.extend(reversed([(f"{where}[{index}]", child, False) for index, child in enumerate(item)]))
+    return None
+
+
+def find_unstorable_field(fields: Iterable[tuple[str, Any]]) -> tuple[str, Unstorable] | None:
+    """The first of a request's fields (name, value) whose name or value holds NUL or a lone surrogate: the field as
+    an answer names it (a name holding one shown escaped), and where in its value."""
+    for name, value in fields:
+        if (found := find_unstorable({name: value})) is not None:
+            return (found.path if found.in_key else name), found  # a name found clean is shown as it is
     return None
 
 

@@ -9,9 +9,11 @@ auditor's note, ...). One check here covers every page and endpoint, those of
 tomorrow too: a query parameter or a form field (its name or a value) holding
 NUL gets a 400 that names the field, and nothing is changed. Django's
 multipart parser already drops NUL from uploaded files' names; JSON bodies are
-left to the API's serializers (whose CharFields refuse NUL), and uploaded
-files' contents to the importers, which walk every value and key
-(annotate.storable).
+checked by the API's parser (annotate.api.parsers), and uploaded files'
+contents by the importers, which walk every value and key
+(annotate.storable). A lone surrogate cannot reach a form field or a query
+parameter (Django decodes them with U+FFFD for what is not UTF-8); the same
+check refuses it where it can come (JSON bodies and files).
 """
 
 from __future__ import annotations
@@ -24,18 +26,15 @@ from django.shortcuts import render
 from django.utils.html import escape
 from rest_framework.views import APIView
 
-from annotate.storable import NulFound, find_nul
+from annotate.storable import Unstorable, find_unstorable_field
 
 
-def _in_fields(fields: QueryDict) -> tuple[str, NulFound] | None:
+def _in_fields(fields: QueryDict) -> tuple[str, Unstorable] | None:
     """The first field of a query string or form body whose name or value holds NUL, and where in it."""
-    for name, values in fields.lists():
-        if (found := find_nul({name: values[0] if len(values) == 1 else values})) is not None:
-            return (found.path if found.in_key else name), found  # a name holding NUL is shown escaped
-    return None
+    return find_unstorable_field((name, values[0] if len(values) == 1 else values) for name, values in fields.lists())
 
 
-def find_nul_in_request(request: HttpRequest) -> tuple[str, NulFound] | None:
+def find_nul_in_request(request: HttpRequest) -> tuple[str, Unstorable] | None:
     """The field (and where in it) holding NUL among the request's query parameters or form fields."""
     if (found := _in_fields(request.GET)) is not None:
         return found

@@ -145,6 +145,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's three, the JSON one refusing NUL and lone surrogates anywhere in a body (400 naming the field).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotate.api.parsers.StorableJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # drf-spectacular's AutoSchema plus the errors every endpoint shares (400/401/403/404).
     "DEFAULT_SCHEMA_CLASS": "annotate.api.schema.FaithLabAutoSchema",
     # ?limit=&offset=, limit at most 1000; a bad value of either is a 400 naming it.

@@ -2,7 +2,8 @@
 
 Pages that read their fields from ``request.POST`` (a project's name, a token's name, the label set editor, an
 import's roster, ...) were 500s on PostgreSQL; config.nul_guard refuses them before the view. The API's JSON
-bodies are refused by DRF's CharFields, checked here field by field rather than assumed.
+bodies are refused by its parser (annotate.api.parsers), and by DRF's CharFields behind it, checked here field by
+field rather than assumed.
 """
 
 from __future__ import annotations
@@ -140,9 +141,9 @@ def test_every_text_field_of_the_apis_write_bodies_refuses_nul(serializer_class:
 
 
 @pytest.mark.django_db
-def test_a_json_span_note_with_nul_is_refused_by_the_serializer(sample: Any, alice: Any) -> None:
+def test_a_json_span_note_with_nul_is_refused_by_the_parser_as_a_form_field_is(sample: Any, alice: Any) -> None:
     body = {"sample": sample.pk, "start": 0, "end": 4, "labels": ["Benign"], "note": "see\x00 source"}
     answer = login(alice).post("/api/spans/", json.dumps(body), content_type="application/json")
     assert answer.status_code == 400
-    assert answer.json() == {"note": ["Null characters are not allowed."]}
+    assert answer.json() == {"note": [NUL_PROBLEM]}
     assert not SpanAnnotation.objects.exists()

@@ -49,6 +49,12 @@ class ExportQuerySerializer(QueryParamsSerializer):
     pseudonyms = serializers.BooleanField(
         default=False, help_text="Annotators as annotator-1, -2, ... instead of names (a pairs export names nobody)."
     )
+    bom = serializers.BooleanField(
+        default=False,
+        help_text="format=csv only: start the file with the UTF-8 byte order mark (EF BB BF), so Excel reads "
+        "accented and other non-ASCII text right. Without it (the default) the bytes are unchanged. With another "
+        "format: 400.",
+    )
 
     def validate_format(self, value: str) -> str:
         project = self.context["project"]
@@ -57,6 +63,12 @@ class ExportQuerySerializer(QueryParamsSerializer):
             raise serializers.ValidationError(
                 f"{value!r} does not apply to {project.slug!r}, a {kind} project; its formats are {', '.join(formats)}"
             )
+        return value
+
+    def validate_bom(self, value: bool) -> bool:
+        # Read from the query as sent: the format may itself be refused, and this problem still comes with it.
+        if value and (refusal := export.bom_refusal(str(self.initial_data.get("format", "")))) is not None:
+            raise serializers.ValidationError(refusal)
         return value
 
     def validate_round(self, value: int) -> int:

@@ -48,7 +48,8 @@ class SpanExists(Exception):
 
 
 def _check_offsets(text: str, start: Any, end: Any, field: str) -> tuple[int, int]:
-    """Code-point offsets of a non-empty range of ``text``; ``field`` is "" (summary) or "source_"."""
+    """Code-point offsets of a range of ``text`` holding more than white space; ``field`` is "" (summary) or
+    "source_"."""
     for name, value in ((f"{field}start", start), (f"{field}end", end)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise SpanError(name, f"must be a whole number, got {value!r}")
@@ -57,6 +58,10 @@ def _check_offsets(text: str, start: Any, end: Any, field: str) -> tuple[int, in
         raise SpanError(f"{field}start", f"{field}start must be before {field}end ({start}..{end})")
     if start < 0 or end > len(text):
         raise SpanError(f"{field}start", f"{start}..{end} is outside a text of {len(text)} characters")
+    if not text[start:end].strip():
+        # The page trims a selection's white space; a range of spaces alone marks no words (an import keeps one).
+        raise SpanError(f"{field}start", f"{start}..{end} covers only white space ({text[start:end]!r}); "
+                        "a span must hold at least one character that is not white space")
     return start, end
 
 

@@ -190,6 +190,7 @@ def project_export(request: HttpRequest, slug: str) -> HttpResponse:
         format=request.POST.get("format", ""),
         round=int(raw_round) if raw_round.isdigit() else -1,
         pseudonyms=request.POST.get("pseudonyms") == "on",
+        bom=request.POST.get("bom") == "on",
     )
     try:
         export.start_export(project, options, request.user)

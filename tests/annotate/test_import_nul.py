@@ -17,7 +17,7 @@ from django.db import DataError, connection, transaction
 
 from annotate.models import Assignment, Batch, Job, Membership, Passage, Project, Sample, SpanAnnotation
 from annotate.services import ingest
-from annotate.storable import find_nul
+from annotate.storable import find_unstorable
 from tests.annotate.test_ingest import example
 from tests.conftest import login, needs_postgres
 
@@ -139,10 +139,10 @@ def test_a_samples_jsonl_line_with_nul_is_named_with_the_other_bad_lines(project
     assert rows() == before
 
 
-def test_find_nul_walks_values_keys_and_lists_in_file_order() -> None:
-    assert find_nul({"a": "fine", "b": [1, None, {"c": "x"}]}) is None
-    assert find_nul({"a": ["x\x00"], "b\x00": 1}).describe() == f"field 'a[0]': {NUL_PROBLEM}"
-    key = find_nul({"a": {"k" * 80 + "\x00": 1}})
+def test_find_unstorable_walks_values_keys_and_lists_in_file_order() -> None:
+    assert find_unstorable({"a": "fine", "b": [1, None, {"c": "x"}]}) is None
+    assert find_unstorable({"a": ["x\x00"], "b\x00": 1}).describe() == f"field 'a[0]': {NUL_PROBLEM}"
+    key = find_unstorable({"a": {"k" * 80 + "\x00": 1}})
     assert key.in_key and key.describe() == f"field 'a.{'k' * 37}...': its name {NUL_PROBLEM}"
     deep: dict[str, Any] = {}
     inner = deep
@@ -150,7 +150,7 @@ def test_find_nul_walks_values_keys_and_lists_in_file_order() -> None:
         inner["n"] = [{}]
         inner = inner["n"][0]
     inner["v"] = "\x00"
-    shown = find_nul(deep).describe()
+    shown = find_unstorable(deep).describe()
     assert shown.startswith("field 'n[0].n[0]") and shown.endswith(f"n[0].v': {NUL_PROBLEM}") and len(shown) < 250
 
 

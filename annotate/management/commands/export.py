@@ -1,4 +1,4 @@
-"""manage.py export --project SLUG --format faithbench|jsonl|csv --out PATH [--round N] [--pseudonyms]
+"""manage.py export --project SLUG --format faithbench|jsonl|csv --out PATH [--round N] [--pseudonyms] [--bom]
 
 For a pairs project: --format pairs|hades --out FILE (one JSONL file).
 """
@@ -24,6 +24,8 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, type=Path)
         parser.add_argument("--round", type=int, default=1)
         parser.add_argument("--pseudonyms", action="store_true", help="write the project's pseudonyms (Annotator A, B, ...) for names")
+        parser.add_argument("--bom", action="store_true",
+                            help="csv only: start the file with the UTF-8 byte order mark, so Excel reads it as UTF-8")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = Project.objects.filter(slug=options["project"]).first()
@@ -34,6 +36,8 @@ class Command(BaseCommand):
             kind, formats = ("pairs", pair_export.FORMATS) if is_pairs else ("span annotation", export.FORMATS)
             raise CommandError(f"--format: {options['format']} does not apply to {project.slug!r}, a {kind} project; "
                                f"its formats are {', '.join(formats)}")
+        if options["bom"] and (refusal := export.bom_refusal(options["format"])) is not None:
+            raise CommandError(f"--bom: {refusal}")
         if is_pairs:
             try:
                 path = pair_export.write_pairs_export(project, options["format"], options["out"])
@@ -42,7 +46,7 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote 1 file(s): {path}")
             return
         settings = export.ExportOptions(format=options["format"], round=options["round"],
-                                        pseudonyms=options["pseudonyms"])
+                                        pseudonyms=options["pseudonyms"], bom=options["bom"])
         try:
             paths = export.export_to_path(project, options["out"], settings)
         except export.ExportError as error:

@@ -43,10 +43,12 @@ def start_export(project: Project, options: ExportOptions, created_by: Any) -> A
     from annotate.tasks import run_export
 
     options.check(project)
+    stored = {"format": options.format, "round": options.round, "pseudonyms": options.pseudonyms}
+    if options.bom:  # only when asked for: an export without it is recorded as before
+        stored["bom"] = True
     job = Job.objects.create(
         project=project, kind=Job.Kind.EXPORT, created_by=created_by,
-        total=Sample.objects.filter(project=project).count(),
-        options={"format": options.format, "round": options.round, "pseudonyms": options.pseudonyms},
+        total=Sample.objects.filter(project=project).count(), options=stored,
     )
     transaction.on_commit(lambda: run_export.delay(job.pk))
     return job

@@ -10,7 +10,7 @@ from typing import Any
 
 from annotate.models import GoldLabel, Project, Sample
 from annotate.services.export.faithbench import faithbench_annotation
-from annotate.services.export.options import ExportOptions
+from annotate.services.export.options import UTF8_BOM, ExportOptions
 from annotate.services.export.reading import _Names, _project_samples, _sample_id
 from annotate.services.stats import batch_submitters, project_rounds, sample_worst_labels
 from annotate.spreadsheet import text_row
@@ -90,6 +90,8 @@ def _csv_lines(project: Project, options: ExportOptions, progress: Any = None) -
     names = _Names(project, options.pseudonyms)
     categories = label_categories(project.taxonomy)
     buffer = io.StringIO()
+    if options.bom:  # before the header, the file's first bytes: where Excel looks for it
+        buffer.write(UTF8_BOM)
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
     for sample, spans in _project_samples(project, options.round, progress):

@@ -22,6 +22,10 @@ CONTENT_TYPES: dict[str, str] = {
 FORMAT_NAMES: dict[str, str] = {
     "faithbench": "FaithBench batch files (.zip)", "jsonl": "JSONL, a sample a line", "csv": "CSV, a span a row",
 }
+# The UTF-8 byte order mark, which Excel needs to read a CSV file as UTF-8 (without it, "Inés" shows as "InÃ©s").
+# Opt-in, for CSV only: scripts read the default bytes, and JSON has no place for it.
+UTF8_BOM = "\ufeff"
+BOM_FORMATS: tuple[str, ...] = ("csv",)
 # Round 1 is each annotator's own work; round 2 reconciles it (annotate.services.rounds.RECONCILIATION_ROUND).
 ROUND_NAMES: dict[int, str] = {1: "round 1 (independent)", 2: "round 2 (reconciliation)"}
 
@@ -55,17 +59,29 @@ def _round_exists(project: Project, round: int) -> bool:
     )
 
 
+def bom_refusal(fmt: str) -> str | None:
+    """Why a byte order mark cannot be asked for with ``fmt``, or None when it can: one message for the API, the
+    command and the page."""
+    if fmt in BOM_FORMATS:
+        return None
+    return (f"the byte order mark (for Excel) is for the csv format only; {fmt or 'this format'} is written without "
+            "one, so leave it out")
+
+
 @dataclass(frozen=True)
 class ExportOptions:
     format: str = "faithbench"
     round: int = 1
     pseudonyms: bool = False
+    bom: bool = False  # CSV starts with UTF8_BOM, for Excel
 
     def check(self, project: Project) -> ExportOptions:
         """Refuse what no export can give, before anything is written or a response has begun: every
         caller (API, command, page, background job) goes through here."""
         if self.format not in FORMATS:
             raise ExportError(f"{self.format!r} is not one of {', '.join(FORMATS)}", "format")
+        if self.bom and (refusal := bom_refusal(self.format)) is not None:
+            raise ExportError(refusal, "bom")
         if isinstance(self.round, bool) or not isinstance(self.round, int) or self.round < 1:
             raise ExportError(f"{self.round!r} is not a round number (1, 2, ...)", "round")
         if not _round_exists(project, self.round):
@@ -82,6 +98,8 @@ def describe_options(options: dict[str, Any]) -> str:
     parts = [FORMAT_NAMES.get(fmt, str(fmt)), ROUND_NAMES.get(round, f"round {round}") if round is not None else ""]
     if options.get("pseudonyms"):
         parts.append("pseudonyms instead of names")
+    if options.get("bom"):
+        parts.append("for Excel")
     return " · ".join(part for part in parts if part)
 
 

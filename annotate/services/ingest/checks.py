@@ -110,8 +110,8 @@ def _offset(value: Any, where: str, name: str) -> int:
 
 
 def _check_range(text: str, start: int, end: int, quoted: Any, where: str, prefix: str) -> None:
-    # An empty span (start == end) is in range and is kept, as a real dump may hold one; spans made
-    # in the app are never empty (annotate.services.spans checks that).
+    # An empty span (start == end) or one of white space alone is in range and is kept, as a real dump may
+    # hold one and an export gives it back; spans made in the app are neither (annotate.services.spans).
     if not 0 <= start <= end <= len(text):
         raise ImportFailed(
             f"{where}: {prefix}_start/{prefix}_end {start}..{end} out of range for a text of {len(text)} characters"

@@ -21,7 +21,7 @@ from annotate.services.ingest.checks import (
     username_limit,
 )
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample, ParsedSpan
-from annotate.storable import find_nul, json_error
+from annotate.storable import find_unstorable, json_error
 from annotate.taxonomy import LabelError, validate_labels
 
 # The keys FaithBench writes for every annotation, in its order; what a file leaves out is noted under ABSENT_KEYS.
@@ -115,8 +115,8 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
         raise ImportFailed(f"{file}: {json_error(error)}") from None
     if not isinstance(document, dict) or not isinstance(document.get("samples"), list):
         raise ImportFailed(f"{file}: expected an object with a list under 'samples'")
-    # NUL anywhere (a note, a metadata key, a name) is refused on every database: PostgreSQL cannot store it.
-    if (found := find_nul({key: value for key, value in document.items() if key != "samples"})) is not None:
+    # NUL or a lone surrogate anywhere (a note, a metadata key, a name) is refused on every database.
+    if (found := find_unstorable({key: value for key, value in document.items() if key != "samples"})) is not None:
         raise ImportFailed(f"{file}: {found.describe()}")
     samples: list[ParsedSample] = []
     seen_ids: set[str] = set()
@@ -125,7 +125,7 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
         if not isinstance(raw, dict):
             raise ImportFailed(f"{_where(file, index)}: each sample must be an object")
         where = _where(file, index, raw.get("sample_id"))
-        if (found := find_nul(raw)) is not None:
+        if (found := find_unstorable(raw)) is not None:
             raise ImportFailed(f"{where}: {found.describe()}")
         for required in ("sample_id", "source", "summary"):
             if required not in raw:

@@ -10,7 +10,7 @@ from typing import Any
 from annotate.models import Batch, Passage, Sample
 from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _shown, _text, described, max_length
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
-from annotate.storable import find_nul, json_error
+from annotate.storable import find_unstorable, json_error
 
 REQUIRED = ("passage_id", "source", "summary", "generator")
 
@@ -73,7 +73,7 @@ def _read_line(
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a JSON object, found {described(raw)}")
         return None
-    if (nul := find_nul(raw)) is not None:  # refused on every database: PostgreSQL cannot store it
+    if (nul := find_unstorable(raw)) is not None:  # NUL or a lone surrogate: refused on every database
         problems.append(f"{where}: {nul.describe()}")
         return None
     found = len(problems)

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from annotate.models import Project, Sample
-from annotate.storable import find_nul
+from annotate.storable import find_unstorable
 from judging import synthetic as nesting
 from judging.models import SyntheticItem, SyntheticRewrite, SyntheticSet
 from judging.services.synthetic.sets import (
@@ -150,7 +150,7 @@ def _read_import_line(
         return _import_problem(filename, number, None, f"not a JSON object ({error.msg} at column {error.colno})")
     if not isinstance(record, dict):
         return _import_problem(filename, number, None, f"not a JSON object (got {type(record).__name__})")
-    if (nul := find_nul(record)) is not None:  # refused on every database: PostgreSQL cannot store it
+    if (nul := find_unstorable(record)) is not None:  # NUL or a lone surrogate: refused on every database
         return _import_problem(filename, number, nul.path, nul.problem)
     for field in ("sample", "sentence", "type", "rewritten"):
         if field not in record:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _offset, _shown, _text, described
-from annotate.storable import find_nul, json_error
+from annotate.storable import find_unstorable, json_error
 
 LABELS = ("H", "N", "?")
 
@@ -69,8 +69,9 @@ class Line:
 def read_lines(file: str, content: bytes | str, problems: Problems, file_index: int = 0) -> list[Line]:
     """The file's JSON objects, one a line; blank lines are skipped, bad lines reported and left out.
 
-    A line holding NUL anywhere (a value, a nested metadata value, a key) is a bad line: every reader (pairs,
-    HaDes, raw texts, judgements) reads its lines here, so none stores what PostgreSQL refuses.
+    A line holding NUL or a lone surrogate anywhere (a value, a nested metadata value, a key) is a bad line:
+    every reader (pairs, HaDes, raw texts, judgements) reads its lines here, so none stores what the database
+    refuses or cannot give back.
     """
     if isinstance(content, bytes):
         try:
@@ -98,7 +99,7 @@ def read_lines(file: str, content: bytes | str, problems: Problems, file_index: 
             problems.add(f"{where}: expected a JSON object, found {described(row)}", (file_index, number))
             bad = True
             continue
-        if (found := find_nul(row)) is not None:  # refused on every database: PostgreSQL cannot store it
+        if (found := find_unstorable(row)) is not None:  # NUL or a lone surrogate: refused on every database
             problems.add(f"{where}: {found.describe()}", (file_index, number))
             bad = True
             continue
