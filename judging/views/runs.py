@@ -20,13 +20,13 @@ JUDGEMENTS_PER_PAGE = 50
 @require_GET
 @login_required
 def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """The run's page; an htmx request (the progress row polling itself) gets only ``_run.html``."""
+    """The run's page; an htmx request (the progress row polling itself) gets only ``_run.html``'s progress."""
     run = access.get_run_for_admin(request.user, pk)
     if run.project.slug != slug:
         raise Http404("No such judge run in this project")
     context = {"project": run.project, "run": run}
     if request.htmx:
-        return render(request, "judging/_run.html", context)
+        return render(request, "judging/_run.html#progress", context)  # swapped inside its role="status" wrapper
     status = request.GET.get("status", "")
     if status not in Judgement.Status.values:
         status = ""

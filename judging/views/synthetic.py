@@ -185,7 +185,8 @@ def synthetic_set_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse
     synthetic_set = access.get_synthetic_set_for_admin(request.user, slug, pk)
     project = synthetic_set.project
     if request.htmx:
-        return render(request, "judging/_synthetic_progress.html", {"project": project, "set": synthetic_set})
+        # The progress element alone, swapped inside its role="status" wrapper (which stays on the page).
+        return render(request, "judging/_synthetic_progress.html#progress", {"project": project, "set": synthetic_set})
     tables = paper_tables(synthetic_set)
     context = {
         "project": project,
