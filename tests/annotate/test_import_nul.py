@@ -10,30 +10,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from django.db import DataError, connection, transaction
+from django.db import DataError
 
-from annotate.models import Assignment, Batch, Job, Membership, Passage, Project, Sample, SpanAnnotation
+from annotate.models import Batch, Project
 from annotate.services import ingest
 from annotate.storable import find_unstorable
+from tests.annotate.faithbench_refusals import (
+    assert_command_refuses,
+    assert_import_form_refuses,
+    assert_postgresql_refuses,
+    assert_samples_jsonl_refused,
+    faithbench_file,
+    rows,
+)
 from tests.annotate.test_ingest import example
 from tests.conftest import login, needs_postgres
-
-NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
-
-
-def rows() -> dict[str, int]:
-    """How many rows an import could have written, table by table."""
-    models = (Project, Batch, Passage, Sample, SpanAnnotation, Assignment, Membership, Job, get_user_model())
-    return {model.__name__: model.objects.count() for model in models}
-
-
-def with_nul(change: Callable[[dict[str, Any]], None]) -> bytes:
-    document = example()
-    change(document)
-    return json.dumps(document).encode()
+from tests.unstorable import NUL_PROBLEM
 
 
 def set_note(document: dict[str, Any]) -> None:
@@ -80,26 +74,12 @@ CASES = [
 def test_the_command_refuses_nul_naming_file_sample_and_field(
     tmp_path: Path, change: Callable[[dict[str, Any]], None], message: str
 ) -> None:
-    path = tmp_path / "batch_1.json"
-    path.write_bytes(with_nul(change))
-    before = rows()
-    with pytest.raises(CommandError) as refused:
-        call_command("import_faithbench", str(path), "--project", "fb")
-    assert str(refused.value) == f"nothing was imported: {path}: {message}"
-    assert rows() == before
+    assert_command_refuses(tmp_path, change, message)
 
 
 @pytest.mark.django_db
 def test_the_import_form_refuses_nul_and_changes_nothing(project: Project, admin_user: Any) -> None:
-    client = login(admin_user)
-    client.raise_request_exception = True  # a DataError would fail the test, not become a 500 page
-    before = rows()
-    upload = SimpleUploadedFile("batch_1.json", with_nul(set_note))
-    page = client.post("/projects/demo/import/", {"files": upload}, follow=True)
-    html = page.content.decode().replace("&#x27;", "'")
-    assert page.status_code == 200
-    assert f"Nothing was imported. batch_1.json: sample 1 (#1): field 'annotations[0].note': {NUL_PROBLEM}" in html
-    assert rows() == before
+    assert_import_form_refuses(admin_user, set_note, f"sample 1 (#1): field 'annotations[0].note': {NUL_PROBLEM}")
 
 
 @needs_postgres
@@ -107,18 +87,12 @@ def test_the_import_form_refuses_nul_and_changes_nothing(project: Project, admin
 def test_on_postgresql_the_import_form_refuses_what_the_database_would_fail_on(
     project: Project, admin_user: Any
 ) -> None:
-    # The premise: PostgreSQL itself refuses NUL in a text column and in a jsonb key, so without the check the
-    # import above is a 500 there.
-    for write in (lambda: Project.objects.create(name="a\x00b", slug="nul-text"),
-                  lambda: Project.objects.create(name="ok", slug="nul-json", taxonomy={"k\x00": 1})):
-        with pytest.raises(DataError), transaction.atomic():
-            write()
-    assert connection.vendor == "postgresql"
+    assert_postgresql_refuses("\x00", DataError)
     test_the_import_form_refuses_nul_and_changes_nothing(project, admin_user)
     for change in (set_metadata_key, set_annotator_name):
         client = login(admin_user)
         client.raise_request_exception = True
-        page = client.post("/projects/demo/import/", {"files": SimpleUploadedFile("b.json", with_nul(change))},
+        page = client.post("/projects/demo/import/", {"files": SimpleUploadedFile("b.json", faithbench_file(change))},
                            follow=True)
         assert page.status_code == 200 and NUL_PROBLEM in page.content.decode()
     assert not Batch.objects.exists()
@@ -128,15 +102,10 @@ def test_on_postgresql_the_import_form_refuses_what_the_database_would_fail_on(
 def test_a_samples_jsonl_line_with_nul_is_named_with_the_other_bad_lines(project: Project) -> None:
     good = {"passage_id": "p1", "source": "The bridge reopened.", "summary": "It reopened.", "generator": "m"}
     lines = [good, {**good, "summary": "x", "metadata": {"notes": [{"by": "a\x00"}]}}, {**good, "generator": 5}]
-    content = "\n".join(json.dumps(line) for line in lines).encode()
-    before = rows()
-    with pytest.raises(ingest.ImportProblems) as refused:
-        ingest.import_files(project, [("samples.jsonl", content)])
-    assert refused.value.messages == [
+    assert_samples_jsonl_refused(project, lines, [
         f"samples.jsonl: line 2: field 'metadata.notes[0].by': {NUL_PROBLEM}",
         "samples.jsonl: line 3: field 'generator' must be a string, found the number 5",
-    ]
-    assert rows() == before
+    ])
 
 
 def test_find_unstorable_walks_values_keys_and_lists_in_file_order() -> None:

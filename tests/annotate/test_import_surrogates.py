@@ -19,27 +19,19 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import CommandError, call_command
-from django.db import DataError, connection, transaction
+from django.db import DataError
 
 from annotate.models import Project, Sample, SpanAnnotation
-from annotate.services import ingest
 from annotate.storable import find_unstorable
-from tests.annotate.test_import_nul import rows
-from tests.annotate.test_ingest import example
+from tests.annotate.faithbench_refusals import (
+    assert_command_refuses,
+    assert_import_form_refuses,
+    assert_postgresql_refuses,
+    assert_samples_jsonl_refused,
+    faithbench_file,
+)
 from tests.conftest import login, needs_postgres
-
-
-def problem(escape: str = "\\ud800") -> str:
-    return (f"contains a lone surrogate ({escape}): half of a UTF-16 pair (an emoji cut in two, say), which is not a "
-            "character and cannot be stored as text")
-
-
-def file_with(change: Callable[[dict[str, Any]], None]) -> bytes:
-    """The example FaithBench file, changed; json.dumps writes a lone surrogate as its escape, as a real file would."""
-    document = example()
-    change(document)
-    return json.dumps(document).encode("ascii")
+from tests.unstorable import surrogate_problem as problem
 
 
 def set_metadata_key(document: dict[str, Any]) -> None:
@@ -71,13 +63,7 @@ CASES = [
 def test_the_command_refuses_a_lone_surrogate_naming_file_sample_and_field(
     tmp_path: Path, change: Callable[[dict[str, Any]], None], message: str
 ) -> None:
-    path = tmp_path / "batch_1.json"
-    path.write_bytes(file_with(change))
-    before = rows()
-    with pytest.raises(CommandError) as refused:
-        call_command("import_faithbench", str(path), "--project", "fb")
-    assert str(refused.value) == f"nothing was imported: {path}: {message}"
-    assert rows() == before
+    assert_command_refuses(tmp_path, change, message)
 
 
 @pytest.mark.django_db
@@ -85,14 +71,7 @@ def test_the_command_refuses_a_lone_surrogate_naming_file_sample_and_field(
 def test_the_import_form_refuses_a_lone_surrogate_and_changes_nothing(
     project: Project, admin_user: Any, change: Callable[[dict[str, Any]], None], message: str
 ) -> None:
-    client = login(admin_user)
-    client.raise_request_exception = True  # a UnicodeEncodeError or DataError fails the test, not a 500 page
-    before = rows()
-    page = client.post("/projects/demo/import/", {"files": SimpleUploadedFile("batch_1.json", file_with(change))},
-                       follow=True)
-    assert page.status_code == 200
-    assert f"Nothing was imported. batch_1.json: {message}" in page.content.decode().replace("&#x27;", "'")
-    assert rows() == before
+    assert_import_form_refuses(admin_user, change, message)
 
 
 @pytest.mark.django_db
@@ -100,16 +79,11 @@ def test_a_samples_jsonl_line_with_a_lone_surrogate_is_named_with_the_other_bad_
     good = {"passage_id": "p1", "source": "The bridge reopened.", "summary": "It reopened.", "generator": "m"}
     lines = [good, {**good, "summary": "It re\udbffopened."}, {**good, "metadata": {"tags": {"\udc00": 1}}},
              {**good, "generator": 5}]
-    content = "\n".join(json.dumps(line) for line in lines).encode("ascii")
-    before = rows()
-    with pytest.raises(ingest.ImportProblems) as refused:
-        ingest.import_files(project, [("samples.jsonl", content)])
-    assert refused.value.messages == [
+    assert_samples_jsonl_refused(project, lines, [
         "samples.jsonl: line 2: field 'summary': " + problem("\\udbff"),
         "samples.jsonl: line 3: field 'metadata.tags.\\udc00': its name " + problem("\\udc00"),
         "samples.jsonl: line 4: field 'generator' must be a string, found the number 5",
-    ]
-    assert rows() == before
+    ])
 
 
 @pytest.mark.django_db
@@ -122,7 +96,7 @@ def test_a_character_outside_the_bmp_written_as_two_escapes_is_kept_and_read_bac
         document["samples"][1]["metadata"] = {"summarizer": "m", "k🌉": 1}
         document["samples"][1]["annotations"][0]["note"] = "see 🌉"
 
-    content = file_with(add_bridges)
+    content = faithbench_file(add_bridges)
     assert b"\\ud83c\\udf09" in content
     client = login(admin_user)
     client.raise_request_exception = True
@@ -196,13 +170,8 @@ def test_find_unstorable_names_a_lone_surrogate_in_a_value_or_a_key_but_not_a_pa
 def test_on_postgresql_a_lone_surrogate_is_refused_before_the_database_fails_on_it(
     project: Project, admin_user: Any, alice: Any, sample: Sample
 ) -> None:
-    # The premise: PostgreSQL takes a lone surrogate neither in a text column nor as a jsonb key (psycopg cannot
-    # encode the text; the server refuses the JSON escape), so without the check each case above is a 500 there.
-    for write in (lambda: Project.objects.create(name="a\ud800b", slug="s-text"),
-                  lambda: Project.objects.create(name="ok", slug="s-json", taxonomy={"k\ud800": 1})):
-        with pytest.raises((DataError, UnicodeEncodeError)), transaction.atomic():
-            write()
-    assert connection.vendor == "postgresql"
+    # psycopg cannot encode a lone surrogate for a text column; the server refuses its JSON escape in a jsonb key.
+    assert_postgresql_refuses("\ud800", (DataError, UnicodeEncodeError))
     for change, message in CASES:
         test_the_import_form_refuses_a_lone_surrogate_and_changes_nothing(project, admin_user, change, message)
     test_a_samples_jsonl_line_with_a_lone_surrogate_is_named_with_the_other_bad_lines(project)

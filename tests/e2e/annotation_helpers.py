@@ -1,5 +1,6 @@
 """Helpers shared by the annotation page's browser tests: selecting text by code points, opening a
-sample, waiting for the page's asynchronous saves, and making spans directly in the database."""
+sample, reading the caret and moving the focus by keyboard, waiting for the page's asynchronous saves, and making
+spans directly in the database."""
 
 from __future__ import annotations
 
@@ -41,6 +42,33 @@ SELECT_BY_CODE_POINTS = """
   return selection.toString();
 }
 """
+
+# A browser that says it runs on macOS: Playwright then reports userAgentData.platform "macOS", and the page lets
+# Option+arrows move by word.
+MAC_AGENT = (
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/124.0.0.0 Safari/537.36"
+)
+
+# The caret in the focused summary, in UTF-16 units from the text's start.
+CARET = """() => {
+  const el = document.querySelector('[data-role="summary"]');
+  const selection = window.getSelection();
+  if (!selection.rangeCount || !el.contains(selection.focusNode)) return null;
+  const range = document.createRange();
+  range.setStart(el, 0);
+  range.setEnd(selection.focusNode, selection.focusOffset);
+  return range.toString().length;
+}"""
+
+
+def tab_until(page: Page, selector: str, most: int = 20) -> None:
+    """Press Tab until the element matching ``selector`` has the focus (the test fails if it never does)."""
+    for _ in range(most):
+        if page.evaluate("(selector) => document.activeElement.matches(selector)", selector):
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached {selector}")
 
 
 def sample_url(live_server: Any, sample: Sample, round: int | None = None) -> str:

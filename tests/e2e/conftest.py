@@ -13,7 +13,7 @@ import pytest
 # the tests themselves are still synchronous and safe.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright  # noqa: E402
 
 from tests.conftest import PASSWORD  # noqa: E402
 from tests.e2e.worker_helpers import worker  # noqa: E402, F401 (a fixture: a real Celery worker)
@@ -42,12 +42,26 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    yield page
-    context.close()
+def new_page(browser: Browser) -> Iterator[Callable[..., Page]]:
+    """Open a page in a browser context of its own: the usual 1400x900 window and 15 s timeout, with Playwright's
+    context options laid over them (a user agent, another viewport, a zoom). Every context it opened is closed after
+    the test, so a test needing an odd browser asks for one page instead of writing the context's life again."""
+    contexts: list[BrowserContext] = []
+
+    def open_page(**options: Any) -> Page:
+        context = browser.new_context(**{"viewport": {"width": 1400, "height": 900}, **options})
+        context.set_default_timeout(15_000)
+        contexts.append(context)
+        return context.new_page()
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def page(new_page: Callable[..., Page]) -> Page:
+    return new_page()
 
 
 @pytest.fixture

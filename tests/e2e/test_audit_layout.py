@@ -12,9 +12,10 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import Page, expect
 
-from annotate.models import Batch, Passage, Project, Sample
+from annotate.models import Batch, Project
 from judging.models import AuditItem
-from tests.judging.audit_helpers import AuditScene, build_scene, flag, judge_sample, make_judge, make_run
+from tests.e2e.audit_page_helpers import add_output_served_first
+from tests.judging.audit_helpers import AuditScene, build_scene, flag, judge_sample, make_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -52,11 +53,7 @@ ITEM_TOP = """() => {
 
 def add_long_item(scene: AuditScene, project: Project, batch: Batch) -> AuditItem:
     """A long source and output with a long flag reason, served before the scene's three (score 1 is the worst)."""
-    passage = Passage.objects.create(project=project, external_id="long", text=LONG_SOURCE)
-    sample = Sample.objects.create(
-        project=project, passage=passage, batch=batch, position=9, external_id="long", summary=LONG_OUTPUT
-    )
-    flagged_by = judge_sample(make_run(make_judge(project, "cheap-first")), sample, score=1)
+    sample, flagged_by = add_output_served_first(project, batch, "long", LONG_SOURCE, LONG_OUTPUT)
     judge_sample(make_run(scene.explainer), sample, score=2, reasoning="The output says timber; the source says stone.")
     return flag(sample, flagged_by, reason=LONG_REASON)
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.urls import reverse
 from playwright.sync_api import Page, expect
 
-from annotate.models import Batch, Passage, Project, Sample
-from tests.judging.audit_helpers import build_scene, flag, judge_sample, make_judge, make_run
+from annotate.models import Batch, Project
+from tests.e2e.audit_page_helpers import add_output_served_first, open_audit, shown
+from tests.judging.audit_helpers import build_scene, flag
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -50,18 +50,13 @@ def test_a_long_text_shows_whole_lines_and_says_more_below_until_scrolled_to_its
     page: Page, live_server: Any, log_in: Any, project: Project, batch: Batch, width: int, height: int
 ) -> None:
     scene = build_scene(project, batch)
-    passage = Passage.objects.create(project=project, external_id="long", text=LONG_SOURCE)
-    sample = Sample.objects.create(
-        project=project, passage=passage, batch=batch, position=9, external_id="long", summary=SHORT_OUTPUT
-    )
-    flagged_by = judge_sample(make_run(make_judge(project, "cheap-first")), sample, score=1)  # served first
+    sample, flagged_by = add_output_served_first(project, batch, "long", LONG_SOURCE, SHORT_OUTPUT)
     item = flag(sample, flagged_by)
     size = f"{width}x{height}"
     page.set_viewport_size({"width": width, "height": height})
     log_in(page, scene.auditor)
-    page.goto(live_server.url + reverse("judging-audit", args=[project.slug]))
-    expect(page.locator("#auditor.ready")).to_be_attached()
-    expect(page.locator("#audit-view")).to_have_attribute("data-item-id", str(item.pk))
+    open_audit(page, live_server, project)
+    shown(page, item)
     source_cue = page.locator('.pane:has([data-role="source"]) [data-role="more-below"]')
     output_cue = page.locator('.pane:has([data-role="summary"]) [data-role="more-below"]')
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.urls import reverse
 from playwright.sync_api import Page, expect
 
-from annotate.models import Batch, Passage, Project, Sample
+from annotate.models import Batch, Project
 from judging.models import Audit, AuditItem
-from tests.judging.audit_helpers import AuditScene, build_scene, flag, judge_sample, make_judge, make_run
+from tests.e2e.audit_page_helpers import add_output_served_first, open_audit, shown, text_before
+from tests.judging.audit_helpers import AuditScene, build_scene, flag, judge_sample, make_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -31,32 +31,8 @@ def scene(project: Project, batch: Batch) -> AuditScene:
     return build_scene(project, batch)
 
 
-def open_audit(page: Page, live_server: Any, project: Project) -> None:
-    page.goto(live_server.url + reverse("judging-audit", args=[project.slug]))
-    expect(page.locator("#auditor.ready")).to_be_attached()
-
-
-def shown(page: Page, item: AuditItem) -> None:
-    expect(page.locator("#audit-view")).to_have_attribute("data-item-id", str(item.pk))
-
-
 def audit_of(item: AuditItem, user: Any) -> Audit:
     return Audit.objects.get(item=item, auditor=user)
-
-
-def text_before(page: Page, role: str, index: int) -> str:
-    """The text rendered before the index-th quote mark of a text: equal to the text sliced at its code points."""
-    return page.evaluate(
-        """([role, index]) => {
-          const el = document.querySelector(`[data-role="${role}"]`);
-          const mark = el.querySelectorAll('[data-role="quote"]')[index];
-          const range = document.createRange();
-          range.setStart(el, 0);
-          range.setEndBefore(mark);
-          return range.toString();
-        }""",
-        [role, index],
-    )
 
 
 def test_score_keys_and_enter_save_and_the_next_output_appears(
@@ -158,12 +134,7 @@ def test_quoted_passages_are_highlighted_at_their_code_points_after_emoji(
     page: Page, live_server: Any, log_in: Any, project: Project, batch: Batch
 ) -> None:
     scene = build_scene(project, batch)
-    passage = Passage.objects.create(project=project, external_id="emoji", text=EMOJI_SOURCE)
-    sample = Sample.objects.create(
-        project=project, passage=passage, batch=batch, position=9, external_id="emoji", summary=EMOJI_OUTPUT
-    )
-    cheap = make_judge(project, "cheap-first")
-    flagged_by = judge_sample(make_run(cheap), sample, score=1)  # 1 sits below every other flag: served first
+    sample, flagged_by = add_output_served_first(project, batch, "emoji", EMOJI_SOURCE, EMOJI_OUTPUT)
     judge_sample(make_run(scene.explainer), sample, score=1, reasoning=EMOJI_REASONING)
     item = flag(sample, flagged_by)
 

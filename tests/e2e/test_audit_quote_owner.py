@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.urls import reverse
 from playwright.sync_api import Locator, Page, expect
 
-from annotate.models import Batch, Passage, Project, Sample
+from annotate.models import Batch, Project
+from tests.e2e.audit_page_helpers import add_output_served_first, open_audit, shown
 from tests.judging.audit_helpers import build_scene, flag, judge_sample, make_judge, make_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -55,21 +55,16 @@ def test_the_texts_highlight_the_chosen_judges_quotes_and_a_card_that_quotes_not
     page: Page, live_server: Any, log_in: Any, project: Project, batch: Batch
 ) -> None:
     scene = build_scene(project, batch)
-    passage = Passage.objects.create(project=project, external_id="harbour", text=SOURCE)
-    sample = Sample.objects.create(
-        project=project, passage=passage, batch=batch, position=9, external_id="harbour", summary=OUTPUT
-    )
-    flagged_by = judge_sample(make_run(make_judge(project, "cheap-first")), sample, score=1)  # served first
+    sample, flagged_by = add_output_served_first(project, batch, "harbour", SOURCE, OUTPUT)
     judge_sample(make_run(scene.explainer), sample, score=2, reasoning=QUIET_REASONING)
     judge_sample(make_run(make_judge(project, "second-opinion")), sample, score=1, reasoning=QUOTING_REASONING)
     item = flag(sample, flagged_by)
 
     page.set_viewport_size({"width": 1366, "height": 768})
     log_in(page, scene.auditor)
-    page.goto(live_server.url + reverse("judging-audit", args=[project.slug]))
-    expect(page.locator("#auditor.ready")).to_be_attached()
+    open_audit(page, live_server, project)
+    shown(page, item)
     view = page.locator("#audit-view")
-    expect(view).to_have_attribute("data-item-id", str(item.pk))
     judges = page.locator('[data-role="judge"]')
     expect(judges).to_have_count(3)
     assert judges.evaluate_all("(cards) => cards.map((c) => c.dataset.judge)") == [

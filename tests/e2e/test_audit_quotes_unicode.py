@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.urls import reverse
 from playwright.sync_api import Page, expect
 
-from annotate.models import Batch, Passage, Project, Sample
+from annotate.models import Batch, Project
 from judging.models import AuditItem
-from tests.judging.audit_helpers import build_scene, flag, judge_sample, make_judge, make_run
+from tests.e2e.audit_page_helpers import add_output_served_first, open_audit, shown, text_before
+from tests.judging.audit_helpers import build_scene, flag, judge_sample, make_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -22,37 +22,17 @@ OUTPUT = "🌉 The Ac\u200bme Corp bridge opened in 1923."
 REASONING = 'The source says "北京大学" and "Ines Varga" (no: "In\u00e9s Varga"); the output names "Acme Corp".'
 
 
-def text_before(page: Page, role: str, index: int) -> str:
-    """The text rendered before the index-th quote mark of a text: equal to the text sliced at its code points."""
-    return page.evaluate(
-        """([role, index]) => {
-          const el = document.querySelector(`[data-role="${role}"]`);
-          const mark = el.querySelectorAll('[data-role="quote"]')[index];
-          const range = document.createRange();
-          range.setStart(el, 0);
-          range.setEndBefore(mark);
-          return range.toString();
-        }""",
-        [role, index],
-    )
-
-
 def test_cjk_accented_and_zero_width_quotes_are_highlighted_on_the_original_characters(
     page: Page, live_server: Any, log_in: Any, project: Project, batch: Batch
 ) -> None:
     scene = build_scene(project, batch)
-    passage = Passage.objects.create(project=project, external_id="unicode", text=SOURCE)
-    sample = Sample.objects.create(
-        project=project, passage=passage, batch=batch, position=9, external_id="unicode", summary=OUTPUT
-    )
-    flagged_by = judge_sample(make_run(make_judge(project, "cheap-first")), sample, score=1)  # served first
+    sample, flagged_by = add_output_served_first(project, batch, "unicode", SOURCE, OUTPUT)
     judge_sample(make_run(scene.explainer), sample, score=1, reasoning=REASONING)
     item: AuditItem = flag(sample, flagged_by)
 
     log_in(page, scene.auditor)
-    page.goto(live_server.url + reverse("judging-audit", args=[project.slug]))
-    expect(page.locator("#auditor.ready")).to_be_attached()
-    expect(page.locator("#audit-view")).to_have_attribute("data-item-id", str(item.pk))
+    open_audit(page, live_server, project)
+    shown(page, item)
 
     source = page.locator('[data-role="source"]')
     output = page.locator('[data-role="summary"]')

@@ -11,21 +11,12 @@ from playwright.sync_api import Page, expect
 from annotate.models import Assignment, Batch, Passage, Project, Sample, SpanAnnotation
 from annotate.services import embedding
 from annotate.text import split_sentences
-from tests.e2e.annotation_helpers import eventually, make_span, open_sample, saved_spans, select_words
+from tests.e2e.annotation_helpers import eventually, make_span, open_sample, saved_spans, select_words, tab_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 ITEMS = '[data-role="span-list"] li'
 FOCUSED_SPAN_KEY = "document.activeElement && document.activeElement.dataset.spanKey || null"
-
-
-def tab_until(page: Page, selector: str, most: int = 15) -> None:
-    """Press Tab until the element matching ``selector`` has the focus (the test fails if it never does)."""
-    for _ in range(most):
-        if page.evaluate("(selector) => document.activeElement.matches(selector)", selector):
-            return
-        page.keyboard.press("Tab")
-    raise AssertionError(f"Tab never reached {selector}")
 
 
 def split_source(sample: Sample) -> list[list[int]]:
@@ -73,7 +64,7 @@ def test_tab_reaches_the_span_list_and_enter_chooses_the_focused_span(
     open_sample(page, live_server, sample)
     page.focus('[data-role="summary"]')
 
-    tab_until(page, f'[data-span-id="{first.pk}"]')
+    tab_until(page, f'[data-span-id="{first.pk}"]', most=15)
     page.keyboard.press("Tab")
     assert page.evaluate(FOCUSED_SPAN_KEY) == f"s{second.pk}"
     page.keyboard.press("Enter")
@@ -132,7 +123,7 @@ def test_a_later_source_sentence_is_linked_by_keyboard_with_the_caret(
     page.keyboard.press("Alt+ArrowDown")
     expect(page.locator(f'[data-span-id="{span.pk}"]')).to_have_attribute("aria-current", "true")
     page.focus('[data-role="summary"]')
-    tab_until(page, '[data-role="source"]')
+    tab_until(page, '[data-role="source"]', most=15)
     page.keyboard.press("Control+ArrowDown")
     page.keyboard.press("Control+ArrowDown")  # the third sentence
     expect(page.locator(".column-summary .hint")).to_have_text(

@@ -6,11 +6,11 @@ the same words drew one underline that looked like a single span."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from annotate.models import Batch, Sample, SpanAnnotation
 from tests.e2e.annotation_helpers import make_span, open_sample, select_words
@@ -82,13 +82,9 @@ def typical(batch: Batch, alice: Any) -> Sample:
 
 
 @pytest.fixture
-def sharp_page(browser: Browser) -> Iterator[Page]:
+def sharp_page(new_page: Callable[..., Page]) -> Page:
     """Two device pixels to a CSS pixel, so a 2 px line and a 2 px gap each cover whole pixel rows."""
-    context = browser.new_context(viewport=LAPTOP, device_scale_factor=2)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    yield page
-    context.close()
+    return new_page(viewport=LAPTOP, device_scale_factor=2)
 
 
 def open_editor(page: Page, live_server: Any, sample: Sample) -> None:

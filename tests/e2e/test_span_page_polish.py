@@ -4,15 +4,15 @@ word, only Ctrl did so."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from annotate.models import Sample, SpanAnnotation
 from annotate.services import rounds, spans
-from tests.e2e.annotation_helpers import make_span, open_sample, select_words
+from tests.e2e.annotation_helpers import CARET, MAC_AGENT, make_span, open_sample, select_words, tab_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -20,29 +20,6 @@ LAPTOP = {"width": 1366, "height": 768}
 OTHERS = '[data-role="others-list"] [data-other-index]'
 SHOWN = '[data-role="summary"] .seg.preview'
 FOCUSED_OTHER = "document.activeElement && document.activeElement.dataset.otherIndex || null"
-MAC_AGENT = (
-    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) "
-    "Chrome/124.0.0.0 Safari/537.36"
-)
-# The caret in the focused summary, in UTF-16 units from the text's start.
-CARET = """() => {
-  const el = document.querySelector('[data-role="summary"]');
-  const selection = window.getSelection();
-  if (!selection.rangeCount || !el.contains(selection.focusNode)) return null;
-  const range = document.createRange();
-  range.setStart(el, 0);
-  range.setEnd(selection.focusNode, selection.focusOffset);
-  return range.toString().length;
-}"""
-
-
-def tab_until(page: Page, selector: str, most: int = 20) -> None:
-    """Press Tab until the element matching ``selector`` has the focus (the test fails if it never does)."""
-    for _ in range(most):
-        if page.evaluate("(selector) => document.activeElement.matches(selector)", selector):
-            return
-        page.keyboard.press("Tab")
-    raise AssertionError(f"Tab never reached {selector}")
 
 
 def open_round_two(batch: Any, alice: Any, bob: Any) -> None:
@@ -206,12 +183,9 @@ def test_with_no_span_a_one_line_empty_state_sits_right_under_the_spans_heading(
 
 
 @pytest.fixture
-def mac_page(browser: Browser) -> Iterator[Page]:
-    """A page whose browser says it runs on macOS (Playwright then reports userAgentData.platform "macOS")."""
-    context = browser.new_context(viewport=LAPTOP, user_agent=MAC_AGENT)
-    context.set_default_timeout(15_000)
-    yield context.new_page()
-    context.close()
+def mac_page(new_page: Callable[..., Page]) -> Page:
+    """A page whose browser says it runs on macOS, in a laptop's window."""
+    return new_page(viewport=LAPTOP, user_agent=MAC_AGENT)
 
 
 def test_on_a_mac_option_arrows_move_the_caret_by_word_and_option_down_still_chooses_a_span(

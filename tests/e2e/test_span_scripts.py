@@ -5,14 +5,14 @@ still carry code-point offsets."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from annotate.models import Sample
-from tests.e2e.annotation_helpers import open_sample
+from tests.e2e.annotation_helpers import CARET, MAC_AGENT, open_sample
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -22,21 +22,6 @@ FLAG = "\U0001f1eb\U0001f1f7"  # two regional indicators: 🇫🇷
 ACCENTED_E = "e\u0301"  # e and a combining acute accent
 SUMMARY = f"{CHINESE}。The family {FAMILY} flew from Paris {FLAG} to a Cafe\u0301 by the sea."
 ITEMS = '[data-role="span-list"] li'
-MAC_AGENT = (
-    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) "
-    "Chrome/124.0.0.0 Safari/537.36"
-)
-
-# The caret in the focused summary, in UTF-16 units from the text's start.
-CARET = """() => {
-  const el = document.querySelector('[data-role="summary"]');
-  const selection = window.getSelection();
-  if (!selection.rangeCount || !el.contains(selection.focusNode)) return null;
-  const range = document.createRange();
-  range.setStart(el, 0);
-  range.setEnd(selection.focusNode, selection.focusOffset);
-  return range.toString().length;
-}"""
 
 # The word-like segments the browser's own Intl.Segmenter finds in a text, as [start, end) in UTF-16 units, with
 # the locale the page uses (its lang attribute).
@@ -171,12 +156,9 @@ def test_ctrl_arrows_stop_at_each_chinese_word_and_latin_words_stay_whole(
 
 
 @pytest.fixture
-def mac_page(browser: Browser) -> Iterator[Page]:
+def mac_page(new_page: Callable[..., Page]) -> Page:
     """A page whose browser says it runs on macOS, where Option+arrows move by word."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900}, user_agent=MAC_AGENT)
-    context.set_default_timeout(15_000)
-    yield context.new_page()
-    context.close()
+    return new_page(user_agent=MAC_AGENT)
 
 
 def test_on_a_mac_option_arrows_stop_at_each_chinese_word_too(

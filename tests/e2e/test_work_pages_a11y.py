@@ -16,12 +16,12 @@ Without axe-core (the project installs no npm package) each finding is asserted 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.urls import reverse
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from annotate.models import Batch, PairItem, Project, Sample
 from judging.models import AuditItem
@@ -136,12 +136,9 @@ def open_audit(page: Page, live_server: Any, log_in: Any, scene: AuditScene, ite
 
 
 @pytest.fixture
-def zoomed_page(browser: Browser) -> Iterator[Page]:
+def zoomed_page(new_page: Callable[..., Page]) -> Page:
     """A 1280x800 window at 200% zoom: 640x400 CSS pixels, two device pixels each."""
-    context = browser.new_context(viewport=ZOOM_200, device_scale_factor=2)
-    context.set_default_timeout(15_000)
-    yield context.new_page()
-    context.close()
+    return new_page(viewport=ZOOM_200, device_scale_factor=2)
 
 
 # ---------- headings and roles ----------

@@ -9,20 +9,12 @@ import json
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotate.models import Batch, Project
-from judging.models import Judge, Judgement, SyntheticItem, SyntheticRewrite, SyntheticSet
-from judging.services.synthetic import import_rewrites
-from judging.services.synthetic.sets import SyntheticSetError
-from tests.conftest import login, needs_postgres
-from tests.judging.synthetic_scene import FIVE, add_outputs, rewrite_of
+from tests.conftest import needs_postgres
+from tests.judging.import_refusals import assert_judgements_api_refuses, assert_rewrite_refused
 from tests.judging.test_ingest import failure
-
-
-def problem(escape: str = "\\ud800") -> str:
-    return (f"contains a lone surrogate ({escape}): half of a UTF-16 pair (an emoji cut in two, say), which is not a "
-            "character and cannot be stored as text")
+from tests.unstorable import surrogate_problem as problem
 
 
 @pytest.mark.django_db
@@ -46,26 +38,12 @@ def test_judgement_lines_with_a_lone_surrogate_are_named_with_the_other_bad_line
 @pytest.mark.django_db
 def test_the_import_api_answers_400_naming_the_line_and_field(batch: Batch, admin_user: Any) -> None:
     content = json.dumps({"sample": "0", "judge": "llm", "score": 4, "reasoning": "nine weeks \ud800"}).encode("ascii")
-    client = login(admin_user)
-    client.raise_request_exception = True  # the encoding error was a 500 on both databases
-    answer = client.post("/api/projects/demo/judgements/import/", {"file": SimpleUploadedFile("j.jsonl", content)})
-    assert (answer.status_code, answer.json()) == (400, {"file": ["j.jsonl: line 1: field 'reasoning': " + problem()]})
-    assert not Judgement.objects.exists() and not Judge.objects.exists()
+    assert_judgements_api_refuses(admin_user, content, "j.jsonl: line 1: field 'reasoning': " + problem())
 
 
 @pytest.mark.django_db
 def test_a_synthetic_rewrite_with_a_lone_surrogate_is_named_by_file_line_and_field(project: Project) -> None:
-    add_outputs(project)
-    external_id, summary = FIVE[0]
-    first = summary.split(". ")[0] + "."
-    records = [{"sample": external_id, "sentence": 0, "type": "intrinsic", "rewritten": rewrite_of("intrinsic", first)},
-               {"sample": external_id, "sentence": 1, "type": "intrinsic", "rewritten": "A made up \udbff sentence."}]
-    content = "\n".join(json.dumps(record) for record in records).encode("ascii")
-    with pytest.raises(SyntheticSetError) as refused:
-        import_rewrites(project, "surrogate", content, "rewrites.jsonl")
-    assert refused.value.problems == ["rewrites.jsonl, line 2, field 'rewritten': " + problem("\\udbff")]
-    assert not SyntheticSet.objects.exists() and not SyntheticItem.objects.exists()
-    assert not SyntheticRewrite.objects.exists()
+    assert_rewrite_refused(project, "surrogate", "A made up \udbff sentence.", problem("\\udbff"))
 
 
 @needs_postgres

@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from annotate.models import Membership, PairConfig, PairItem, PairJudgement, PairOriginal, PerturbedText, Project
+from annotate.services.pairs.ingest import PairImportFailed, import_pairs
 
 # A byte-for-byte copy of shared/formats/hades_example.jsonl, the team's made-up HaDes example.
 HADES_EXAMPLE = Path(__file__).with_name("hades_example.jsonl")
@@ -45,3 +48,17 @@ def snapshot() -> dict[str, Any]:
         "items": sorted(PairItem.objects.values_list("id", "external_id", "state", "label")),
         "judgements": PairJudgement.objects.count(),
     }
+
+
+def hades_rows() -> list[dict[str, Any]]:
+    """The HaDes example's rows, to change one before writing them back as a file."""
+    return [json.loads(line) for line in HADES_EXAMPLE.read_text().splitlines() if line]
+
+
+def refused(project: Project, content: bytes, fmt: str, name: str = "in.jsonl") -> list[str]:
+    """The problems an import of one file is refused with; the test fails if it is taken or writes anything."""
+    before = snapshot()
+    with pytest.raises(PairImportFailed) as caught:
+        import_pairs(project, [(name, content)], fmt)
+    assert snapshot() == before
+    return caught.value.messages

@@ -3,24 +3,11 @@ every database with the file, the line and the field named, among the file's oth
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from annotate.models import Project
-from annotate.services.pairs.ingest import PairImportFailed, import_pairs
-from tests.pairs.factories_formats import HADES_EXAMPLE, jsonl, pair_line, snapshot
-
-NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
-
-
-def refused(project: Project, content: bytes, fmt: str, name: str = "in.jsonl") -> list[str]:
-    before = snapshot()
-    with pytest.raises(PairImportFailed) as caught:
-        import_pairs(project, [(name, content)], fmt)
-    assert snapshot() == before
-    return caught.value.messages
+from tests.pairs.factories_formats import hades_rows, jsonl, pair_line, refused
+from tests.unstorable import NUL_PROBLEM
 
 
 @pytest.mark.django_db
@@ -47,7 +34,7 @@ def test_a_pair_lines_nested_metadata_value_or_key_with_nul_is_named(pairs_proje
 
 @pytest.mark.django_db
 def test_a_hades_row_with_nul_in_an_extra_key_is_refused(pairs_project: Project) -> None:
-    rows: list[dict[str, Any]] = [json.loads(line) for line in HADES_EXAMPLE.read_text().splitlines() if line]
+    rows = hades_rows()
     rows[1]["annotator_comment"] = "kept as it came\x00"
     assert refused(pairs_project, jsonl(*rows), "hades", "h.jsonl") == [
         f"h.jsonl: line 2: field 'annotator_comment': {NUL_PROBLEM}",

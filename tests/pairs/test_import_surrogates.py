@@ -13,31 +13,14 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotate.models import Project
-from annotate.services.pairs.ingest import PairImportFailed, import_pairs
 from tests.conftest import login, needs_postgres
-from tests.pairs.factories_formats import HADES_EXAMPLE, pair_line, snapshot
-
-
-def problem(escape: str = "\\ud800") -> str:
-    return (f"contains a lone surrogate ({escape}): half of a UTF-16 pair (an emoji cut in two, say), which is not a "
-            "character and cannot be stored as text")
+from tests.pairs.factories_formats import hades_rows, pair_line, refused, snapshot
+from tests.unstorable import surrogate_problem as problem
 
 
 def ascii_jsonl(*rows: Any) -> bytes:
     """JSONL as json.dumps writes it by default: a lone surrogate as its escape, the way one reaches a real file."""
     return "".join(json.dumps(row) + "\n" for row in rows).encode("ascii")
-
-
-def hades_rows() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in HADES_EXAMPLE.read_text().splitlines() if line]
-
-
-def refused(project: Project, content: bytes, fmt: str, name: str = "in.jsonl") -> list[str]:
-    before = snapshot()
-    with pytest.raises(PairImportFailed) as caught:
-        import_pairs(project, [(name, content)], fmt)
-    assert snapshot() == before
-    return caught.value.messages
 
 
 @pytest.mark.django_db
