@@ -6,7 +6,7 @@ from django.http import Http404
 
 from annotate.access import AnyUser, Forbidden, role_in
 from annotate.models import Membership, Project
-from judging.models import AuditItem, Judge, JudgeRun, SyntheticSet
+from judging.models import Audit, AuditItem, Judge, JudgeRun, SyntheticSet
 
 Role = Membership.Role
 
@@ -73,6 +73,21 @@ def get_audit_item_for_auditor(user: AnyUser, pk: int) -> AuditItem:
     if role not in (Role.ADMIN, Role.AUDITOR):
         raise Forbidden("Only the project's auditors and admins audit judge scores")
     return item
+
+
+def get_own_audit(user: AnyUser, pk: int) -> Audit:
+    """An audit by id, to change its verdict (the API's PUT /audits/<id>/): its own auditor alone. 404 when it does
+    not exist or the user is no member of its project; 403 for an annotator, and for another auditor's audit (an
+    admin's included: a verdict is its auditor's word)."""
+    audit = Audit.objects.select_related("item__project").filter(pk=pk).first()
+    role = role_in(user, audit.item.project) if audit else None
+    if audit is None or role is None:
+        raise Http404("No such audit")
+    if role not in (Role.ADMIN, Role.AUDITOR):
+        raise Forbidden("Only the project's auditors and admins audit judge scores")
+    if audit.auditor_id != user.pk:
+        raise Forbidden(f"audit {pk} is another auditor's verdict: you may change only your own")
+    return audit
 
 
 def get_synthetic_set_for_admin(user: AnyUser, slug: str, pk: int) -> SyntheticSet:

@@ -4,7 +4,11 @@ and the auditor's verdict on it.
 Same rules as the audit page (judging.services.audits serves and records for both): outsiders 404, annotators
 403 (they work blind and never see judges), anonymous callers 401; a pairs project 400 on ``project`` to its
 members (judging.api.lookups). The API has no blind mode: a client that wants its auditor's own score first
-simply asks for it before showing ``judges``.
+simply asks for it before showing ``judges`` (a verdict sent here has no ``blind_score``).
+
+An item is answered once (POST; a second is 409); the auditor changes their own saved verdict afterwards with PUT
+on the audit (the page's ``u``), never another auditor's (403). A change keeps ``answered_at`` and ``seconds``
+from the first answer and sets ``changed_at``.
 """
 
 from __future__ import annotations
@@ -119,19 +123,33 @@ class AuditResultSerializer(serializers.Serializer):
     agreed = serializers.BooleanField()
     reasoning_wrong = serializers.BooleanField()
     note = serializers.CharField(allow_blank=True)
-    blind = serializers.BooleanField(help_text="Scored before the judge's answer was revealed (the page's blind mode).")
+    blind = serializers.BooleanField(
+        help_text="The final score is the one given before the judge's answer was revealed (the page's blind mode)."
+    )
+    blind_score = serializers.IntegerField(
+        allow_null=True,
+        help_text="The score given before the judge's answer was revealed (the page's blind mode), kept when the "
+        "auditor then agreed or chose another score; null when none was given blind (always, for verdicts sent "
+        "through this API).",
+    )
     judgement = serializers.IntegerField(allow_null=True, help_text="The judge's answer you were shown.")
     served_at = serializers.DateTimeField()
-    answered_at = serializers.DateTimeField()
-    seconds = serializers.FloatField(help_text="Server-measured: from serving the item to receiving the verdict.")
+    answered_at = serializers.DateTimeField(help_text="The first verdict's time; a change leaves it.")
+    seconds = serializers.FloatField(
+        help_text="Server-measured: from serving the item to receiving the first verdict (a change leaves it)."
+    )
+    changed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the saved verdict was last changed; null: never changed."
+    )
 
 
 class AuditConflictSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What happened, for a person to read; nothing was changed.")
     code = serializers.ChoiceField(
-        choices=["already_audited", "not_served", "nothing_to_agree"],
-        help_text="already_audited: you gave a verdict on this item before; not_served: ask for your next item "
-        "first; nothing_to_agree: the shown answer has no 1-5 score (a failure, or an NLI probability).",
+        choices=["already_audited", "not_served", "nothing_to_agree", "not_answered"],
+        help_text="already_audited: you gave a verdict on this item before (change it with PUT /api/audits/{id}/); "
+        "not_served: ask for your next item first; nothing_to_agree: the shown answer has no 1-5 score (a failure, "
+        "or an NLI probability); not_answered: the audit holds no verdict yet, so there is nothing to change.",
     )
 
 
@@ -228,7 +246,8 @@ class AuditVerdictView(APIView):
         },
     )
     def post(self, request: Request, id: str) -> Response:
-        """Your verdict on the item served to you: a score 1-5, or agreed (the shown judge's score); once."""
+        """Your verdict on the item served to you: a score 1-5, or agreed (the shown judge's score); once (change it
+        afterwards with PUT /api/audits/{id}/)."""
         item_id = int(id)
         if not 1 <= item_id <= MAX_ID:
             raise NotFound("No such audit item")
@@ -246,24 +265,72 @@ class AuditVerdictView(APIView):
             )
         except AuditError as error:
             return _refusal(error)
-        payload = {
-            "id": audit.pk,
-            "item": audit.item_id,
-            "score": audit.score,
-            "agreed": audit.agreed,
-            "reasoning_wrong": audit.reasoning_wrong,
-            "note": audit.note,
-            "blind": audit.blind,
-            "judgement": audit.judgement_id,
-            "served_at": _timestamp(audit.served_at),
-            "answered_at": _timestamp(audit.answered_at),
-            "seconds": audit.seconds,
-        }
-        return Response(payload, status=status.HTTP_201_CREATED)
+        return Response(audit_result(audit), status=status.HTTP_201_CREATED)
+
+
+def audit_result(audit: Audit) -> dict[str, Any]:
+    """A saved verdict as AuditResultSerializer describes it."""
+    return {
+        "id": audit.pk,
+        "item": audit.item_id,
+        "score": audit.score,
+        "agreed": audit.agreed,
+        "reasoning_wrong": audit.reasoning_wrong,
+        "note": audit.note,
+        "blind": audit.blind,
+        "blind_score": audit.blind_score,
+        "judgement": audit.judgement_id,
+        "served_at": _timestamp(audit.served_at),
+        "answered_at": _timestamp(audit.answered_at),
+        "seconds": audit.seconds,
+        "changed_at": _timestamp(audit.changed_at) if audit.changed_at is not None else None,
+    }
+
+
+class AuditChangeView(APIView):
+    @extend_schema(
+        parameters=[id_in_path("audit")],
+        request=AuditRequestSerializer,
+        responses={
+            200: AuditResultSerializer,
+            403: OpenApiResponse(
+                ErrorSerializer,
+                description="Another auditor's verdict (you change only your own), or a role that does not audit.",
+            ),
+            404: OpenApiResponse(ErrorSerializer, description="No such audit in a project of yours."),
+            409: OpenApiResponse(
+                AuditConflictSerializer,
+                description="Nothing was changed: the audit holds no verdict yet (not_answered), or you agreed with "
+                "an answer that has no 1-5 score (nothing_to_agree).",
+            ),
+        },
+    )
+    def put(self, request: Request, id: str) -> Response:
+        """Change your own saved verdict: the whole verdict again, as for POST /api/audit-items/{id}/audits/
+        (fields left out take their defaults). `answered_at` and `seconds` stay the first answer's, `changed_at`
+        says when it changed, `blind_score` stays; a verdict sent as it is saved changes nothing."""
+        audit_id = int(id)
+        if not 1 <= audit_id <= MAX_ID:
+            raise NotFound("No such audit")
+        # Whose audit first: an outsider's or another auditor's malformed change gets their 404 or 403, not a 400.
+        found = access.get_own_audit(request.user, audit_id)
+        body = AuditRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        verdict = body.validated_data
+        try:
+            audit = audits.change_audit(
+                found.item.project, request.user, found.pk,
+                score=verdict.get("score"), agreed=verdict["agreed"],
+                reasoning_wrong=verdict["reasoning_wrong"], note=verdict.get("note", ""),
+            )
+        except AuditError as error:
+            return _refusal(error)
+        return Response(audit_result(audit))
 
 
 # Item ids as [0-9]{1,18}, like the other APIs': a longer number names no object (404, not 500).
 urlpatterns = [
     path("projects/<slug:slug>/audit/next/", NextAuditView.as_view(), name="api-audit-next"),
     re_path(r"^audit-items/(?P<id>[0-9]{1,18})/audits/$", AuditVerdictView.as_view(), name="api-audit-verdict"),
+    re_path(r"^audits/(?P<id>[0-9]{1,18})/$", AuditChangeView.as_view(), name="api-audit-change"),
 ]

@@ -98,7 +98,8 @@ class AuditExportView(APIView):
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         """The project's answered audits: every auditor's for an admin, your own for an auditor (score, agreed,
-        reasoning marked wrong, note, seconds, blind, and the judge's score you were shown)."""
+        reasoning marked wrong, note, seconds, blind and the score given blind, the judge's score you were shown,
+        when it was answered and last changed)."""
         project, auditor = span_project_lookup(access.get_project_for_export, request.user, slug, "audits")
         query = AuditExportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)

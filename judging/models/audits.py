@@ -38,10 +38,14 @@ class Audit(models.Model):
     agreed = models.BooleanField(default=False)  # the auditor accepted the judge's score as it was
     reasoning_wrong = models.BooleanField(default=False)
     note = models.TextField(blank=True)
-    blind = models.BooleanField(default=False)  # scored before the judge's answer was revealed
+    blind = models.BooleanField(default=False)  # the final score is the one given before the judge's answer was revealed
+    # The score given before the reveal (blind mode), kept when the auditor changes their mind after it: ``blind`` says
+    # only whether the final score is that one, so without it a changed mind lost the unanchored score.
+    blind_score = models.PositiveSmallIntegerField(null=True, blank=True)
     served_at = models.DateTimeField()
-    answered_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)  # the first verdict; a change leaves it (and seconds)
     seconds = models.FloatField(null=True, blank=True)  # answered_at - served_at, measured by the server
+    changed_at = models.DateTimeField(null=True, blank=True)  # the latest change of a saved verdict (u on the page)
 
     class Meta:
         ordering = ["item", "id"]
@@ -49,6 +53,10 @@ class Audit(models.Model):
             models.UniqueConstraint(fields=["item", "auditor"], name="one_audit_per_item_and_auditor"),
             models.CheckConstraint(
                 condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=5), name="audit_score_1_to_5"
+            ),
+            models.CheckConstraint(
+                condition=Q(blind_score__isnull=True) | Q(blind_score__gte=1, blind_score__lte=5),
+                name="audit_blind_score_1_to_5",
             ),
         ]
 

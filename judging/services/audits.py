@@ -8,9 +8,14 @@ a flag last), then by id. An auditor holds one unanswered serve at a time: askin
 A serve holds its slot for SERVE_MINUTES: after that, another auditor may take the slot (the stale serve is
 released then); until someone does, the auditor who walked away still has the item.
 
-Answering. A score 1-5, or ``agreed`` (the score of the judge's answer the auditor was shown); a verdict is
-given once. The time per item is the server's: answered_at - served_at, both read from ``now()``, the one
-clock tests move (``monkeypatch.setattr(audits, "now", ...)``).
+Answering. A score 1-5, or ``agreed`` (the score of the judge's answer the auditor was shown); an item is
+answered once (a second answer to it is refused). The time per item is the server's: answered_at - served_at,
+both read from ``now()``, the one clock tests move (``monkeypatch.setattr(audits, "now", ...)``).
+
+Changing. An auditor may change their own saved verdict (the page's ``u``; the API's PUT /api/audits/<id>/), never
+another auditor's. A change keeps the first answer's ``answered_at`` and ``seconds`` (the time it took to read the
+item and decide, which the figures use) and records when it was made in ``changed_at``; ``blind_score``, the score
+given before the reveal, is never changed, and ``blind`` is again whether the final score is that one.
 """
 
 from __future__ import annotations
@@ -347,18 +352,14 @@ def submit_audit(
 ) -> Audit:
     """Record the auditor's verdict on the item served to them: their score, or the shown judge's when they agree.
 
-    ``blind_score`` is the score they gave while the judge's answer was hidden (blind mode), if any: the audit
-    is ``blind`` when the final score is that one. Refusals (AuditError, nothing saved): 400 bad input, 403
-    not an auditor, 404 no such item in the project, 409 not served to you, answered already, or nothing to
-    agree with (the shown answer has no 1-5 score).
+    ``blind_score`` is the score they gave while the judge's answer was hidden (blind mode), if any: it is kept
+    as it is, and the audit is ``blind`` when the final score is that one. Refusals (AuditError, nothing saved):
+    400 bad input, 403 not an auditor, 404 no such item in the project, 409 not served to you, answered already
+    (change the saved verdict with :func:`change_audit`), or nothing to agree with (the shown answer has no 1-5
+    score).
     """
     _check_auditor(project, auditor)
-    score = _clean_score(score)
-    note = note if isinstance(note, str) else ""
-    if len(note) > MAX_NOTE:
-        raise AuditError(f"note is {len(note)} characters long; at most {MAX_NOTE} are kept", status=400, field="note")
-    if not agreed and score is None:
-        raise AuditError("give a score from 1 to 5, or agree with the judge's score", status=400, field="score")
+    score, note = _clean_verdict(score, agreed, note)
     with transaction.atomic():
         item = AuditItem.objects.filter(project=project, pk=item_id).first()
         if item is None:
@@ -377,42 +378,124 @@ def submit_audit(
             )
         if audit.answered_at is not None:
             raise AuditError(
-                f"you audited this item already (score {audit.score}); a verdict is given once", code="already_audited"
+                f"you audited this item already (score {audit.score}); an item is answered once: change that verdict "
+                f"as audit {audit.pk} instead (u on the audit page, PUT /api/audits/{audit.pk}/)",
+                code="already_audited",
             )
-        if agreed:
-            shown = audit.judgement
-            if shown is None:
-                raise AuditError(
-                    "no judge's score was shown for this item: give your own score (1-5)", code="nothing_to_agree"
-                )
-            if shown.score is None:
-                what = (
-                    f"an NLI probability (p = {shown.probability:.3f}), not a 1-5 score"
-                    if shown.probability is not None
-                    else f"no score ({shown.get_status_display().lower()})"
-                )
-                raise AuditError(
-                    f"the answer of judge {shown.run.judge.name} has {what}: give your own score (1-5)",
-                    code="nothing_to_agree",
-                )
-            if score is not None and score != shown.score:
-                raise AuditError(
-                    f"score {score} differs from the judge's score {shown.score} you agreed with: send one or the other",
-                    status=400,
-                    field="score",
-                )
-            score = shown.score
+        score = _final_score(audit, score, agreed)
         moment = now()
         audit.score = score
         audit.agreed = bool(agreed)
         audit.reasoning_wrong = bool(reasoning_wrong)
         audit.note = note.strip()
+        audit.blind_score = blind_score
         audit.blind = blind_score is not None and blind_score == score
         audit.answered_at = moment
         audit.seconds = max(0.0, (moment - audit.served_at).total_seconds())
         audit.save(
-            update_fields=["score", "agreed", "reasoning_wrong", "note", "blind", "answered_at", "seconds"]
+            update_fields=[
+                "score", "agreed", "reasoning_wrong", "note", "blind_score", "blind", "answered_at", "seconds",
+            ]
         )
+    return audit
+
+
+def _final_score(audit: Audit, score: int | None, agreed: bool) -> int:
+    """The verdict's score: the auditor's own, or when they agree the score of the judge's answer they were shown
+    (``score`` may then be left out, or must equal it). Refused (AuditError) when agreeing has nothing to take."""
+    if not agreed:
+        if score is None:
+            raise AuditError("give a score from 1 to 5, or agree with the judge's score", status=400, field="score")
+        return score
+    shown = audit.judgement
+    if shown is None:
+        raise AuditError("no judge's score was shown for this item: give your own score (1-5)", code="nothing_to_agree")
+    if shown.score is None:
+        what = (
+            f"an NLI probability (p = {shown.probability:.3f}), not a 1-5 score"
+            if shown.probability is not None
+            else f"no score ({shown.get_status_display().lower()})"
+        )
+        raise AuditError(
+            f"the answer of judge {shown.run.judge.name} has {what}: give your own score (1-5)",
+            code="nothing_to_agree",
+        )
+    if score is not None and score != shown.score:
+        raise AuditError(
+            f"score {score} differs from the judge's score {shown.score} you agreed with: send one or the other",
+            status=400,
+            field="score",
+        )
+    return shown.score
+
+
+def _clean_verdict(score: Any, agreed: bool, note: Any) -> tuple[int | None, str]:
+    """The score and note of a verdict, checked before anything is looked up (400 on bad input)."""
+    score = _clean_score(score)
+    note = note if isinstance(note, str) else ""
+    if len(note) > MAX_NOTE:
+        raise AuditError(f"note is {len(note)} characters long; at most {MAX_NOTE} are kept", status=400, field="note")
+    if not agreed and score is None:
+        raise AuditError("give a score from 1 to 5, or agree with the judge's score", status=400, field="score")
+    return score, note
+
+
+def own_answered_audit(project: Project, auditor: Any, audit_id: int, *, lock: bool = False) -> Audit:
+    """The auditor's own answered audit in the project, to show or change. Refusals (AuditError): 403 not an
+    auditor, 404 no such audit in the project, 403 another auditor's verdict, 409 no verdict saved yet."""
+    _check_auditor(project, auditor)
+    found = Audit.objects.filter(item__project=project, pk=audit_id).select_related(
+        "item__sample__passage", "item__flagged_by", "judgement__run__judge"
+    )
+    if lock:
+        found = found.select_for_update(of=("self",))
+    audit = found.first()
+    if audit is None:
+        raise AuditError(f"No audit {audit_id} in this project", status=404, code="no_such_audit")
+    if audit.auditor_id != auditor.pk:
+        raise AuditError(
+            f"audit {audit_id} is another auditor's verdict: you may change only your own", status=403,
+            code="not_your_audit",
+        )
+    if audit.answered_at is None:
+        raise AuditError(
+            "this audit holds no verdict yet: answer its item first (only a saved verdict can be changed)",
+            code="not_answered",
+        )
+    return audit
+
+
+def change_audit(
+    project: Project,
+    auditor: Any,
+    audit_id: int,
+    *,
+    score: int | None,
+    agreed: bool,
+    reasoning_wrong: bool,
+    note: str,
+) -> Audit:
+    """Change the auditor's own saved verdict: score (or agreed), reasoning marked wrong, note.
+
+    The first answer's ``answered_at`` and ``seconds`` stay (the time to decide, not to correct); ``changed_at``
+    says when the change was made, and ``blind`` is again whether the final score is the one given blind
+    (``blind_score``, never changed). A verdict sent back as it is saved changes nothing, ``changed_at``
+    included. Refusals (AuditError, nothing saved): those of :func:`own_answered_audit`, 400 bad input, 409
+    nothing to agree with.
+    """
+    _check_auditor(project, auditor)
+    score, note = _clean_verdict(score, agreed, note)
+    with transaction.atomic():
+        audit = own_answered_audit(project, auditor, audit_id, lock=True)
+        score = _final_score(audit, score, agreed)
+        verdict = {"score": score, "agreed": bool(agreed), "reasoning_wrong": bool(reasoning_wrong), "note": note.strip()}
+        if all(getattr(audit, name) == value for name, value in verdict.items()):
+            return audit
+        for name, value in verdict.items():
+            setattr(audit, name, value)
+        audit.blind = audit.blind_score is not None and audit.blind_score == score
+        audit.changed_at = now()
+        audit.save(update_fields=[*verdict, "blind", "changed_at"])
     return audit
 
 

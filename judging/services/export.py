@@ -10,7 +10,8 @@ score an integer (only an NLI judge's 1 + 4p is a fraction). The JSONL keys are 
 a judge's runs apart there (a judge run twice has two judgements of a sample).
 
 Audits: one answered audit a row (item, sample, auditor, score, agreed,
-reasoning marked wrong, note, seconds, blind, the judge and the score shown);
+reasoning marked wrong, note, seconds, blind, the score given blind, the judge
+and the score shown, when it was answered and last changed);
 every auditor's, or one auditor's (what an auditor downloads: their own).
 
 The command writes a file; the pages and the API stream the same lines after
@@ -47,7 +48,7 @@ JUDGEMENT_FIELDS = (
 )
 AUDIT_FIELDS = (
     "item", "sample", "batch", "auditor", "score", "agreed", "reasoning_wrong", "note", "seconds", "blind",
-    "judge", "judge_score_seen", "answered_at",
+    "blind_score", "judge", "judge_score_seen", "answered_at", "changed_at",
 )
 
 
@@ -111,9 +112,12 @@ def audit_rows(project: Project, *, auditor: AbstractBaseUser | None = None) -> 
             "note": audit.note,
             "seconds": audit.seconds,
             "blind": audit.blind,
+            # The score given before the judges were revealed, when one was: kept when the auditor then changed it.
+            "blind_score": audit.blind_score,
             "judge": seen.run.judge.name if seen is not None else None,
             "judge_score_seen": _display_score(seen) if seen is not None else None,
             "answered_at": audit.answered_at.isoformat() if audit.answered_at else None,
+            "changed_at": audit.changed_at.isoformat() if audit.changed_at else None,
         }
 
 

@@ -7,7 +7,12 @@ judging.services.audits, the same rules the API follows.
 Blind mode (a per-project choice kept in the session, default from the project's ``blind_by_default``): the
 judges' answers are not in the page until the auditor gives a score. That score goes to the ``reveal``
 endpoint, which keeps it in the session (an Audit's score means "answered", so it is not written there) and
-answers with the judges revealed; the final verdict is ``blind`` when its score is the one given blind.
+answers with the judges revealed; the final verdict keeps that score as ``blind_score``, and is ``blind`` when its
+score is the one given blind.
+
+Changing a saved verdict (``u``): the page keeps, per browser tab, the audits saved on it, and ``u`` asks for the
+latest one's ``answered`` view (GET), the item with its saved verdict and its judges shown, whose form changes it
+(POST) and answers with the auditor's current item. Only one's own answered audit: another auditor's is 403.
 
 The session is one stored blob, and a request writes back all of it: a page load that read it before the blind
 switch saved would, by writing, undo the switch (``b`` then a reload, both in flight). So a render that changes
@@ -26,7 +31,7 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import path, re_path, reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.access import Forbidden
 from annotate.models import Project
@@ -124,6 +129,11 @@ class VerdictForm:
     error: str = ""
 
     @classmethod
+    def of(cls, audit: Audit) -> VerdictForm:
+        """The saved verdict, to change it."""
+        return cls(score=audit.score, agreed=audit.agreed, reasoning_wrong=audit.reasoning_wrong, note=audit.note)
+
+    @classmethod
     def read(cls, data: QueryDict) -> VerdictForm:
         form = cls(
             agreed=data.get("agreed", "") in ("1", "on", "true"),
@@ -165,8 +175,13 @@ def _audit_view(
     form: VerdictForm | None = None,
     form_item: int | None = None,
     last: Audit | None = None,
+    last_changed: bool = False,
+    changing: Audit | None = None,
 ) -> HttpResponse:
-    """The page (or its partial for htmx) with the auditor's current item, serving one if they hold none."""
+    """The page (or its partial for htmx) with the auditor's current item, serving one if they hold none; or, with
+    ``changing``, that answered audit of theirs with its saved verdict (or ``form``, refused) to change."""
+    if changing is not None:
+        return _change_view(request, project, role, changing, status=status, error=error, form=form)
     session = AuditSession.load(request, project)
     audit = audits.serve_next_audit(project, request.user)
     context: dict[str, Any] = {
@@ -178,6 +193,8 @@ def _audit_view(
         "notice": notice,
         "error": error,
         "last": last,
+        "last_changed": last_changed,
+        "last_change_url": _change_url(project, last) if last is not None else "",
         "levels": LEVELS,
         "page_url": reverse("judging-audit", args=[project.slug]),
         "blind_url": reverse("judging-audit-blind", args=[project.slug]),
@@ -202,6 +219,40 @@ def _audit_view(
             submit_url=reverse("judging-audit-submit", args=[project.slug, audit.item_id]),
             reveal_url=reverse("judging-audit-reveal", args=[project.slug, audit.item_id]),
         )
+    template = "judging/audit.html#audit_view" if request.htmx else "judging/audit.html"
+    return render(request, template, context, status=status)
+
+
+def _change_url(project: Project, audit: Audit) -> str:
+    return reverse("judging-audit-answered", args=[project.slug, audit.pk])
+
+
+def _change_view(
+    request: HtmxHttpRequest, project: Project, role: str, audit: Audit, *, status: int, error: str,
+    form: VerdictForm | None,
+) -> HttpResponse:
+    """An answered audit of the auditor's, its judges shown (they saw them before saving), its saved verdict in the
+    form: nothing is served, and the session's blind state is left as it is (the item is answered)."""
+    agree_score, agree_refusal = _agree_with(audit)
+    context: dict[str, Any] = {
+        "project": project,
+        "role": role,
+        "audit": audit,
+        "changing": True,
+        "blind": AuditSession.load(request, project).blind,
+        "progress": audits.audit_progress(project, request.user),
+        "error": error,
+        "levels": LEVELS,
+        "page_url": reverse("judging-audit", args=[project.slug]),
+        "blind_url": reverse("judging-audit-blind", args=[project.slug]),
+        "view": audits.item_view(audit.item, reveal=True),
+        "hidden": False,
+        "blind_score": audit.blind_score,
+        "form": form if form is not None else VerdictForm.of(audit),
+        "agree_score": agree_score,
+        "agree_refusal": agree_refusal,
+        "submit_url": _change_url(project, audit),
+    }
     template = "judging/audit.html#audit_view" if request.htmx else "judging/audit.html"
     return render(request, template, context, status=status)
 
@@ -249,11 +300,42 @@ def audit_submit(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpRespo
     return _audit_view(request, project, role, last=audit)
 
 
-def _saved_text(audit: Audit) -> str:
+def _saved_text(audit: Audit, *, changed: bool = False) -> str:
     agreed = " (agreed with the judge)" if audit.agreed else ""
-    # Audit.blind: the final score is the one given before the judges' answers were shown.
-    blind = ", given blind" if audit.blind else ""
+    # Audit.blind: the final score is the one given before the judges' answers were shown; blind_score that one.
+    blind = ", given blind" if audit.blind else f", {audit.blind_score} given blind" if audit.blind_score else ""
+    if changed:
+        return f"Changed: score {audit.score}{agreed}{blind} (the first answer's {audit.seconds:.1f} s kept)."
     return f"Saved: score {audit.score}{agreed}{blind}, {audit.seconds:.1f} s on the item (server time)."
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@login_required
+def audit_answered(request: HtmxHttpRequest, slug: str, audit_id: str) -> HttpResponse:
+    """One of the auditor's own answered audits (``u``): GET shows it with its saved verdict, POST changes that
+    verdict and answers with the current item. Who may, before what was sent: another auditor's audit is 403."""
+    project, role = get_project_for_auditor(request.user, slug)
+    try:
+        audit = audits.own_answered_audit(project, request.user, int(audit_id))
+    except AuditError as failure:
+        return _refused(request, project, role, failure)
+    if request.method == "GET":
+        return _audit_view(request, project, role, changing=audit)
+    form = VerdictForm.read(request.POST)
+    try:
+        if form.error:
+            raise AuditError(form.error, status=400, field="score")
+        changed = audits.change_audit(
+            project, request.user, audit.pk,
+            score=form.score, agreed=form.agreed, reasoning_wrong=form.reasoning_wrong, note=form.note,
+        )
+    except AuditError as failure:
+        return _refused(request, project, role, failure, form=form, changing=audit)
+    if not request.htmx:
+        messages.success(request, _saved_text(changed, changed=True))
+        return HttpResponseRedirect(reverse("judging-audit", args=[project.slug]))
+    return _audit_view(request, project, role, last=changed, last_changed=True)
 
 
 @never_cache
@@ -316,5 +398,10 @@ urlpatterns = [
         r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/audit/(?P<item_id>[0-9]{1,18})/reveal/$",
         audit_reveal,
         name="judging-audit-reveal",
+    ),
+    re_path(
+        r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/audit/answered/(?P<audit_id>[0-9]{1,18})/$",
+        audit_answered,
+        name="judging-audit-answered",
     ),
 ]

@@ -1,6 +1,6 @@
 """The audit page's "Saved" line says when the score was given blind, as the stored verdict (Audit.blind) says:
-a blind score kept is "given blind", a blind score changed after the judges were shown is not, nor is a score
-given with blind mode off."""
+a blind score kept is "given blind", a blind score changed after the judges were shown is not (the line names the
+score given blind instead, kept as blind_score), nor is a score given with blind mode off."""
 
 from __future__ import annotations
 
@@ -52,9 +52,10 @@ def test_the_saved_line_says_given_blind_only_for_a_score_stored_as_blind(
     page.keyboard.press("3")
     page.keyboard.press("Enter")
     expect(view).to_have_attribute("data-item-id", str(third.pk))
-    expect(page.locator(LAST_SAVED)).to_contain_text("Saved: score 3")
-    expect(page.locator(LAST_SAVED)).not_to_contain_text("blind")
-    assert Audit.objects.get(item=second, auditor=scene.auditor).blind is False
+    expect(page.locator(LAST_SAVED)).to_contain_text("Saved: score 3, 2 given blind")  # the blind score, kept
+    expect(page.locator(LAST_SAVED)).not_to_contain_text(", given blind")
+    changed_mind = Audit.objects.get(item=second, auditor=scene.auditor)
+    assert (changed_mind.blind, changed_mind.blind_score) == (False, 2)
 
     # Blind mode off: a score given with the judges in view is not blind either.
     page.keyboard.press("b")

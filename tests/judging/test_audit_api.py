@@ -89,8 +89,8 @@ def test_a_verdict_answers_201_with_the_server_measured_seconds(scene: AuditScen
     audit = Audit.objects.get(item_id=item, auditor=scene.auditor)
     assert body == {
         "id": audit.pk, "item": item, "score": 4, "agreed": False, "reasoning_wrong": True, "note": "Date is fine.",
-        "blind": False, "judgement": scene.explanations[1].pk, "served_at": "2026-03-02T09:00:00Z",
-        "answered_at": "2026-03-02T09:00:07.250000Z", "seconds": 7.25,
+        "blind": False, "blind_score": None, "judgement": scene.explanations[1].pk, "served_at": "2026-03-02T09:00:00Z",
+        "answered_at": "2026-03-02T09:00:07.250000Z", "seconds": 7.25, "changed_at": None,
     }
 
 
@@ -107,8 +107,11 @@ def test_a_second_verdict_is_409_and_changes_nothing(scene: AuditScene) -> None:
     assert post(client, item, {"score": 2}).status_code == 201
     again = post(client, item, {"score": 5})
     assert again.status_code == 409
+    audit = Audit.objects.get(item_id=item)
     assert again.json() == {
-        "detail": "you audited this item already (score 2); a verdict is given once", "code": "already_audited",
+        "detail": f"you audited this item already (score 2); an item is answered once: change that verdict as audit "
+        f"{audit.pk} instead (u on the audit page, PUT /api/audits/{audit.pk}/)",
+        "code": "already_audited",
     }
     assert Audit.objects.get(item_id=item).score == 2
 

@@ -44,14 +44,15 @@ def test_the_htmx_saved_line_says_given_blind_for_a_blind_score_and_not_otherwis
     clock.advance(7.5)
     response = client.post(submit, {"score": "4"}, **HTMX)
     assert Audit.objects.get(item=first, auditor=scene.auditor).blind is True
-    assert saved_line(response) == "Saved: score 4, given blind, 7.5 s"
+    assert saved_line(response) == "Saved: score 4, given blind, 7.5 s · u to change it"
 
     _, reveal, submit = urls(project, second.pk)
     client.post(reveal, {"score": "5"}, **HTMX)
     response = client.post(submit, {"agreed": "1"}, **HTMX)  # the judge's score, which is not 5
     agreed = Audit.objects.get(item=second, auditor=scene.auditor)
-    assert (agreed.agreed, agreed.blind) == (True, False) and agreed.score != 5
-    assert saved_line(response) == f"Saved: score {agreed.score} (agreed), 0.0 s"
+    assert (agreed.agreed, agreed.blind, agreed.blind_score) == (True, False, 5) and agreed.score != 5
+    # The score given blind is kept, and said: not "given blind", which means the final score is that one.
+    assert saved_line(response) == f"Saved: score {agreed.score} (agreed), 5 given blind, 0.0 s · u to change it"
 
 
 def test_the_message_after_a_plain_post_says_given_blind(project: Project, batch: Batch, clock: Clock) -> None:

@@ -114,8 +114,9 @@ def test_audits_export_answered_audits_with_the_judge_score_seen(judged: dict[st
     now = timezone.now()
     item = AuditItem.objects.create(project=project, sample=samples["0"], flagged_by=judged["ok"], reason="score 2 <= 3")
     Audit.objects.create(item=item, auditor=grace, judgement=judged["ok"], score=1, agreed=False, reasoning_wrong=True,
-                         note='missed "national government"', blind=True, served_at=now - timedelta(seconds=42),
-                         answered_at=now, seconds=42.0)
+                         note='missed "national government"', blind=True, blind_score=1,
+                         served_at=now - timedelta(seconds=42), answered_at=now, seconds=42.0,
+                         changed_at=now + timedelta(seconds=30))
     waiting = AuditItem.objects.create(project=project, sample=samples["1"], reason="score 2 <= 3")
     Audit.objects.create(item=waiting, auditor=grace, served_at=now)  # served, not answered: no verdict to export
 
@@ -123,11 +124,13 @@ def test_audits_export_answered_audits_with_the_judge_score_seen(judged: dict[st
     assert rows == [{
         "item": item.pk, "sample": "0", "batch": "batch-1", "auditor": "grace", "score": 1, "agreed": False,
         "reasoning_wrong": True, "note": 'missed "national government"', "seconds": 42.0, "blind": True,
-        "judge": "gpt-test", "judge_score_seen": 2, "answered_at": now.isoformat(),
+        "blind_score": 1, "judge": "gpt-test", "judge_score_seen": 2, "answered_at": now.isoformat(),
+        "changed_at": (now + timedelta(seconds=30)).isoformat(),
     }]
     table = list(csv.DictReader(io.StringIO("".join(export_lines(project, what="audits", format="csv")), newline="")))
     assert tuple(table[0]) == AUDIT_FIELDS
     assert (table[0]["auditor"], table[0]["score"], table[0]["agreed"], table[0]["blind"]) == ("grace", "1", "false", "true")
+    assert (table[0]["blind_score"], table[0]["changed_at"]) == ("1", (now + timedelta(seconds=30)).isoformat())
 
 
 @pytest.mark.django_db

@@ -1,12 +1,18 @@
 /* Blind mode and the reveal: switching blind mode, and the score sent to reveal the judges' answers, with the
  * verdict Enter asked to save while that reveal was on its way ("4 then Enter"). */
 
-import { hint } from "./messages.js";
-import { $, shownItem, state } from "./state.js";
+import { hint, refusedWhileBusy } from "./messages.js";
+import { $, shownItem, state, viewState } from "./state.js";
 
 export function toggleBlind() {
   const blindForm = $('[data-role="blind-form"]');
-  if (blindForm && !state.busy) blindForm.requestSubmit();
+  if (!blindForm || refusedWhileBusy()) return;
+  if (viewState() === "change") {
+    // The switch answers with the current item: the change on screen would be dropped unsaved, unasked.
+    hint("Blind mode is for the outputs served next: save this change (Enter) or go back to your current item (Esc) first.");
+    return;
+  }
+  blindForm.requestSubmit();
 }
 
 /* A request starts: a blind-stage verdict form sent is a reveal of the item on screen. */

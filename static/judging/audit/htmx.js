@@ -1,7 +1,9 @@
 /* htmx's requests on the audit page: the save status while a form is on its way, refused verdicts shown in place
  * (400, 409), failures named in the status, and the new view set up once swapped and settled. */
 
+import { forgetGone, recordSaved } from "./back.js";
 import { abandonReveal, forgetReveal, noteReveal, settleReveal } from "./blind.js";
+import { restoreChoice } from "./choice.js";
 import { startClock } from "./clock.js";
 import { setStatus, showServerMessages } from "./messages.js";
 import { restoreQuotes } from "./quotes.js";
@@ -12,10 +14,19 @@ import { controlName, settleView } from "./view.js";
 
 const ours = (event) => root.contains(event.target) || event.target === document.body;
 
+/* What a request is, for the cue a key pressed meanwhile gets (messages.js). */
+function pendingKind(elt) {
+  if (!elt || !elt.matches) return "load";
+  if (elt.matches('[data-role="audit-form"]')) return elt.dataset.stage === "blind" ? "reveal" : "save";
+  if (elt.matches('[data-role="blind-form"]')) return "blind";
+  return "load";
+}
+
 export function wireHtmx() {
   document.addEventListener("htmx:beforeRequest", (event) => {
     if (!ours(event)) return;
     state.busy = true;
+    state.pending = pendingKind(event.detail.elt);
     state.failure = null;
     noteReveal(event.detail.elt);
     setStatus(event.detail.requestConfig && event.detail.requestConfig.verb !== "get");
@@ -38,18 +49,23 @@ export function wireHtmx() {
     if (!event.detail.successful && !state.failure) {
       const code = event.detail.xhr ? event.detail.xhr.status : 0;
       state.failure = code ? `the server answered ${code}` : "network error: press Enter to try again";
+      if (code && event.detail.pathInfo) forgetGone(event.detail.pathInfo.requestPath, code);
     }
+    state.pending = null;
     if (state.failure) abandonReveal();
     setStatus(false);
   });
   document.addEventListener("htmx:sendError", () => {
     state.busy = false;
+    state.pending = null;
     state.failure = "network error: press Enter to try again";
     forgetReveal(); // afterRequest came first and said so
     setStatus(false);
   });
   document.addEventListener("htmx:afterSwap", (event) => {
     if (!ours(event)) return;
+    recordSaved();
+    restoreChoice();
     showChoice();
     startClock();
     restoreQuotes();

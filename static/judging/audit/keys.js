@@ -1,10 +1,13 @@
-/* The audit page's keys and control clicks: 1-5, a, w, n, Enter, Ctrl/Cmd+Enter, b, j, k, ? and Esc, inactive
- * while typing in the note; Enter on a button, checkbox, link or summary in focus does that control's own action. */
+/* The audit page's keys and control clicks: 1-5, a, w, n, Enter, Ctrl/Cmd+Enter, u (or Ctrl/Cmd+Z), b, j, k, ? and
+ * Esc, inactive while typing in the note; Enter on a button, checkbox, link or summary in focus does that control's
+ * own action. */
 
 import { isTyping } from "../../js/typing.js";
+import { goBack, leaveChange } from "./back.js";
 import { toggleBlind } from "./blind.js";
+import { refusedWhileBusy } from "./messages.js";
 import { stepJudge } from "./quotes.js";
-import { form, root, state } from "./state.js";
+import { form, root, state, viewState } from "./state.js";
 import { agree, chooseScore, submit, toggleReasoningWrong } from "./verdict.js";
 import { focusItem } from "./view.js";
 
@@ -27,6 +30,13 @@ function toggleHelp(show) {
 /* The score buttons, Agree and Keys do what their keys do. */
 export function wireControls() {
   root.addEventListener("click", (event) => {
+    const leave = event.target.closest('a[data-role="leave-change"]');
+    if (leave && root.contains(leave)) {
+      // A link without the page's scripts; here the current item comes back in place, as after a save.
+      event.preventDefault();
+      leaveChange();
+      return;
+    }
     const target = event.target.closest("button");
     if (!target || !root.contains(target)) return;
     if (target.dataset.score) chooseScore(target.dataset.score);
@@ -70,6 +80,12 @@ function onKeydown(event) {
     return;
   }
   if (key === "Enter" && controlOwnsEnter(event)) return;
+  // Ctrl/Cmd+Z, the undo everyone tries first, does what u does (in the note it undoes typing, above).
+  if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && key.toLowerCase() === "z") {
+    event.preventDefault();
+    if (!event.repeat) goBack();
+    return;
+  }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   if (/^[1-5]$/.test(key)) {
     event.preventDefault();
@@ -103,10 +119,16 @@ function onKeydown(event) {
       const note = form() && form().querySelector('[data-role="note"]');
       if (note) {
         event.preventDefault(); // the key moves to the note; it does not type an "n" there
-        note.focus();
+        // What is typed in the note of an output being saved would go with it, lost: wait for the next one.
+        if (!refusedWhileBusy()) note.focus();
       }
       break;
     }
+    case "u":
+    case "U":
+      event.preventDefault();
+      if (!event.repeat) goBack();
+      break;
     case "Enter":
       event.preventDefault();
       if (!event.repeat) submit();
@@ -121,7 +143,8 @@ function onKeydown(event) {
       toggleHelp();
       break;
     case "Escape":
-      toggleHelp(false);
+      if (document.getElementById("audit-help").open) toggleHelp(false);
+      else if (viewState() === "change" && !event.repeat) leaveChange();
       break;
     default:
   }

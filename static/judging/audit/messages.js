@@ -56,3 +56,18 @@ export function showServerMessages() {
   const notice = $('[data-role="notice"]');
   if (notice) noticeTimer = setTimeout(() => (notice.hidden = true), HINT_MS);
 }
+
+const WAIT_CUES = {
+  save: "Saving… press again when the next item shows.",
+  reveal: "Showing the judges' answers… press again when they show.",
+  blind: "Switching blind mode… press again when the page has updated.",
+  load: "Loading… press again when the item shows.",
+};
+
+/* A key or click that would act while a request is on its way does nothing: on the output it names it would land on
+ * the next one, unread. Said, so that a dropped key is no mystery. True when the page is busy (the caller stops). */
+export function refusedWhileBusy() {
+  if (!state.busy) return false;
+  hint(WAIT_CUES[state.pending] || WAIT_CUES.load, "info");
+  return true;
+}

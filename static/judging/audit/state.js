@@ -7,6 +7,7 @@ export const $ = (selector) => root.querySelector(selector);
 
 export const state = {
   busy: false, // a form is on its way: keys wait, so no verdict lands on an output not yet shown
+  pending: null, // what is on its way while busy: "save", "reveal", "blind" or "load" (the cue a waiting key gets)
   failure: null,
   revealing: null, // blind mode: the item whose score was sent to reveal its judges, until their answer settles
   saveAfterReveal: null, // the item whose verdict Enter asked to save while its reveal was on its way
@@ -21,4 +22,9 @@ export const stage = () => (form() ? form().dataset.stage : null);
 export const shownItem = () => {
   const view = $("#audit-view");
   return view ? view.dataset.itemId || null : null;
+};
+/* What #audit-view shows: "open", "blind", "change" (a saved verdict brought back with u) or "empty". */
+export const viewState = () => {
+  const view = $("#audit-view");
+  return view ? view.dataset.state : null;
 };

@@ -2,8 +2,9 @@
  * In blind mode a score sends the form to reveal the judges (blind.js keeps track of that reveal). */
 
 import { saveOnceRevealed } from "./blind.js";
-import { hint } from "./messages.js";
-import { form, stage, state } from "./state.js";
+import { rememberChoice } from "./choice.js";
+import { hint, refusedWhileBusy } from "./messages.js";
+import { form, stage } from "./state.js";
 
 export function showChoice() {
   const f = form();
@@ -17,19 +18,22 @@ export function showChoice() {
   if (agree) agree.setAttribute("aria-pressed", String(agreed));
 }
 
+/* Every choice below waits while a request is on its way (refusedWhileBusy says so): it would land on the output
+ * that comes next, unread. A choice made is kept for a reload (choice.js). */
 export function chooseScore(score) {
   const f = form();
-  if (!f || state.busy) return;
+  if (!f || refusedWhileBusy()) return;
   f.querySelector('[data-role="score-input"]').value = String(score);
   f.querySelector('[data-role="agreed-input"]').value = "";
   showChoice();
+  rememberChoice();
   // Blind mode: the score is the auditor's own, given before the judges' answers; sending it reveals them.
   if (stage() === "blind") f.requestSubmit();
 }
 
 export function agree() {
   const f = form();
-  if (!f || state.busy) return;
+  if (!f || refusedWhileBusy()) return;
   if (stage() === "blind") {
     hint("Give your own score first (1-5): the judges' answers are hidden until then.");
     return;
@@ -44,23 +48,25 @@ export function agree() {
   agreed.value = undo ? "" : "1";
   f.querySelector('[data-role="score-input"]').value = undo ? "" : score;
   showChoice();
+  rememberChoice();
 }
 
 export function toggleReasoningWrong() {
   const box = form() && form().querySelector('[data-role="reasoning-wrong"]');
-  if (!box) return;
+  if (!box || refusedWhileBusy()) return;
   if (box.disabled) {
     hint("Give your own score first (1-5): then the reasoning is shown and can be marked wrong.");
     return;
   }
   box.checked = !box.checked;
+  rememberChoice();
 }
 
 export function submit() {
   const f = form();
   if (!f) return;
   if (saveOnceRevealed()) return;
-  if (state.busy) return;
+  if (refusedWhileBusy()) return;
   if (stage() === "blind") {
     hint("Give your own score first (1-5): the judges' answers appear after it.");
     return;
