@@ -6,6 +6,8 @@ audits (judgements 403), annotators 403 (they work blind), outsiders 404, anonym
 400 on ``project`` to its members (judging.api.lookups).
 A choice that cannot be used is a 400 ``{"field": ["message"]}`` before any line is sent; an empty one too
 (``?format=``), rather than the default (annotate.api.serializers.QueryParamsSerializer).
+``bom=1`` starts a CSV download with the UTF-8 byte order mark, for Excel, as the span export's ``bom`` does (and is
+refused the same way with jsonl).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from annotate.access import AnyUser
 from annotate.api.errors import field_error
 from annotate.api.serializers import MAX_ID, ErrorSerializer, QueryParamsSerializer
 from annotate.models import Project
+from annotate.services.export import bom_refusal
 from judging import access
 from judging.api.lookups import NOT_A_SPAN_PROJECT_OR_BAD_INPUT, span_project_lookup
 from judging.services.export import FORMATS, ExportRefused, read_export_request
@@ -36,6 +39,18 @@ FORMAT_ERRORS = {"invalid_choice": '"{input}" is not a format: choose ' + " or "
 class AuditExportQuerySerializer(QueryParamsSerializer):
     format = serializers.ChoiceField(choices=list(FORMATS), default="jsonl", help_text=FORMAT_HELP,
                                      error_messages=FORMAT_ERRORS)
+    bom = serializers.BooleanField(
+        default=False,
+        help_text="format=csv only: start the file with the UTF-8 byte order mark (EF BB BF), so Excel reads "
+        "accented and other non-ASCII text right. Without it (the default) the bytes are unchanged. With another "
+        "format: 400.",
+    )
+
+    def validate_bom(self, value: bool) -> bool:
+        # Read from the query as sent: the format may itself be refused, and this problem still comes with it.
+        if value and (refusal := bom_refusal(str(self.initial_data.get("format", "jsonl")))) is not None:
+            raise serializers.ValidationError(refusal)
+        return value
 
 
 class JudgementExportQuerySerializer(AuditExportQuerySerializer):
@@ -51,7 +66,8 @@ def _download(project: Project, auditor: AnyUser | None, what: str, body: dict[s
     run = body.get("run")
     try:
         export = read_export_request(project, what=what, format=body["format"],
-                                     run=None if run is None else str(run), auditor=auditor)
+                                     run=None if run is None else str(run), auditor=auditor,
+                                     bom="1" if body["bom"] else None)
     except ExportRefused as refused:
         raise field_error(refused.field, str(refused)) from None
     return streamed(export)

@@ -18,6 +18,11 @@ The command writes a file; the pages and the API stream the same lines after
 :func:`read_export_request` has checked what was asked, so a bad choice is a
 400 naming it before any byte of a 200 is sent.
 
+A CSV export starts with the UTF-8 byte order mark when asked (``bom``), as the
+span export does and with its mark and refusal (annotate.services.export):
+Excel needs it to read the file as UTF-8. Off by default, so the bytes scripts
+read stay as they were; any other format asked with it is refused.
+
 There is no API key to leak: judges store only the name of the environment
 variable that holds one, and no export writes even that name.
 """
@@ -35,6 +40,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.models import Project
+from annotate.services.export import UTF8_BOM, bom_refusal
 from annotate.spreadsheet import text_row
 from judging.models import Audit, Judgement, JudgeRun
 
@@ -136,9 +142,12 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def csv_lines(rows: Iterable[dict[str, Any]], fields: tuple[str, ...]) -> Iterator[str]:
-    """A header, then a row a line; empty cells for nulls, true/false for flags, lists as JSON."""
+def csv_lines(rows: Iterable[dict[str, Any]], fields: tuple[str, ...], *, bom: bool = False) -> Iterator[str]:
+    """A header, then a row a line; empty cells for nulls, true/false for flags, lists as JSON. With ``bom`` the
+    header's piece starts with the byte order mark: the file's first bytes, where Excel looks for it."""
     buffer = io.StringIO()
+    if bom:
+        buffer.write(UTF8_BOM)
     writer = csv.writer(buffer)
 
     def flush() -> str:
@@ -161,12 +170,16 @@ def export_lines(
     format: str,
     run: JudgeRun | None = None,
     auditor: AbstractBaseUser | None = None,
+    bom: bool = False,
 ) -> Iterator[str]:
-    """The export as text pieces, for a streamed download or a file; ``auditor`` narrows audits to theirs."""
+    """The export as text pieces, for a streamed download or a file; ``auditor`` narrows audits to theirs, ``bom``
+    starts a CSV export with the byte order mark (for Excel)."""
     if what not in WHAT:
         raise ValueError(f"what must be one of {', '.join(WHAT)}, not {what!r}")
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    if bom and (refusal := bom_refusal(format)) is not None:
+        raise ValueError(f"bom: {refusal}")
     if what == "audits" and run is not None:
         raise ValueError("a run narrows judgements, not audits")
     if what == "judgements" and auditor is not None:
@@ -174,12 +187,15 @@ def export_lines(
     rows = judgement_rows(project, run=run) if what == "judgements" else audit_rows(project, auditor=auditor)
     if format == "jsonl":
         return jsonl_lines(rows)
-    return csv_lines(rows, JUDGEMENT_FIELDS if what == "judgements" else AUDIT_FIELDS)
+    return csv_lines(rows, JUDGEMENT_FIELDS if what == "judgements" else AUDIT_FIELDS, bom=bom)
 
 
-def write_export(project: Project, out: Path, *, what: str, format: str, run: JudgeRun | None = None) -> int:
-    """Write the export to ``out``; returns the number of rows (the CSV header not counted)."""
-    pieces = export_lines(project, what=what, format=format, run=run)
+def write_export(
+    project: Project, out: Path, *, what: str, format: str, run: JudgeRun | None = None, bom: bool = False
+) -> int:
+    """Write the export to ``out``; returns the number of rows (the CSV header not counted). The choices are
+    checked before the file is opened, so a refused one leaves ``out`` as it was."""
+    pieces = export_lines(project, what=what, format=format, run=run, bom=bom)
     count = 0
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8", newline="") as handle:
@@ -206,6 +222,7 @@ class ExportRequest:
     format: str
     run: JudgeRun | None = None
     auditor: AbstractBaseUser | None = None
+    bom: bool = False  # a CSV export starts with the byte order mark, for Excel
 
     @property
     def filename(self) -> str:
@@ -218,17 +235,41 @@ class ExportRequest:
         return "application/jsonl; charset=utf-8" if self.format == "jsonl" else "text/csv; charset=utf-8"
 
     def lines(self) -> Iterator[str]:
-        return export_lines(self.project, what=self.what, format=self.format, run=self.run, auditor=self.auditor)
+        return export_lines(self.project, what=self.what, format=self.format, run=self.run, auditor=self.auditor,
+                            bom=self.bom)
+
+
+# How a page's link or form says yes or no to the byte order mark (the API's serializer reads its own).
+BOM_YES = ("1", "true", "on")
+BOM_NO = ("", "0", "false", "off")
+
+
+def read_bom(value: str | None) -> bool:
+    """``bom`` as typed in a query: absent or one of BOM_NO is no, one of BOM_YES yes; anything else is refused
+    rather than guessed."""
+    text = (value or "").strip().lower()
+    if text in BOM_YES or text in BOM_NO:
+        return text in BOM_YES
+    raise ExportRefused("bom", f"{value!r} is not yes or no: give bom=1 for a CSV file for Excel, or leave it out")
 
 
 def read_export_request(
-    project: Project, *, what: str, format: str, run: str | None = None, auditor: AbstractBaseUser | None = None
+    project: Project,
+    *,
+    what: str,
+    format: str,
+    run: str | None = None,
+    auditor: AbstractBaseUser | None = None,
+    bom: str | None = None,
 ) -> ExportRequest:
     """Check a download's choices as typed (query values); ExportRefused names the first one that cannot be used."""
     if what not in WHAT:
         raise ExportRefused("what", f"what must be one of {', '.join(WHAT)}, not {what!r}")
     if format not in FORMATS:
         raise ExportRefused("format", f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    with_bom = read_bom(bom)
+    if with_bom and (refusal := bom_refusal(format)) is not None:
+        raise ExportRefused("bom", refusal)
     chosen = None
     if run not in (None, ""):
         if what != "judgements":
@@ -239,4 +280,4 @@ def read_export_request(
             chosen = JudgeRun.objects.filter(project=project, pk=int(text)).first()
         if chosen is None:
             raise ExportRefused("run", f"no judge run {text!r} in project {project.slug!r}")
-    return ExportRequest(project=project, what=what, format=format, run=chosen, auditor=auditor)
+    return ExportRequest(project=project, what=what, format=format, run=chosen, auditor=auditor, bom=with_bom)

@@ -4,7 +4,9 @@ Streamed a line at a time through judging.services.export, so a big project's
 export never sits whole in the web process. Who gets what is judging.access's
 ``get_project_for_export``: admins everything, auditors their own audits,
 annotators nothing (they work blind). A choice that cannot be used (a format,
-a run of another project) is a 400 naming it, before any line is sent.
+a run of another project, bom=1 with jsonl) is a 400 naming it, before any line
+is sent. ``bom=1`` (the judges page's "For Excel (CSV only)", the "CSV for
+Excel" links) starts a CSV download with the UTF-8 byte order mark.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def _download(request: HttpRequest, slug: str, what: str) -> HttpResponse:
     project, auditor = access.get_project_for_export(request.user, slug, what)
     try:
         export = read_export_request(project, what=what, format=request.GET.get("format", "jsonl"),
-                                     run=request.GET.get("run"), auditor=auditor)
+                                     run=request.GET.get("run"), auditor=auditor, bom=request.GET.get("bom"))
     except ExportRefused as refused:
         return HttpResponse(f"Not exported: {refused.field}: {refused}", status=400,
                             content_type="text/plain; charset=utf-8")
@@ -43,14 +45,14 @@ def _download(request: HttpRequest, slug: str, what: str) -> HttpResponse:
 @require_GET
 @login_required
 def judgements_download(request: HttpRequest, slug: str) -> HttpResponse:
-    """?format=jsonl|csv&run=ID (no run: every run's judgements); the project's admins."""
+    """?format=jsonl|csv&run=ID&bom=1 (no run: every run's judgements); the project's admins."""
     return _download(request, slug, "judgements")
 
 
 @require_GET
 @login_required
 def audits_download(request: HttpRequest, slug: str) -> HttpResponse:
-    """?format=jsonl|csv: every answered audit for admins, an auditor's own for an auditor."""
+    """?format=jsonl|csv&bom=1: every answered audit for admins, an auditor's own for an auditor."""
     return _download(request, slug, "audits")
 
 

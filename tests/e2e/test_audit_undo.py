@@ -81,6 +81,34 @@ def test_u_brings_the_saved_verdict_back_and_saving_again_changes_it(
     assert Audit.objects.get(item=second, auditor=scene.auditor).answered_at is None  # still served, not answered
 
 
+def test_the_change_button_does_what_u_does_for_a_touch_or_mouse(
+    page: Page, live_server: Any, log_in: Any, project: Project, batch: Batch
+) -> None:
+    scene = build_scene(project, batch)
+    first, second, _ = scene.queue_order
+    view = open_page(page, live_server, log_in, project, scene.auditor)
+    change = page.locator('[data-role="change-saved"]')
+    shows(view, first, "open")
+    expect(change).to_be_hidden()  # nothing saved yet: nothing to change
+    answer(page, view, first, "3", "w")
+    shows(view, second, "open")
+    expect(change).to_be_visible()
+    change.click()
+    shows(view, first, "change")
+    expect(pressed_score(page)).to_have_attribute("data-score", "3")
+    expect(page.locator('[data-role="reasoning-wrong"]')).to_be_checked()
+    expect(page.locator('[data-role="change-banner"]')).to_contain_text("Changing your saved verdict")
+    expect(change).to_be_hidden()  # no verdict saved before this one: u would only say so
+
+    page.reload()  # the page's own item again; the verdicts saved in this tab, and the way back to them, remain
+    expect(page.locator("#auditor.ready")).to_be_attached()
+    shows(view, second, "open")
+    expect(page.locator('[data-role="last-saved"]')).to_have_count(0)  # no saved line now: the button is the way
+    change.click()
+    shows(view, first, "change")
+    expect(pressed_score(page)).to_have_attribute("data-score", "3")
+
+
 def test_u_steps_back_two_saved_items_and_esc_returns_to_the_current_one(
     page: Page, live_server: Any, log_in: Any, project: Project, batch: Batch
 ) -> None:

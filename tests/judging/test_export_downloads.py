@@ -217,7 +217,7 @@ def test_the_api_answers_roles_and_bad_choices_in_its_shapes(
 def test_the_schema_describes_the_downloads(client: Client, admin_user: Any) -> None:
     client.force_login(admin_user)
     paths = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()["paths"]
-    for what, query in (("judgements", {"format", "run"}), ("audits", {"format"})):
+    for what, query in (("judgements", {"format", "bom", "run"}), ("audits", {"format", "bom"})):
         operation = paths[f"/api/projects/{{slug}}/{what}/export/"]["get"]
         assert set(operation["responses"]) == {"200", "400", "401", "403", "404"}
         assert set(operation["responses"]["200"]["content"]) == {"application/jsonl", "text/csv"}

@@ -2,7 +2,8 @@
  * session: sessionStorage, so a reload keeps them too), the latest saved last; u shows the latest, and u again on a
  * saved verdict the one saved before it, one at a time. Saving a change moves that verdict to the top again, as the
  * "Changed: ..." line's "u to change it" says. The server shows and changes only the auditor's own answered audits
- * (judging/views/audit.py): this list only says which ones to ask for. Esc leaves a saved verdict as it is. */
+ * (judging/views/audit.py): this list only says which ones to ask for. Esc leaves a saved verdict as it is.
+ * The toolbar's Change button is u for a touch or mouse: shown whenever u has a saved verdict to go to. */
 
 import { hint, refusedWhileBusy } from "./messages.js";
 import { $, state, viewState } from "./state.js";
@@ -44,6 +45,13 @@ function target() {
   return at > 0 ? list[at - 1] : null;
 }
 
+/* Change shows where u would bring a saved verdict back (after a save, after a reload, on a changed verdict with one
+ * saved before it) and hides, its room kept (audit.css), where u would only say there is none. */
+export function offerChange() {
+  const button = $('[data-role="change-saved"]');
+  if (button) button.hidden = target() === null;
+}
+
 function load(url) {
   const view = $("#audit-view");
   if (!view || !window.htmx) return;
@@ -76,5 +84,6 @@ export function forgetGone(path, status) {
   const kept = list.filter((entry) => entry.url !== path);
   if (kept.length === list.length) return;
   keep(kept);
+  offerChange();
   hint("That saved verdict can no longer be shown (its item was removed): u goes on to the one before.");
 }

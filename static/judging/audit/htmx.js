@@ -1,7 +1,7 @@
 /* htmx's requests on the audit page: the save status while a form is on its way, refused verdicts shown in place
  * (400, 409), failures named in the status, and the new view set up once swapped and settled. */
 
-import { forgetGone, recordSaved } from "./back.js";
+import { forgetGone, offerChange, recordSaved } from "./back.js";
 import { abandonReveal, forgetReveal, noteReveal, settleReveal } from "./blind.js";
 import { restoreChoice } from "./choice.js";
 import { startClock } from "./clock.js";
@@ -65,6 +65,7 @@ export function wireHtmx() {
   document.addEventListener("htmx:afterSwap", (event) => {
     if (!ours(event)) return;
     recordSaved();
+    offerChange();
     restoreChoice();
     showChoice();
     startClock();

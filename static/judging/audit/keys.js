@@ -27,7 +27,7 @@ function toggleHelp(show) {
   }
 }
 
-/* The score buttons, Agree and Keys do what their keys do. */
+/* The score buttons, Agree, Change and Keys do what their keys do. */
 export function wireControls() {
   root.addEventListener("click", (event) => {
     const leave = event.target.closest('a[data-role="leave-change"]');
@@ -42,6 +42,7 @@ export function wireControls() {
     if (target.dataset.score) chooseScore(target.dataset.score);
     else if (target.dataset.role === "agree") agree();
     else if (target.dataset.role === "toggle-help") toggleHelp();
+    else if (target.dataset.role === "change-saved") goBack();
   });
 }
 

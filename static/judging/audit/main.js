@@ -16,6 +16,7 @@
  * choice not saved yet across a reload (choice.js), and settle the swapped view (htmx.js, view.js).
  * This one wires them, in the order the page's listeners must run, and sets up the first view. */
 
+import { offerChange } from "./back.js";
 import { restoreChoice, wireChoiceMemory } from "./choice.js";
 import { startClock, tickClock } from "./clock.js";
 import { wireHtmx } from "./htmx.js";
@@ -42,6 +43,7 @@ wireChoiceMemory(root);
 
 restoreChoice({ announce: true });
 showChoice();
+offerChange();
 startClock();
 setStatus(false);
 markTexts();
