@@ -15,6 +15,12 @@ from annotate.models import Project
 from annotate.services import export
 from annotate.services.pairs import export as pair_export
 
+# The CSV byte-order mark's query parameter, worded once for every export endpoint (spans, judgements, audits).
+BOM_HELP = (
+    "format=csv only: start the file with the UTF-8 byte order mark (EF BB BF), so Excel reads accented and other "
+    "non-ASCII text right. Without it (the default) the bytes are unchanged. With another format: 400."
+)
+
 
 def export_formats(project: Project) -> tuple[str, tuple[str, ...]]:
     """The project's kind in words and the export formats it has (a pairs project's differ from a span project's)."""
@@ -49,12 +55,7 @@ class ExportQuerySerializer(QueryParamsSerializer):
     pseudonyms = serializers.BooleanField(
         default=False, help_text="Annotators as annotator-1, -2, ... instead of names (a pairs export names nobody)."
     )
-    bom = serializers.BooleanField(
-        default=False,
-        help_text="format=csv only: start the file with the UTF-8 byte order mark (EF BB BF), so Excel reads "
-        "accented and other non-ASCII text right. Without it (the default) the bytes are unchanged. With another "
-        "format: 400.",
-    )
+    bom = serializers.BooleanField(default=False, help_text=BOM_HELP)
 
     def validate_format(self, value: str) -> str:
         project = self.context["project"]

@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from annotate.access import AnyUser
 from annotate.api.errors import field_error
+from annotate.api.exports import BOM_HELP
 from annotate.api.serializers import MAX_ID, ErrorSerializer, QueryParamsSerializer
 from annotate.models import Project
 from annotate.services.export import bom_refusal
@@ -39,12 +40,7 @@ FORMAT_ERRORS = {"invalid_choice": '"{input}" is not a format: choose ' + " or "
 class AuditExportQuerySerializer(QueryParamsSerializer):
     format = serializers.ChoiceField(choices=list(FORMATS), default="jsonl", help_text=FORMAT_HELP,
                                      error_messages=FORMAT_ERRORS)
-    bom = serializers.BooleanField(
-        default=False,
-        help_text="format=csv only: start the file with the UTF-8 byte order mark (EF BB BF), so Excel reads "
-        "accented and other non-ASCII text right. Without it (the default) the bytes are unchanged. With another "
-        "format: 400.",
-    )
+    bom = serializers.BooleanField(default=False, help_text=BOM_HELP)
 
     def validate_bom(self, value: bool) -> bool:
         # Read from the query as sent: the format may itself be refused, and this problem still comes with it.
