@@ -175,6 +175,8 @@ EXPECTED: dict[str, Rule] = {
     "judging-audit-blind": post(AUDITORS),
     "judging-audit-submit": post(AUDITORS),
     "judging-audit-reveal": post(AUDITORS),
+    # Changing a saved verdict: the auditor's own only (the world's audit is the auditor's; an admin 403 too).
+    "judging-audit-answered": page((AUDITOR,)),
     "judging-synthetic": page(ADMINS),
     "judging-synthetic-create": post(ADMINS),
     "judging-synthetic-import": post(ADMINS),
@@ -233,6 +235,7 @@ EXPECTED: dict[str, Rule] = {
     "judging-api-synthetic-sets": api(ADMINS),  # as the synthetic sets on the judges page
     "api-audit-next": api(AUDITORS, ok=frozenset({200, 204})),
     "api-audit-verdict": api_post(AUDITORS, kinds=None),
+    "api-audit-change": Rule((AUDITOR,), method="PUT", ok=WRITE, api=True, kinds=None),  # own verdicts only
 }
 
 # URL names given to a page and an API endpoint alike: their rows say which.

@@ -63,6 +63,7 @@ PARAMETERS: dict[str, dict[str, str]] = {
     "judging-people": {"pk": "judge"},
     "judging-audit-submit": {"item_id": "audit_item"},
     "judging-audit-reveal": {"item_id": "audit_item"},
+    "judging-audit-answered": {"audit_id": "audit"},
     "judging-synthetic-set": {"pk": "synthetic"},
     "judging-synthetic-run": {"pk": "synthetic"},
     "judging-synthetic-resume": {"pk": "synthetic"},
@@ -72,6 +73,7 @@ PARAMETERS: dict[str, dict[str, str]] = {
     "judging-api-judge-people": {"id": "judge"},
     "judging-api-synthetic-tables": {"id": "synthetic"},
     "api-audit-verdict": {"id": "audit_item"},
+    "api-audit-change": {"id": "audit"},
     "api-judge-flag-block": {"id": "judge_flag"},
     "api-judge-flag-unblock": {"id": "judge_flag"},
     "api-judge-flag-dismiss": {"id": "judge_flag"},
@@ -144,6 +146,9 @@ def ask(client: Client, request: Request, headers: dict[str, str] | None = None)
     with transaction.atomic():
         if request.rule.method == "GET":
             response = client.get(request.url, headers=headers)
+        elif request.rule.method == "PUT":
+            response = client.put(request.url, data=json.dumps(request.rule.body or {}),
+                                  content_type="application/json", headers=headers)
         elif request.rule.body is not None:
             response = client.post(request.url, data=json.dumps(request.rule.body), content_type="application/json",
                                    headers=headers)

@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 
 from annotate.models import (
     Assignment,
@@ -27,7 +28,7 @@ from annotate.services import rounds
 from annotate.services.pairs import flags as pair_flags
 from annotate.services.projects import create_project
 from annotate.services.tokens import create_api_token
-from judging.models import AuditItem, Judge, JudgeRun, SyntheticSet
+from judging.models import Audit, AuditItem, Judge, JudgeRun, SyntheticSet
 from judging.services.judges import create_judge
 from tests.roles.expectations import (
     ADMIN,
@@ -98,6 +99,11 @@ def load_world(tmp_path: Any) -> World:
     pair_item = PairItem.objects.filter(project=pairs_project, round__number=1).order_by("pk").first()
     frank_flag = JudgeFlag.objects.filter(project=pairs_project).order_by("pk").first()
     erin = User.objects.get(username="erin")
+    # The auditor's own answered verdict, for the URLs that change one.
+    audit_item = AuditItem.objects.filter(project=spans_project).order_by("pk").first()
+    now = timezone.now()
+    audit = Audit.objects.create(item=audit_item, auditor=users[AUDITOR], score=3, served_at=now, answered_at=now,
+                                 seconds=0.0)
     pair_flags.block_judge(pairs_project, erin, users[SUPERUSER], "for the unblock URL")
     common = {
         "uidb64": "MQ", "token": "set-password-token",
@@ -117,7 +123,8 @@ def load_world(tmp_path: Any) -> World:
             "export": export_job.pk,
             "judge": judge.pk,
             "run": JudgeRun.objects.filter(project=spans_project).order_by("pk").first().pk,
-            "audit_item": AuditItem.objects.filter(project=spans_project).order_by("pk").first().pk,
+            "audit_item": audit_item.pk,
+            "audit": audit.pk,
             "synthetic": SyntheticSet.objects.get(project=spans_project).pk,
             "judge_kind": Judge.Kind.RUBRIC,
             "prompt_kind": "rubric",
