@@ -215,7 +215,7 @@ def _audit_view(
             form=echo,
             agree_score=agree_score,
             agree_refusal=agree_refusal,
-            elapsed=max(0.0, (audits.now() - audit.served_at).total_seconds()),
+            elapsed=max(0.0, (audits.clock.now() - audit.served_at).total_seconds()),
             submit_url=reverse("judging-audit-submit", args=[project.slug, audit.item_id]),
             reveal_url=reverse("judging-audit-reveal", args=[project.slug, audit.item_id]),
         )

@@ -116,7 +116,7 @@ def scene(project: Project, batch: Batch) -> AuditScene:
 
 
 class Clock:
-    """The audit queue's clock (judging.services.audits.now), moved by hand: no sleeping."""
+    """The audit queue's clock (judging.services.audits.clock.now), moved by hand: no sleeping."""
 
     def __init__(self) -> None:
         self.moment = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -131,7 +131,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     moved = Clock()
-    monkeypatch.setattr(audits, "now", moved)
+    monkeypatch.setattr(audits.clock, "now", moved)
     return moved
 
 

@@ -1,0 +1,44 @@
+"""The audit queue: flagged outputs served to auditors one at a time, their verdicts, and what the audit page
+and the API show of an item (the texts, each judge's answer, the quoted passages, the first-pass shading).
+
+Serving. An auditor gets the next item of the project that they have not audited and that has fewer than
+``audits_per_item`` audits answered or being served (an Audit row is made when the item is served), worst
+first: the flagging judgement's figure ascending (a score, or 1 + 4p for an NLI judge; items added without
+a flag last), then by id. An auditor holds one unanswered serve at a time: asking again gives the same item.
+A serve holds its slot for SERVE_MINUTES: after that, another auditor may take the slot (the stale serve is
+released then); until someone does, the auditor who walked away still has the item.
+
+Answering. A score 1-5, or ``agreed`` (the score of the judge's answer the auditor was shown); an item is
+answered once (a second answer to it is refused). The time per item is the server's: answered_at - served_at,
+both read from ``clock.now()``, the one clock tests move (``monkeypatch.setattr(audits.clock, "now", ...)``).
+
+Changing. An auditor may change their own saved verdict (the page's ``u``; the API's PUT /api/audits/<id>/), never
+another auditor's. A change keeps the first answer's ``answered_at`` and ``seconds`` (the time it took to read the
+item and decide, which the figures use) and records when it was made in ``changed_at``; ``blind_score``, the score
+given before the reveal, is never changed, and ``blind`` is again whether the final score is that one.
+
+Modules by topic: ``auditors`` (who audits, AuditError, the triage settings), ``view`` (what an item shows),
+``queue`` (serving, progress), ``verdicts`` (answering, changing) and ``clock``; callers use the names below.
+"""
+
+from judging.services.audits import clock
+from judging.services.audits.auditors import AUDITOR_ROLES, AuditError, check_auditor, judging_settings_of
+from judging.services.audits.queue import SERVE_MINUTES, audit_progress, serve_next_audit
+from judging.services.audits.verdicts import MAX_NOTE, change_audit, own_answered_audit, submit_audit
+from judging.services.audits.view import (
+    SHADES,
+    item_view,
+    judge_panels,
+    latest_sample_judgements,
+    output_sentences,
+    score_text,
+    sentence_shading,
+    shown_judgement,
+)
+
+__all__ = [
+    "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "audit_progress", "change_audit",
+    "check_auditor", "clock", "item_view", "judge_panels", "judging_settings_of", "latest_sample_judgements",
+    "output_sentences", "own_answered_audit", "score_text", "sentence_shading", "serve_next_audit",
+    "shown_judgement", "submit_audit",
+]

@@ -1,0 +1,120 @@
+"""Serving: the next flagged item for an auditor, worst first, one serve at a time, a slot held for
+SERVE_MINUTES; and an auditor's progress through the queue (see the package docstring)."""
+
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models import Count, ExpressionWrapper, F, FloatField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Cast, Coalesce
+
+from annotate.models import Project
+from judging.models import Audit, AuditItem, JudgingSettings
+from judging.services.audits import clock
+from judging.services.audits.auditors import check_auditor, judging_settings_of
+from judging.services.audits.view import latest_sample_judgements, shown_judgement
+
+# An unanswered serve keeps its slot this long (as a pairs serve does); then the slot may go to another auditor.
+SERVE_MINUTES = 30
+
+
+def _holding_a_slot(moment: datetime) -> Q:
+    """Audits that count against an item's audits_per_item: answered, or served within SERVE_MINUTES."""
+    return Q(answered_at__isnull=False) | Q(served_at__gte=moment - timedelta(minutes=SERVE_MINUTES))
+
+
+def _open_items(project: Project, auditor: Any, settings: JudgingSettings) -> Any:
+    """Items the auditor may be served now, worst first."""
+    taken = (
+        Audit.objects.filter(_holding_a_slot(clock.now()), item=OuterRef("pk"))
+        .order_by().values("item").annotate(n=Count("pk")).values("n")[:1]
+    )
+    figure = Coalesce(
+        Cast("flagged_by__score", FloatField()),
+        ExpressionWrapper(Value(1.0) + Value(4.0) * F("flagged_by__probability"), output_field=FloatField()),
+    )
+    return (
+        AuditItem.objects.filter(project=project)
+        .exclude(audits__auditor=auditor)
+        .annotate(taken=Coalesce(Subquery(taken), 0), flag_figure=figure)
+        .filter(taken__lt=settings.audits_per_item)
+        .order_by(F("flag_figure").asc(nulls_last=True), "id")
+    )
+
+
+def _held(project: Project, auditor: Any) -> Audit | None:
+    return (
+        Audit.objects.filter(item__project=project, auditor=auditor, answered_at__isnull=True)
+        .select_related("item__sample__passage", "item__flagged_by", "judgement")
+        .order_by("served_at", "id")
+        .first()
+    )
+
+
+def serve_next_audit(project: Project, auditor: Any) -> Audit | None:
+    """The auditor's item: the one they hold unanswered, else the worst open one (served now), else None."""
+    check_auditor(project, auditor)
+    settings = judging_settings_of(project)
+    with transaction.atomic():
+        # One serve at a time per auditor, even from two tabs: their user row is the lock.
+        list(get_user_model().objects.select_for_update().filter(pk=auditor.pk).values_list("pk"))
+        held = _held(project, auditor)
+        if held is not None:
+            # Show the current explanation (an explainer may have answered since): agree takes what is shown.
+            current = shown_judgement(held.item, latest_sample_judgements(held.item.sample), settings)
+            if current is not None and current.pk != held.judgement_id:
+                held.judgement = current
+                held.save(update_fields=["judgement"])
+            return held
+        for candidate in _open_items(project, auditor, settings)[:50]:
+            # Another auditor may be taking the last slot: lock the item, then count again.
+            # of=("self",): PostgreSQL locks no row on the nullable side of the flagged_by join.
+            item = (
+                AuditItem.objects.select_for_update(of=("self",))
+                .select_related("sample__passage", "flagged_by")
+                .get(pk=candidate.pk)
+            )
+            moment = clock.now()
+            if item.audits.filter(_holding_a_slot(moment)).count() >= settings.audits_per_item:
+                continue
+            # Stale serves on this item give their slots up now (their auditors walked away).
+            item.audits.filter(answered_at__isnull=True).exclude(_holding_a_slot(moment)).delete()
+            judgement = shown_judgement(item, latest_sample_judgements(item.sample), settings)
+            try:
+                with transaction.atomic():
+                    return Audit.objects.create(item=item, auditor=auditor, judgement=judgement, served_at=moment)
+            except IntegrityError:  # served to this auditor by a request that won the race
+                continue
+    return None
+
+
+# --------------------------------------------------------------------------- answering
+
+
+
+
+def audit_progress(project: Project, auditor: Any) -> dict[str, int]:
+    """``answered``: the auditor's verdicts in the project; ``left``: items still open to them, the one they
+    hold included; ``items``: the queue's size; ``complete``: items with all their audits answered;
+    ``audits_per_item``: how many auditors answer each item."""
+    settings = judging_settings_of(project)
+    mine = Audit.objects.filter(item__project=project, auditor=auditor)
+    answered = mine.filter(answered_at__isnull=False).count()
+    holding = mine.filter(answered_at__isnull=True).count()
+    items = AuditItem.objects.filter(project=project)
+    complete = (
+        items.annotate(done=Count("audits", filter=Q(audits__answered_at__isnull=False)))
+        .filter(done__gte=settings.audits_per_item)
+        .count()
+    )
+    return {
+        "answered": answered,
+        "left": _open_items(project, auditor, settings).count() + holding,
+        "items": items.count(),
+        "complete": complete,
+        "audits_per_item": settings.audits_per_item,
+    }

@@ -1,0 +1,186 @@
+"""Answering an item (a score 1-5 or agreeing with the judge shown) and changing one's own saved verdict
+(see the package docstring for what a change keeps)."""
+
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from annotate.models import Project
+from judging.models import Audit, AuditItem
+from judging.services.audits import clock
+from judging.services.audits.auditors import AuditError, check_auditor
+
+MAX_NOTE = 5000
+
+
+def _clean_score(score: Any) -> int | None:
+    if score is None:
+        return None
+    if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
+        raise AuditError(f"score must be a whole number from 1 to 5, not {score!r}", status=400, field="score")
+    return score
+
+
+def submit_audit(
+    project: Project,
+    auditor: Any,
+    item_id: int,
+    *,
+    score: int | None,
+    agreed: bool,
+    reasoning_wrong: bool,
+    note: str,
+    blind_score: int | None = None,
+) -> Audit:
+    """Record the auditor's verdict on the item served to them: their score, or the shown judge's when they agree.
+
+    ``blind_score`` is the score they gave while the judge's answer was hidden (blind mode), if any: it is kept
+    as it is, and the audit is ``blind`` when the final score is that one. Refusals (AuditError, nothing saved):
+    400 bad input, 403 not an auditor, 404 no such item in the project, 409 not served to you, answered already
+    (change the saved verdict with :func:`change_audit`), or nothing to agree with (the shown answer has no 1-5
+    score).
+    """
+    check_auditor(project, auditor)
+    score, note = _clean_verdict(score, agreed, note)
+    with transaction.atomic():
+        item = AuditItem.objects.filter(project=project, pk=item_id).first()
+        if item is None:
+            raise AuditError("No such audit item in this project", status=404, code="no_such_item")
+        audit = (
+            Audit.objects.select_for_update(of=("self",))
+            .select_related("judgement__run__judge")
+            .filter(item=item, auditor=auditor)
+            .first()
+        )
+        if audit is None:
+            raise AuditError(
+                "this item is not served to you (or your serve expired and went to another auditor): "
+                "ask for your next item",
+                code="not_served",
+            )
+        if audit.answered_at is not None:
+            raise AuditError(
+                f"you audited this item already (score {audit.score}); an item is answered once: change that verdict "
+                f"as audit {audit.pk} instead (u on the audit page, PUT /api/audits/{audit.pk}/)",
+                code="already_audited",
+            )
+        score = _final_score(audit, score, agreed)
+        moment = clock.now()
+        audit.score = score
+        audit.agreed = bool(agreed)
+        audit.reasoning_wrong = bool(reasoning_wrong)
+        audit.note = note.strip()
+        audit.blind_score = blind_score
+        audit.blind = blind_score is not None and blind_score == score
+        audit.answered_at = moment
+        audit.seconds = max(0.0, (moment - audit.served_at).total_seconds())
+        audit.save(
+            update_fields=[
+                "score", "agreed", "reasoning_wrong", "note", "blind_score", "blind", "answered_at", "seconds",
+            ]
+        )
+    return audit
+
+
+def _final_score(audit: Audit, score: int | None, agreed: bool) -> int:
+    """The verdict's score: the auditor's own, or when they agree the score of the judge's answer they were shown
+    (``score`` may then be left out, or must equal it). Refused (AuditError) when agreeing has nothing to take."""
+    if not agreed:
+        if score is None:
+            raise AuditError("give a score from 1 to 5, or agree with the judge's score", status=400, field="score")
+        return score
+    shown = audit.judgement
+    if shown is None:
+        raise AuditError("no judge's score was shown for this item: give your own score (1-5)", code="nothing_to_agree")
+    if shown.score is None:
+        what = (
+            f"an NLI probability (p = {shown.probability:.3f}), not a 1-5 score"
+            if shown.probability is not None
+            else f"no score ({shown.get_status_display().lower()})"
+        )
+        raise AuditError(
+            f"the answer of judge {shown.run.judge.name} has {what}: give your own score (1-5)",
+            code="nothing_to_agree",
+        )
+    if score is not None and score != shown.score:
+        raise AuditError(
+            f"score {score} differs from the judge's score {shown.score} you agreed with: send one or the other",
+            status=400,
+            field="score",
+        )
+    return shown.score
+
+
+def _clean_verdict(score: Any, agreed: bool, note: Any) -> tuple[int | None, str]:
+    """The score and note of a verdict, checked before anything is looked up (400 on bad input)."""
+    score = _clean_score(score)
+    note = note if isinstance(note, str) else ""
+    if len(note) > MAX_NOTE:
+        raise AuditError(f"note is {len(note)} characters long; at most {MAX_NOTE} are kept", status=400, field="note")
+    if not agreed and score is None:
+        raise AuditError("give a score from 1 to 5, or agree with the judge's score", status=400, field="score")
+    return score, note
+
+
+def own_answered_audit(project: Project, auditor: Any, audit_id: int, *, lock: bool = False) -> Audit:
+    """The auditor's own answered audit in the project, to show or change. Refusals (AuditError): 403 not an
+    auditor, 404 no such audit in the project, 403 another auditor's verdict, 409 no verdict saved yet."""
+    check_auditor(project, auditor)
+    found = Audit.objects.filter(item__project=project, pk=audit_id).select_related(
+        "item__sample__passage", "item__flagged_by", "judgement__run__judge"
+    )
+    if lock:
+        found = found.select_for_update(of=("self",))
+    audit = found.first()
+    if audit is None:
+        raise AuditError(f"No audit {audit_id} in this project", status=404, code="no_such_audit")
+    if audit.auditor_id != auditor.pk:
+        raise AuditError(
+            f"audit {audit_id} is another auditor's verdict: you may change only your own", status=403,
+            code="not_your_audit",
+        )
+    if audit.answered_at is None:
+        raise AuditError(
+            "this audit holds no verdict yet: answer its item first (only a saved verdict can be changed)",
+            code="not_answered",
+        )
+    return audit
+
+
+def change_audit(
+    project: Project,
+    auditor: Any,
+    audit_id: int,
+    *,
+    score: int | None,
+    agreed: bool,
+    reasoning_wrong: bool,
+    note: str,
+) -> Audit:
+    """Change the auditor's own saved verdict: score (or agreed), reasoning marked wrong, note.
+
+    The first answer's ``answered_at`` and ``seconds`` stay (the time to decide, not to correct); ``changed_at``
+    says when the change was made, and ``blind`` is again whether the final score is the one given blind
+    (``blind_score``, never changed). A verdict sent back as it is saved changes nothing, ``changed_at``
+    included. Refusals (AuditError, nothing saved): those of :func:`own_answered_audit`, 400 bad input, 409
+    nothing to agree with.
+    """
+    check_auditor(project, auditor)
+    score, note = _clean_verdict(score, agreed, note)
+    with transaction.atomic():
+        audit = own_answered_audit(project, auditor, audit_id, lock=True)
+        score = _final_score(audit, score, agreed)
+        verdict = {"score": score, "agreed": bool(agreed), "reasoning_wrong": bool(reasoning_wrong), "note": note.strip()}
+        if all(getattr(audit, name) == value for name, value in verdict.items()):
+            return audit
+        for name, value in verdict.items():
+            setattr(audit, name, value)
+        audit.blind = audit.blind_score is not None and audit.blind_score == score
+        audit.changed_at = clock.now()
+        audit.save(update_fields=[*verdict, "blind", "changed_at"])
+    return audit
+
+
