@@ -18,10 +18,16 @@ highlight covers exactly the original characters (an accent's combining mark inc
 or ends with a word character must start or end on a word boundary of the text too ("art" is not found in
 "started"), except in scripts written without spaces between words (Han, Kana, Thai, Lao, Khmer, Myanmar,
 Tibetan…), where any place is a boundary ("北京大学" is found in "北京大学的研究人员"); no quote starts or ends
-between a letter and its combining mark. Trailing punctuation inside the quote marks ("… on Tuesday.",
-"北京大学。") is dropped when the quote is not found with it, and a quote with an ellipsis ("the mayor … March")
-is looked for piece by piece. Each occurrence in each text is one result; a quote found in neither text is one
-result with ``where`` None — worth showing: the judge may have quoted something that is not there.
+between a letter and its combining mark. Korean (Hangul) is written with spaces between words, and is read as
+such, with one difference: particles and endings attach to the word before them (서울대학교에서 is 서울대학교 +
+에서, NASA가 is NASA + 가), so a quote may end where Hangul follows ("서울대학교" is found in "서울대학교에서
+발표했다", "NASA" in "NASA가"), while it still starts only on a word boundary ("대학" is not found inside
+"서울대학교"). The price of not knowing Korean's particles: a quote that is the first part of a word is found at
+that word's start ("서울대" in "서울대학교"), as a stem is found before its ending. Trailing punctuation inside
+the quote marks ("… on Tuesday.", "北京大学。") is dropped when the quote is not found with it, and a quote with
+an ellipsis ("the mayor … March") is looked for piece by piece. Each occurrence in each text is one result; a
+quote found in neither text is one result with ``where`` None — worth showing: the judge may have quoted
+something that is not there.
 """
 
 from __future__ import annotations
@@ -65,6 +71,11 @@ _UNSPACED_RANGES = (
 _DENSE_RANGES = (
     (0x3005, 0x3007), (0x3040, 0x30FF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
     (0xAC00, 0xD7A3), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x1B000, 0x1B16F), (0x20000, 0x323AF),
+)
+
+# Hangul: jamo, compatibility jamo, jamo extensions A and B, syllables, halfwidth forms. Spaced, but particles attach.
+_HANGUL_RANGES = (
+    (0x1100, 0x11FF), (0x3130, 0x318F), (0xA960, 0xA97F), (0xAC00, 0xD7A3), (0xD7B0, 0xD7FF), (0xFFA0, 0xFFDC),
 )
 
 
@@ -201,11 +212,21 @@ def _joins(left: str, right: str) -> bool:
     return _is_word(left) and _is_word(right) and not (_is_unspaced(left) or _is_unspaced(right))
 
 
+def _is_hangul(char: str) -> bool:
+    """A Hangul syllable or jamo: Korean, whose particles and endings attach to the word before them."""
+    return _in_ranges(char, _HANGUL_RANGES)
+
+
 def _bounded(folded: str, start: int, end: int) -> bool:
-    """Whether folded[start:end] stands on word boundaries and cuts no letter from its combining mark."""
+    """Whether folded[start:end] stands on word boundaries and cuts no letter from its combining mark. The end
+    may also be where Hangul follows: a Korean particle or ending (서울대학교|에서, NASA|가), not a new word."""
     if start > 0 and (_is_mark(folded[start]) or _joins(folded[start - 1], folded[start])):
         return False
-    return end == len(folded) or not (_is_mark(folded[end]) or _joins(folded[end - 1], folded[end]))
+    if end == len(folded):
+        return True
+    if _is_mark(folded[end]):
+        return False
+    return not _joins(folded[end - 1], folded[end]) or _is_hangul(folded[end])
 
 
 def _occurrences(needle: str, haystack: Folded) -> list[tuple[int, int]]:

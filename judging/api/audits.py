@@ -97,7 +97,10 @@ class AuditItemSerializer(serializers.Serializer):
         child=serializers.FloatField(allow_null=True), allow_null=True,
         help_text="The first pass's figure per output sentence (p or a 1-5 score), where it gave them; else null.",
     )
-    served_at = serializers.DateTimeField(help_text="When the server served it to you; the time per item counts from here.")
+    served_at = serializers.DateTimeField(
+        help_text="The time per item counts from here: when the server served it to you, moved forward by the time "
+        "spent meanwhile changing saved verdicts on the audit page (that time counts for no item)."
+    )
     shown_judgement = serializers.IntegerField(
         allow_null=True, help_text="The judgement whose score `agreed` takes (the explainer's, else the first pass's)."
     )
@@ -136,7 +139,8 @@ class AuditResultSerializer(serializers.Serializer):
     served_at = serializers.DateTimeField()
     answered_at = serializers.DateTimeField(help_text="The first verdict's time; a change leaves it.")
     seconds = serializers.FloatField(
-        help_text="Server-measured: from serving the item to receiving the first verdict (a change leaves it)."
+        help_text="Server-measured: from serving the item to receiving the first verdict, less the time spent meanwhile "
+        "changing saved verdicts on the audit page (a change leaves it)."
     )
     changed_at = serializers.DateTimeField(
         allow_null=True, help_text="When the saved verdict was last changed; null: never changed."

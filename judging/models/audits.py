@@ -42,6 +42,8 @@ class Audit(models.Model):
     # The score given before the reveal (blind mode), kept when the auditor changes their mind after it: ``blind`` says
     # only whether the final score is that one, so without it a changed mind lost the unanchored score.
     blind_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    # When the item's time counts from: its serving, moved forward by the time its clock stood still while the
+    # auditor changed a saved verdict (judging.services.audits.queue.resume_item_clock).
     served_at = models.DateTimeField()
     answered_at = models.DateTimeField(null=True, blank=True)  # the first verdict; a change leaves it (and seconds)
     seconds = models.FloatField(null=True, blank=True)  # answered_at - served_at, measured by the server

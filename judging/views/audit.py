@@ -14,6 +14,15 @@ Changing a saved verdict (``u``): the page keeps, per browser tab, the audits sa
 latest one's ``answered`` view (GET), the item with its saved verdict and its judges shown, whose form changes it
 (POST) and answers with the auditor's current item. Only one's own answered audit: another auditor's is 403.
 
+The item clock meanwhile: the minutes spent changing an old verdict belong to no item. Showing an answered audit
+stops the clock of the item the auditor holds (a pause kept in the session: a reload of the change page, u to the
+verdict before, or a second tab keeps the first pause); the next time the page shows the current item (Esc, the
+change saved, a reload, another tab) the clock goes on with ``served_at`` moved forward by the time it stood, so
+the clock on the page and the seconds the verdict records agree and leave that time out. A change abandoned (the
+tab closed) is resumed when the auditor next opens the page, the time away left out as well. An item answered
+from a tab that kept showing it meanwhile keeps its whole time: that tab's clock ran on. A pause resumes once,
+and never moves ``served_at`` past now (judging.services.audits.queue), so no time is negative or left out twice.
+
 The session is one stored blob, and a request writes back all of it: a page load that read it before the blind
 switch saved would, by writing, undo the switch (``b`` then a reload, both in flight). So a render that changes
 nothing writes nothing, a write keeps a choice saved since the request read the session, and the switch is
@@ -53,6 +62,7 @@ class AuditSession:
     choice: bool | None = None  # the auditor's own switch, once they used it
     pending: dict[str, int] = field(default_factory=dict)  # item id -> the score given before the reveal
     revealed: list[int] = field(default_factory=list)  # items whose judges' answers were shown to the auditor
+    pause: audits.ClockPause | None = None  # the held item's clock, stopped while a saved verdict is being changed
     stored: dict[str, Any] | None = None  # the entry as this request read it
     chose: bool = False  # this request set ``choice`` (the switch): it wins over a choice saved meanwhile
 
@@ -76,6 +86,7 @@ class AuditSession:
             choice=choice if isinstance(choice, bool) else None,
             pending={str(k): int(v) for k, v in (stored.get("pending") or {}).items()},
             revealed=[int(pk) for pk in stored.get("revealed") or []],
+            pause=audits.ClockPause.from_json(stored.get("pause")),
             stored=stored,
         )
 
@@ -89,6 +100,8 @@ class AuditSession:
         self.revealed = self.revealed[-REMEMBERED_ITEMS:]
         self.pending = dict(list(self.pending.items())[-REMEMBERED_ITEMS:])
         entry: dict[str, Any] = {"blind": self.choice, "pending": self.pending, "revealed": self.revealed}
+        if self.pause is not None:
+            entry["pause"] = self.pause.as_json()
         if entry == self.stored:
             return
         if not self.chose:
@@ -183,6 +196,11 @@ def _audit_view(
     if changing is not None:
         return _change_view(request, project, role, changing, status=status, error=error, form=form)
     session = AuditSession.load(request, project)
+    if session.pause is not None:
+        # Back to the current item from changing a saved verdict: its clock goes on from where it stopped.
+        audits.resume_item_clock(project, request.user, session.pause)
+        session.pause = None
+        session.save(request, project)
     audit = audits.serve_next_audit(project, request.user)
     context: dict[str, Any] = {
         "project": project,
@@ -232,14 +250,18 @@ def _change_view(
     form: VerdictForm | None,
 ) -> HttpResponse:
     """An answered audit of the auditor's, its judges shown (they saw them before saving), its saved verdict in the
-    form: nothing is served, and the session's blind state is left as it is (the item is answered)."""
+    form: nothing is served, the session's blind state is left as it is (the item is answered), and the clock of the
+    item the auditor holds stands still until they come back to it (see the module docstring)."""
+    session = AuditSession.load(request, project)
+    session.pause = audits.pause_item_clock(project, request.user, session.pause)
+    session.save(request, project)
     agree_score, agree_refusal = _agree_with(audit)
     context: dict[str, Any] = {
         "project": project,
         "role": role,
         "audit": audit,
         "changing": True,
-        "blind": AuditSession.load(request, project).blind,
+        "blind": session.blind,
         "progress": audits.audit_progress(project, request.user),
         "error": error,
         "levels": LEVELS,

@@ -17,13 +17,31 @@ another auditor's. A change keeps the first answer's ``answered_at`` and ``secon
 item and decide, which the figures use) and records when it was made in ``changed_at``; ``blind_score``, the score
 given before the reveal, is never changed, and ``blind`` is again whether the final score is that one.
 
+The clock while changing. The time spent changing a saved verdict counts for no item: not for the changed one (its
+``seconds`` stay the first answer's: a correction is not a second decision), and not for the item the auditor
+holds meanwhile. On the page, opening a saved verdict stops the held item's clock (``pause_item_clock``: a
+ClockPause the page keeps in the session; opening another saved verdict, or the same one again, keeps the first
+pause) and coming back to the item starts it again (``resume_item_clock``): its ``served_at`` moves forward by the
+time the clock stood, so ``served_at`` is the moment the item's time counts from, not always the moment it was
+served, and ``seconds`` = answered_at - served_at leaves the change out. A pause resumes once (only while
+``served_at`` is still the one it stopped), never moves ``served_at`` past now, and does nothing once the item is
+answered or its serve released. Moving ``served_at`` also holds the item's slot that much longer. The API has no
+pause: a PUT takes no time on the server's clock between opening a verdict and changing it.
+
 Modules by topic: ``auditors`` (who audits, AuditError, the triage settings), ``view`` (what an item shows),
 ``queue`` (serving, progress), ``verdicts`` (answering, changing) and ``clock``; callers use the names below.
 """
 
 from judging.services.audits import clock
 from judging.services.audits.auditors import AUDITOR_ROLES, AuditError, check_auditor, judging_settings_of
-from judging.services.audits.queue import SERVE_MINUTES, audit_progress, serve_next_audit
+from judging.services.audits.queue import (
+    SERVE_MINUTES,
+    ClockPause,
+    audit_progress,
+    pause_item_clock,
+    resume_item_clock,
+    serve_next_audit,
+)
 from judging.services.audits.verdicts import MAX_NOTE, change_audit, own_answered_audit, submit_audit
 from judging.services.audits.view import (
     SHADES,
@@ -37,8 +55,8 @@ from judging.services.audits.view import (
 )
 
 __all__ = [
-    "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "audit_progress", "change_audit",
-    "check_auditor", "clock", "item_view", "judge_panels", "judging_settings_of", "latest_sample_judgements",
-    "output_sentences", "own_answered_audit", "score_text", "sentence_shading", "serve_next_audit",
-    "shown_judgement", "submit_audit",
+    "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "ClockPause", "audit_progress",
+    "change_audit", "check_auditor", "clock", "item_view", "judge_panels", "judging_settings_of",
+    "latest_sample_judgements", "output_sentences", "own_answered_audit", "pause_item_clock", "resume_item_clock",
+    "score_text", "sentence_shading", "serve_next_audit", "shown_judgement", "submit_audit",
 ]

@@ -1,9 +1,11 @@
 """Serving: the next flagged item for an auditor, worst first, one serve at a time, a slot held for
-SERVE_MINUTES; and an auditor's progress through the queue (see the package docstring)."""
+SERVE_MINUTES; the served item's clock standing still while its auditor changes a saved verdict; and an auditor's
+progress through the queue (see the package docstring)."""
 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -92,9 +94,77 @@ def serve_next_audit(project: Project, auditor: Any) -> Audit | None:
     return None
 
 
-# --------------------------------------------------------------------------- answering
+# --------------------------------------------------------------------------- the clock while changing a verdict
 
 
+@dataclass(frozen=True)
+class ClockPause:
+    """The served item's clock standing still while its auditor changes a saved verdict on the audit page.
+
+    ``audit``: the serve it stopped; ``since``: when; ``start``: that serve's ``served_at`` then. A resume moves
+    ``served_at`` only while it is still ``start``, so a pause counts once however often it is sent back (a stale
+    copy of the session, two tabs) and never after the serve's clock moved on without it."""
+
+    audit: int
+    since: datetime
+    start: datetime
+
+    def as_json(self) -> dict[str, Any]:
+        """For the session (JSON): the moments as ISO 8601 text."""
+        return {"audit": self.audit, "since": self.since.isoformat(), "start": self.start.isoformat()}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> ClockPause | None:
+        """A pause as :meth:`as_json` wrote it; None for anything else (an old or damaged session entry)."""
+        if not isinstance(raw, dict) or isinstance(raw.get("audit"), bool) or not isinstance(raw.get("audit"), int):
+            return None
+        try:
+            since, start = datetime.fromisoformat(raw["since"]), datetime.fromisoformat(raw["start"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if since.tzinfo is None or start.tzinfo is None:
+            return None
+        return cls(audit=raw["audit"], since=since, start=start)
+
+
+def pause_item_clock(project: Project, auditor: Any, pause: ClockPause | None) -> ClockPause | None:
+    """Stop the clock of the item the auditor holds, as they open a saved verdict to change it (nothing is served).
+
+    ``pause`` is the one kept from before (the session's): while it still stops the held serve (a reload of the
+    change page, u to the verdict before, a second tab) it is kept, so the clock stands still from the first of
+    them; else the clock stops now. None when the auditor holds no item."""
+    held = _held(project, auditor)
+    if held is None:
+        return None
+    if pause is not None and pause.audit == held.pk and pause.start == held.served_at:
+        return pause
+    return ClockPause(audit=held.pk, since=clock.now(), start=held.served_at)
+
+
+def resume_item_clock(project: Project, auditor: Any, pause: ClockPause | None) -> float:
+    """Start the held item's clock again as the auditor comes back to it: its ``served_at`` moves forward by the time
+    the clock stood still, so the page's clock and the verdict's ``seconds`` leave out the time spent changing a
+    saved verdict. Returns the seconds left out: 0 when there is nothing to resume (no pause; the serve answered,
+    released, or already resumed). ``served_at`` never moves past now: the item's time is never negative."""
+    if pause is None:
+        return 0.0
+    with transaction.atomic():
+        audit = (
+            Audit.objects.select_for_update(of=("self",))
+            .filter(pk=pause.audit, item__project=project, auditor=auditor, answered_at__isnull=True)
+            .first()
+        )
+        if audit is None or audit.served_at != pause.start:
+            return 0.0
+        moment = clock.now()
+        stood = max(timedelta(0), moment - max(pause.since, audit.served_at))
+        if stood:
+            audit.served_at += stood
+            audit.save(update_fields=["served_at"])
+    return stood.total_seconds()
+
+
+# --------------------------------------------------------------------------- progress
 
 
 def audit_progress(project: Project, auditor: Any) -> dict[str, int]:
