@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 NUL = "\x00"
+REPLACEMENT = "\ufffd"  # what check_text --fix writes for NUL or a lone surrogate: U+FFFD, the replacement character
 NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # NUL or a lone surrogate (a str holds a pair as one code point)
 KEY_SHOWN = 40  # characters of an object key shown in a path before "..."
@@ -76,15 +78,23 @@ def find_unstorable(value: Any, path: str = "") -> Unstorable | None:
     """The first NUL or lone surrogate in ``value`` (a string, or JSON objects and lists nested to any depth), keys
     included.
 
-    ``path`` names ``value`` itself ("" for a whole line or sample, whose keys then start the path). Walked
-    with a stack rather than recursion, so a deeply nested file cannot exhaust Python's recursion limit.
+    ``path`` names ``value`` itself ("" for a whole line or sample, whose keys then start the path).
+    """
+    return next(iter_unstorable(value, path), None)
+
+
+def iter_unstorable(value: Any, path: str = "") -> Iterator[Unstorable]:
+    """Every string of ``value`` (keys included) that holds NUL or a lone surrogate, in file order, each named by
+    its first such character: an import stops at the first, the check of stored rows (check_text) lists them all.
+
+    Walked with a stack rather than recursion, so a deeply nested file cannot exhaust Python's recursion limit.
     """
     pending: list[tuple[str, Any, bool]] = [(path, value, False)]  # (path, value, whether it is a key)
     while pending:
         where, item, is_key = pending.pop()
         if isinstance(item, str):
             if (found := UNSTORABLE.search(item)) is not None:
-                return Unstorable(where, in_key=is_key, character=found.group())
+                yield Unstorable(where, in_key=is_key, character=found.group())
         elif isinstance(item, Mapping):
             children: list[tuple[str, Any, bool]] = []
             for key, child in item.items():
@@ -93,7 +103,43 @@ def find_unstorable(value: Any, path: str = "") -> Unstorable | None:
             pending.extend(reversed(children))  # in file order: the message names the first one a reader meets
         elif isinstance(item, list | tuple):
             pending.extend(reversed([(f"{where}[{index}]", child, False) for index, child in enumerate(item)]))
-    return None
+
+
+def replace_unstorable(text: str) -> str:
+    """``text`` with each NUL and each lone surrogate replaced by U+FFFD: one code point for one, so the code-point
+    offsets stored beside a text (spans, sentences, pair items) still point at the same characters."""
+    return UNSTORABLE.sub(REPLACEMENT, text)
+
+
+def repair_unstorable(value: Any, path: str = "") -> tuple[Any, list[str]]:
+    """``value`` (a string, or JSON objects and lists) with every NUL and lone surrogate replaced (replace_unstorable),
+    object keys too; and the paths of the keys whose repaired name is also another key's name in the same object.
+
+    With such a collision the repaired object would lose one of the entries, so the caller must not keep it:
+    merging two fields silently is worse than leaving the row as it is. ``value`` itself is not changed (a copy is
+    returned), and it is walked with a stack, as iter_unstorable is.
+    """
+    collisions: list[str] = []
+    root: dict[str, Any] = {}
+    pending: list[tuple[str, Any, Any, Any]] = [(path, value, root, "value")]  # (path, value, its copy's parent, slot)
+    while pending:
+        where, item, parent, slot = pending.pop()
+        if isinstance(item, Mapping):
+            names = [replace_unstorable(key) if isinstance(key, str) else key for key in item]
+            taken = Counter(names)
+            copied: dict[Any, Any] = {}
+            for (key, child), name in zip(item.items(), names, strict=True):
+                if name != key and taken[name] > 1:
+                    collisions.append(_child(where, str(key)))
+                copied[name] = None  # keeps the key order; the child's copy fills it
+                pending.append((_child(where, str(key)), child, copied, name))
+            parent[slot] = copied
+        elif isinstance(item, list | tuple):
+            parent[slot] = listed = [None] * len(item)
+            pending.extend((f"{where}[{index}]", child, listed, index) for index, child in enumerate(item))
+        else:
+            parent[slot] = replace_unstorable(item) if isinstance(item, str) else item
+    return root["value"], collisions
 
 
 def find_unstorable_field(fields: Iterable[tuple[str, Any]]) -> tuple[str, Unstorable] | None:
