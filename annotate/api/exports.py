@@ -99,8 +99,15 @@ def _faithbench_zip(project: Project, options: export.ExportOptions) -> Streamin
 
 
 def _pairs_download(project: Project, fmt: str) -> StreamingHttpResponse:
-    """A pairs project's export, streamed a line at a time as the project page's links give it."""
-    response = StreamingHttpResponse(pair_export.export_lines(project, fmt), content_type="application/jsonl; charset=utf-8")
+    """A pairs project's export, streamed a line at a time as the project page's links give it.
+
+    Items the format cannot carry are a 400 on ``format`` naming them, found before the response starts.
+    """
+    try:
+        lines = pair_export.export_lines(project, fmt)
+    except export.ExportError as error:
+        raise field_error(error.field, error.detail) from None
+    response = StreamingHttpResponse(lines, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{fmt}.jsonl"'
     return response
 

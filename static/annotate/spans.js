@@ -224,14 +224,16 @@ function scrollToShow(box, targets) {
   else if (bottom > view.bottom - margin) box.scrollTop += bottom - (view.bottom - margin);
 }
 
-/* Bring the shown span of another annotator into view: in the summary's and the source's own boxes, and in the
- * summary column together with its list item where both fit. */
+/* Bring the shown span of another annotator into view: in the summary's and the source's own boxes, in the list's
+ * own box (a long list scrolls inside itself on wide screens), and in the summary column together with its list
+ * item where both fit. */
 export function revealPreview() {
   if (state.preview === null || !othersList) return;
   const inSummary = sides.summary.el.querySelector(".seg.preview");
   scrollToShow(sides.summary.el, [inSummary]);
   scrollToShow(sides.source.el, [sides.source.el.querySelector(".seg.preview")]);
   const item = othersList.querySelector(`[data-other-index="${state.preview}"]`);
+  if (othersList.scrollHeight > othersList.clientHeight) scrollToShow(othersList, [item]);
   scrollToShow(root.querySelector(".column-summary"), [inSummary, item]);
 }
 

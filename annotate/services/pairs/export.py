@@ -20,45 +20,51 @@ read from, byte for byte, unless judging in FaithLab has since given the item
 a consensus (a -1 row drawn into a round): then the line is the same with
 the text of its ``hallucination`` value replaced by 1 or 0, every other byte
 (escapes, key order, spacing) as it came. Other items are written in HaDes form
-(``hades_row``): the text tokenised as the HaDes release is, the tokens the
-span touches wrapped in ``===``, ``replaced_ids`` the first and last of them,
-``hallucination`` 1 or 0 from the consensus or imported label, -1 otherwise.
+(``hades_text.hades_row``): the text lower-cased and split into tokens as the
+HaDes release is (punctuation, each Han, Kana or Thai character and each
+emoji a token of its own, no token splitting a character; the rule and why
+are in ``hades_text``), the tokens the span touches wrapped in ``===``,
+``replaced_ids`` the first and last of them, ``hallucination`` 1 or 0 from
+the consensus or imported label, -1 otherwise.
 
-HaDes tokens: the release's text is BERT's basic tokenisation of WIKI-40B,
-lower-cased ("the u . s .", "19 - year - old", "program ' s run"; DESIGN.md's
-example: "western side ."): split at whitespace, and every punctuation
-character is a token of its own: ASCII symbols and Unicode's P categories,
-so "£100m" stays one token. The tokenizers library's BertPreTokenizer splits
-exactly so and gives code-point offsets, which place the item's span.
-Accents are kept and CJK characters are not split apart (BERT-uncased does
-both): DESIGN.md asks only for lower-casing, and keeping them loses nothing.
-Tokenising is idempotent, so a FaithLab export imported as HaDes and exported
-again gives the same lines.
+An item HaDes cannot carry faithfully (a span of whitespace only, a span
+starting or ending with a "=" token, a text too long for a HaDes import
+once split) refuses the whole export with an ExportError naming each such
+item, raised by ``export_lines`` before the first line, so no partial or
+wrong file is written or sent.
 
 Items are read in id order with ``.iterator()``; the votes take one query,
-so an export is two queries whatever the project's size.
+so an export is two queries whatever the project's size (a HaDes export
+reads the items twice: once to check them, once to write them).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from django.db.models import QuerySet
-from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from annotate.models import PairItem, PairJudgement, Project
 from annotate.services.export import ExportError
+from annotate.services.ingest.checks import MAX_MESSAGES, MAX_TEXT_CHARS
 from annotate.services.pairs.agreement import ItemAnswers, answers_by_item
+from annotate.services.pairs.hades_text import (
+    MARKER,
+    HadesUnwritable,
+    Token,
+    check_round_trip,
+    hades_row,
+    hades_tokens,
+)
+
+__all__ = ["FORMATS", "export_lines", "export_pairs", "hades_line", "hades_row", "hades_tokens", "pair_row",
+           "write_pairs_export"]
 
 FORMATS: tuple[str, ...] = ("pairs", "hades")
 CHUNK = 2000
-# Python's str.split() also splits at these four separators, which BertPreTokenizer keeps inside words.
-_PYTHON_ONLY_SPACES = re.compile("[\x1c-\x1f]")
-_BERT_WORDS = BertPreTokenizer()
 _JSON_SPACE = " \t\n\r"  # the whitespace JSON allows between tokens
 _JSON_DECODER = json.JSONDecoder()
 HADES_VALUES = {"H": 1, "N": 0}
@@ -106,37 +112,6 @@ def pair_row(item: PairItem, answers: ItemAnswers | None) -> dict[str, Any]:
         "round": item.round.number if item.round else None,
         "selection": item.selection or None,
     }
-
-
-def hades_tokens(text: str) -> list[tuple[int, int, str]]:
-    """The HaDes tokens of ``text`` (see the module docstring): (start, end, lower-cased token), code points.
-
-    The same as ``" ".join(tokens).split()`` gives back, so ``replaced_ids``
-    count the tokens an importer sees.
-    """
-    spaced = _PYTHON_ONLY_SPACES.sub(" ", text)  # same length: the offsets still point into ``text``
-    return [(start, end, token.lower()) for token, (start, end) in _BERT_WORDS.pre_tokenize_str(spaced)]
-
-
-def hades_row(
-    text: str, start: int, end: int, hallucination: int, tokens: list[tuple[int, int, str]] | None = None
-) -> dict[str, Any]:
-    """A span of a text in HaDes form: the tokens it touches (whole) are the marked ones.
-
-    ``tokens``: ``hades_tokens(text)`` when the caller already has them (the
-    items of one perturbed text share them).
-    """
-    words = hades_tokens(text) if tokens is None else tokens
-    touched = [i for i, (s, e, _) in enumerate(words) if s < end and e > start]
-    if not touched:  # a span of whitespace only: mark the token after it (or the last token)
-        after = [i for i, (s, _, _) in enumerate(words) if s >= end]
-        touched = [after[0] if after else max(len(words) - 1, 0)]
-    first, last = touched[0], touched[-1]
-    marked = [word for _, _, word in words]
-    if marked:
-        marked[first] = "===" + marked[first]
-        marked[last] = marked[last] + "==="
-    return {"replaced": " ".join(marked), "replaced_ids": [first, last], "hallucination": hallucination}
 
 
 def _hades_value(item: PairItem) -> int:
@@ -206,8 +181,12 @@ def _relabelled_line(item: PairItem, row: dict[str, Any], value: int) -> str:
     return f"{source[:start]}{value}{source[end:]}"
 
 
-def hades_line(item: PairItem, tokens: list[tuple[int, int, str]] | None = None) -> str:
-    """The item's HaDes line: an imported row as it came (with a FaithLab consensus), others in HaDes form."""
+def hades_line(item: PairItem, tokens: list[Token] | None = None) -> str:
+    """The item's HaDes line: an imported row as it came (with a FaithLab consensus), others in HaDes form.
+
+    Raises HadesUnwritable for an item HaDes cannot carry (``hades_row``), or
+    whose line a HaDes import would refuse as too long.
+    """
     row = _imported_hades_row(item)
     if row is not None:
         value = _hades_value(item)
@@ -215,31 +194,91 @@ def hades_line(item: PairItem, tokens: list[tuple[int, int, str]] | None = None)
             return _relabelled_line(item, row, value)
         return item.imported_fields.get("source_line") or json.dumps(row, ensure_ascii=False)
     made = hades_row(item.perturbed.text, item.perturbed_start, item.perturbed_end, _hades_value(item), tokens)
+    if len(made["replaced"]) > MAX_TEXT_CHARS:
+        raise HadesUnwritable(
+            f"its text split into HaDes tokens, with the {MARKER} markers, has {len(made['replaced']):,} characters; "
+            f"a HaDes import takes at most {MAX_TEXT_CHARS:,}"
+        )
     return json.dumps(made, ensure_ascii=False)
 
 
 def export_lines(project: Project, fmt: str) -> Iterator[str]:
-    """The export, a line at a time (each ending in a newline)."""
+    """The export, a line at a time (each ending in a newline).
+
+    Every check runs when this is called, before the first line: a view can
+    answer an error instead of a stream cut short, and the command writes no
+    file. A HaDes export reads the items once to check them all.
+    """
     if fmt not in FORMATS:
         raise ExportError(f"format: {fmt!r} is not a pairs format; choose one of {', '.join(FORMATS)}")
     if project.kind != Project.Kind.PAIRS:
         raise ExportError(f"format: {fmt!r} is for pairs projects; {project.slug!r} is a span annotation project")
     items = PairItem.objects.filter(project=project).order_by("id")
     if fmt == "hades":
-        yield from _hades_lines(items)
-        return
+        _check_hades(project, items)
+        return (hades_line(item, tokens) + "\n" for item, tokens in _hades_items(items))
+    return _pair_lines(project, items)
+
+
+def _pair_lines(project: Project, items: QuerySet[PairItem]) -> Iterator[str]:
     answers = answers_by_item(PairJudgement.objects.filter(item__project=project))
     for item in items.select_related("perturbed__original", "round").iterator(chunk_size=CHUNK):
         yield json.dumps(pair_row(item, answers.get(item.pk)), ensure_ascii=False) + "\n"
 
 
-def _hades_lines(items: QuerySet[PairItem]) -> Iterator[str]:
-    """HaDes lines in id order; a text is tokenised once for its run of items (the items of a text are made together)."""
+def _hades_items(items: QuerySet[PairItem]) -> Iterator[tuple[PairItem, list[Token] | None]]:
+    """Items in id order with their text's HaDes tokens (None for an imported row, written as it came).
+
+    A text is tokenised once for its run of items (the items of a text are made together).
+    """
     text_id, tokens = None, None
     for item in items.select_related("perturbed").iterator(chunk_size=CHUNK):
-        if _imported_hades_row(item) is None and item.perturbed_id != text_id:
+        if _imported_hades_row(item) is not None:
+            yield item, None
+            continue
+        if item.perturbed_id != text_id:
             text_id, tokens = item.perturbed_id, hades_tokens(item.perturbed.text)
-        yield hades_line(item, tokens if item.perturbed_id == text_id else None) + "\n"
+        yield item, tokens
+
+
+def _text_problem(tokens: list[Token]) -> str | None:
+    """Why a text's tokens would not read back the same from a HaDes file, or None."""
+    try:
+        check_round_trip(tokens)
+    except HadesUnwritable as error:
+        return str(error)
+    return None
+
+
+def _item_problem(item: PairItem, tokens: list[Token]) -> str | None:
+    """Why the item cannot be written in HaDes form, or None."""
+    try:
+        hades_line(item, tokens)
+    except HadesUnwritable as error:
+        return str(error)
+    return None
+
+
+def _check_hades(project: Project, items: QuerySet[PairItem]) -> None:
+    """Refuse the export, naming every item HaDes cannot carry faithfully, rather than write a wrong file."""
+    problems: list[str] = []
+    text_id, text_problem = None, None
+    for item, tokens in _hades_items(items):
+        if tokens is None:
+            continue
+        if item.perturbed_id != text_id:  # a text's round trip is checked once, with its first item
+            text_id, text_problem = item.perturbed_id, _text_problem(tokens)
+        problem = text_problem or _item_problem(item, tokens)
+        if problem:
+            problems.append(f"item {item.external_id or f'item-{item.pk}'!r}: {problem}")
+    if problems:
+        count = len(problems)
+        listed = "; ".join(problems[:MAX_MESSAGES]) + (f"; and {count - MAX_MESSAGES} more" if count > MAX_MESSAGES else "")
+        raise ExportError(
+            f"hades cannot carry {count} item{'s' if count > 1 else ''} of {project.slug!r} faithfully (the pairs "
+            f"format carries any text): {listed}",
+            field="format",
+        )
 
 
 def export_pairs(project: Project, fmt: str) -> str:
@@ -251,8 +290,8 @@ def write_pairs_export(project: Project, fmt: str, out: Path) -> Path:
     """Write the export to one file, line by line."""
     if out.is_dir():
         raise ExportError(f"out: {out} is a directory; the {fmt} format writes one JSONL file")
-    lines = export_lines(project, fmt)
-    first = next(lines, "")  # checks the format and project before a file is made
+    lines = export_lines(project, fmt)  # checks the format, the project and the items before a file is made
+    first = next(lines, "")
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8", newline="") as handle:
         handle.write(first)

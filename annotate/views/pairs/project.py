@@ -124,7 +124,12 @@ def pairs_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if fmt not in export.FORMATS:
         return HttpResponse(f"format: {fmt!r} is not one of {', '.join(export.FORMATS)}", status=404,
                             content_type="text/plain")
+    try:
+        lines = export.export_lines(project, fmt)  # checks every item before the first byte is sent
+    except export.ExportError as error:
+        messages.error(request, f"Nothing was exported: {error.detail}")
+        return _back_to_project(request, project.slug, "#pair-export")
     # Streamed a line at a time: a big project's export never sits whole in the web process.
-    response = StreamingHttpResponse(export.export_lines(project, fmt), content_type="application/jsonl; charset=utf-8")
+    response = StreamingHttpResponse(lines, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{fmt}.jsonl"'
     return response
