@@ -29,6 +29,7 @@ QUICK = {
     "bench_highlight": ["--requests", "200", "--warmup", "10"],
     "bench_span_save": ["--seconds", "10", "--baseline-seconds", "5", "--warmup-seconds", "2"],
     "bench_import": ["--torch-threads", "1"],
+    "bench_import_lock": ["--samples", "10000"],
     "bench_agreement": ["--samples", "10000", "--repeats", "3"],
 }
 

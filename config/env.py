@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import zoneinfo
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -53,6 +54,21 @@ def envlist(name: str, default: list[str]) -> list[str]:
     if raw is None or raw.strip() == "":
         return default
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def envtimezone(name: str, default: str) -> str:
+    """An IANA time zone name (``Europe/Paris``), refused unless this machine's zone database knows it."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    zone = raw.strip()
+    try:
+        zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # ValueError: not a zone name ("/UTC", "zone.tab")
+        raise SettingError(
+            f"{name}={raw!r} is not a time zone this machine knows; use an IANA name such as UTC or Europe/Paris"
+        ) from None
+    return zone
 
 
 _HEADER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.env import SettingError, envbool, envheader, envint, envlist, envstr
+from config.env import SettingError, envbool, envheader, envint, envlist, envstr, envtimezone
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(envstr("FAITHLAB_DATA_DIR", str(BASE_DIR / "var")))
@@ -59,6 +59,8 @@ MIDDLEWARE = [
     "config.htmx_vary.VaryOnHtmxMiddleware",
     # A NUL character in a field is refused with a 400 on every database (PostgreSQL cannot store it).
     "config.nul_guard.NulGuardMiddleware",
+    # A view's "database is locked" (SQLite: another write held the lock too long) answers 503, try again.
+    "config.database_busy.DatabaseBusyMiddleware",
     # Last, so its 404 page renders inside the others as a view's page does (see the module).
     "config.not_found.NotFoundPageMiddleware",
 ]
@@ -121,7 +123,8 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = "UTC"
+# Dates on pages and in exports; an IANA name (Europe/Paris). Stored times are UTC whatever this says.
+TIME_ZONE = envtimezone("FAITHLAB_TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
 
@@ -136,6 +139,10 @@ STORAGES = {
 MEDIA_ROOT = DATA_DIR / "media"
 # Uploads of FaithBench batches can be large; 200 MB is far above any real file.
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 200 * 1024 * 1024)
+# The largest file an import takes (page or API), in MB, checked before the file is read: reading and importing one
+# takes about 6 times its size in the web process's memory (docs/performance.md, section 3); 200 MB is twice a
+# 100,000-sample FaithBench file.
+MAX_UPLOAD_MB = envint("FAITHLAB_MAX_UPLOAD_MB", 200, minimum=1)
 
 REST_FRAMEWORK = {
     # DRF answers an anonymous call 401 with the FIRST class's WWW-Authenticate challenge, and 403 when

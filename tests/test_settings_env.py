@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from config.env import SettingError, envbool, envheader, envint
+from config.env import SettingError, envbool, envheader, envint, envtimezone
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -81,7 +81,30 @@ def test_envheader_takes_django_keys_or_header_names(monkeypatch: pytest.MonkeyP
             envheader("PROXY")
 
 
+def test_envtimezone_takes_iana_names_and_refuses_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ZONE", raising=False)
+    assert envtimezone("ZONE", "UTC") == "UTC"
+    monkeypatch.setenv("ZONE", " Europe/Paris ")
+    assert envtimezone("ZONE", "UTC") == "Europe/Paris"
+    for bad in ["Mars/Olympus", "Europe", "/UTC", "../etc/passwd", "zone.tab", "Europe/"]:
+        monkeypatch.setenv("ZONE", bad)
+        with pytest.raises(SettingError, match=rf"^ZONE={bad!r} is not a time zone this machine knows; use an IANA "
+                                               r"name such as UTC or Europe/Paris$"):
+            envtimezone("ZONE", "UTC")
+
+
 # --------------------------------------------------------------------------- settings as a process sees them
+
+
+def test_the_time_zone_comes_from_the_environment(tmp_path: Path) -> None:
+    code = ("from django.conf import settings; from django.utils import timezone; "
+            "print(settings.TIME_ZONE, timezone.get_current_timezone_name())")
+    shown = run([PYTHON, "manage.py", "shell", "--no-imports", "-c", code],
+                clean_env(tmp_path, FAITHLAB_TIME_ZONE="Europe/Paris"))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == ["Europe/Paris", "Europe/Paris"]
+    default = run([PYTHON, "manage.py", "shell", "--no-imports", "-c", code], clean_env(tmp_path))
+    assert default.stdout.split() == ["UTC", "UTC"]
 
 
 def test_security_settings_are_off_for_the_embedded_run(tmp_path: Path) -> None:
@@ -121,6 +144,9 @@ def test_security_settings_come_from_the_environment(tmp_path: Path) -> None:
                                              "use e.g. HTTP_X_FORWARDED_PROTO,https"),
         ("DATABASE_URL", "nosuchdb://u:secret@h/db", "DATABASE_URL (scheme 'nosuchdb') is not a database URL; "
                                                      "use e.g. postgres://user:pass@host:5432/faithlab"),
+        ("FAITHLAB_TIME_ZONE", "Mars/Olympus", "FAITHLAB_TIME_ZONE='Mars/Olympus' is not a time zone this machine "
+                                               "knows; use an IANA name such as UTC or Europe/Paris"),
+        ("FAITHLAB_MAX_UPLOAD_MB", "0", "FAITHLAB_MAX_UPLOAD_MB='0' must be a whole number of 1 or more"),
     ],
 )
 def test_a_bad_value_stops_manage_py_with_one_line(tmp_path: Path, variable: str, value: str, expected: str) -> None:

@@ -18,6 +18,7 @@ from annotate.services import export, freeze, ingest, projects, rounds
 from annotate.services.pages import annotation_page_data, project_overview
 from annotate.services.pairs.guidelines import pair_guidelines
 from annotate.taxonomy import hotkey_labels
+from annotate.uploads import UploadTooLarge, read_uploads
 from annotate.views.pairs import labeling as pairs_labeling
 from annotate.views.pairs import project as pairs_project
 
@@ -86,11 +87,16 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def project_import(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = access.get_project_for_user(request.user, slug, admin=True)
-    files = [(upload.name, upload.read()) for upload in request.FILES.getlist("files")]
+    try:
+        files = read_uploads(request.FILES.getlist("files"))
+    except UploadTooLarge as refused:
+        for line in refused.page_messages():
+            messages.error(request, line)
+        return _back_to_project(request, project.slug)
     if not files:
         messages.error(request, "Choose at least one FaithBench .json or samples .jsonl file.")
     else:
-        roster = [name.strip() for name in request.POST.get("roster", "").split(",") if name.strip()] or None
+        roster = ingest.parse_roster(request.POST.get("roster", ""))
         try:
             report = ingest.import_files(project, files, roster=roster, created_by=request.user,
                                          annotators=request.POST.get("annotators") or ingest.BY_NAME)
@@ -100,20 +106,9 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
         except ingest.ImportFailed as error:
             messages.error(request, f"Nothing was imported. {error}")
         else:
-            messages.success(
-                request,
-                f"Imported {', '.join(report.counts()[:-1])} and {report.counts()[-1]}; "
-                "sentence embedding runs in the background.",
-            )
-            for conflict in report.conflicts:
-                # The same project refuses these batches a second time, so the advice names a new one.
-                hint = (
-                    " If they are different people, import again matching annotators by id. Import into a new "
-                    "project: this one now holds these batches, and a project takes each batch name once."
-                    if conflict.merged else ""
-                )
-                messages.warning(request, f"{conflict.describe()}{hint}")
-            for line in [*report.describe_renamed(), *report.describe_case_merges()]:
+            described = report.describe()
+            messages.success(request, f"{described[:1].upper()}{described[1:]}.")
+            for line in report.warnings():  # the API's import answers the same lines
                 messages.warning(request, line)
     return _back_to_project(request, project.slug)
 
@@ -194,11 +189,14 @@ def project_export(request: HttpRequest, slug: str) -> HttpResponse:
         bom=request.POST.get("bom") == "on",
     )
     try:
-        export.start_export(project, options, request.user)
+        job = export.start_export(project, options, request.user)
     except export.ExportError as error:
         messages.error(request, f"Export not started: {error}")
     else:
-        messages.success(request, "Export started; the download link appears below when it is ready.")
+        if job.status == Job.Status.FAILED:  # the broker refused its task: the job says why
+            messages.error(request, f"Export not started: {job.error}")
+        else:
+            messages.success(request, "Export started; the download link appears below when it is ready.")
     return _back_to_project(request, project.slug)
 
 

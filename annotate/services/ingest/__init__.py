@@ -41,7 +41,14 @@ from annotate.services.ingest.faithbench import (
 )
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample, ParsedSpan
 from annotate.services.ingest.samples import parse_samples_jsonl
-from annotate.services.ingest.write import ImportReport, import_batches, import_files, parse_upload
+from annotate.services.ingest.write import (
+    FORMATS,
+    ImportReport,
+    import_batches,
+    import_files,
+    parse_roster,
+    parse_upload,
+)
 
 # What callers use as ``ingest.<name>``: the readers, the write step, the error and the constants they pass.
 __all__ = [
@@ -50,6 +57,7 @@ __all__ = [
     "BY_ID",
     "BY_NAME",
     "FAITHBENCH_ANNOTATION_KEYS",
+    "FORMATS",
     "IMPORTED_AS",
     "MAX_TEXT_CHARS",
     "SHORT_ID",
@@ -68,6 +76,7 @@ __all__ = [
     "import_files",
     "max_length",
     "parse_faithbench",
+    "parse_roster",
     "parse_samples_jsonl",
     "parse_upload",
     "passage_key_for",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q
 
 from annotate.models import Membership, Project
 from annotate.services.ingest.checks import ImportFailed, _shown, username_limit
@@ -95,6 +96,11 @@ class ImportedAccounts:
     Names are compared case-insensitively, as the members page compares them:
     "Bob" is taken when "bob" exists, stands for the member "bob", and two
     spellings of one name in an import are one account.
+
+    Looking names up only reads: new accounts are made unsaved and kept in
+    ``new_accounts`` (their names count as taken from then on), so an import
+    resolves everyone before its transaction opens and saves them inside it
+    (:meth:`save_new_accounts`).
     """
 
     def __init__(self, project: Project, planned: Iterable[str]) -> None:
@@ -106,6 +112,8 @@ class ImportedAccounts:
         self._spellings: dict[str, set[str]] = {}  # by folded planned name: every spelling asked for
         self._found_in_other_case: set[str] = set()  # folded names whose member holds another case of the name
         self._created: set[str] = set()  # folded names whose account this import made
+        self.new_accounts: list[AbstractBaseUser] = []  # made by this import, saved by save_new_accounts
+        self._new_usernames: set[str] = set()  # their usernames, folded: taken, though not saved yet
 
     def __getitem__(self, planned: str) -> AbstractBaseUser:
         key = _folded(planned)
@@ -139,7 +147,7 @@ class ImportedAccounts:
             (holder for holder in holders if holder.pk in self.members),
             key=lambda holder: holder.get_username() != username,
         )
-        return (members[0] if members else None), bool(holders)
+        return (members[0] if members else None), bool(holders) or _folded(username) in self._new_usernames
 
     def _account(self, planned: str) -> AbstractBaseUser:
         key = _folded(planned)
@@ -167,12 +175,31 @@ class ImportedAccounts:
             self._found_in_other_case.add(key)
         return member
 
-    @staticmethod
-    def _new_account(username: str) -> AbstractBaseUser:
+    def _new_account(self, username: str) -> AbstractBaseUser:
+        """An account that cannot log in, unsaved until save_new_accounts (inside the import's transaction)."""
         user = get_user_model()(username=username)
         user.set_unusable_password()
-        user.save()
+        self.new_accounts.append(user)
+        self._new_usernames.add(_folded(username))
         return user
+
+    def save_new_accounts(self) -> None:
+        """Save the accounts this import made, unless one of their usernames was taken (in any case) since they
+        were looked up: then nothing is saved and the import is refused, as it would have been then."""
+        User = get_user_model()
+        if not self.new_accounts:
+            return
+        clash = Q()
+        for user in self.new_accounts:
+            clash |= Q(**{f"{User.USERNAME_FIELD}__iexact": user.get_username()})
+        taken = User.objects.filter(clash).values_list(User.USERNAME_FIELD, flat=True).first()
+        if taken is not None:
+            raise ImportFailed(
+                f"annotator {taken!r}: an account with that username was made while this import was being "
+                "checked; nothing was imported. Import the files again to match annotators against it."
+            )
+        for user in self.new_accounts:
+            user.save()
 
     def username(self, planned: str) -> str | None:
         """The username the planned one ended as, None while no span or roster has asked for it."""
