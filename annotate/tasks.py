@@ -1,8 +1,12 @@
-"""Celery tasks: thin, take a primary key, call one service."""
+"""Celery tasks: thin, take a primary key, call one service. Each job's service holds the job's lock while it runs,
+and a starting worker queues again the jobs a stopped worker left (annotate.services.jobs.recovery)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 
 from annotate.services import embedding, export, results_cache
@@ -49,3 +53,20 @@ def perturb_originals(job_id: int) -> None:
     from annotate.services.pairs.perturb import SLICE_SECONDS, run_perturbation_job
 
     run_perturbation_job(job_id, max_seconds=SLICE_SECONDS)
+
+
+@worker_ready.connect
+def resume_jobs_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
+    """kombu's filesystem broker drops a message once a worker takes it, so a job whose worker was killed would stay
+    queued or running for good: a starting worker queues again each one no process executes and no message waits
+    for (as judging.tasks does for judge runs and synthetic sets)."""
+    from django.db import connection
+
+    if not settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        return  # Redis and RabbitMQ deliver an unacknowledged task again themselves
+    from annotate.services import jobs
+
+    try:
+        jobs.resume_stale_jobs()
+    finally:
+        connection.close()

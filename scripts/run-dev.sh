@@ -9,7 +9,8 @@
 #
 # Environment: HOST (127.0.0.1), PORT (8000), VENV (.venv), STOP_GRACE_SECONDS (7: how long the
 # children get to stop before they are killed; the filesystem broker drops a killed worker's task, so
-# on start the worker queues again the judge runs and synthetic sets nobody is working on),
+# on start the worker queues again the work nobody is working on: judge runs, synthetic sets, and the
+# embedding, export, perturbation, span-vector and pair-round jobs),
 # RESTART_AFTER_SECONDS (15: a worker that exits after running this long is started again, and so is
 # one killed by a signal (kill -9, out of memory) however soon; one that exits by itself sooner stops
 # everything, since it cannot start), MAX_QUICK_RESTARTS (3: killed workers started again in a row,
@@ -45,7 +46,7 @@ stop_children() {
     wait "$pid" 2>/dev/null  # bash's own "Killed ..." job notice would duplicate the line below
     status=$?
     if [ "$status" -eq 137 ]; then
-      echo "run-dev: ${role[$pid]} (pid $pid) did not stop within ${grace} s: killed (a judge run it was working on goes on at the next start)"
+      echo "run-dev: ${role[$pid]} (pid $pid) did not stop within ${grace} s: killed (the judge run, synthetic set or job it was working on goes on at the next start)"
     else
       echo "run-dev: ${role[$pid]} (pid $pid) stopped"
     fi
@@ -75,7 +76,7 @@ children=("$worker" "$web")
 echo "run-dev: worker (pid $worker) and web server (pid $web) started; press Ctrl-C once to stop both"
 
 # Returns when a child exits by itself or a trapped signal arrives. A worker that dies after it
-# was up (killed, out of memory) is started again, and its unfinished runs resume; one that dies
+# was up (killed, out of memory) is started again, and its unfinished runs and jobs resume; one that dies
 # within RESTART_AFTER_SECONDS of starting cannot start (a bad setting), so everything stops.
 restart_after="${RESTART_AFTER_SECONDS:-15}"
 max_quick="${MAX_QUICK_RESTARTS:-3}"
@@ -97,7 +98,7 @@ while true; do
   status=$?
   [ -n "${exited:-}" ] || exit 1
   if [ "$exited" = "$worker" ] && kill -0 "$web" 2>/dev/null && restart_worker "$status"; then
-    echo "run-dev: worker (pid $exited) exited with status $status; starting it again (unfinished runs resume)"
+    echo "run-dev: worker (pid $exited) exited with status $status; starting it again (unfinished runs and jobs resume)"
     start_worker
     children=("$worker" "$web")
     echo "run-dev: worker (pid $worker) started"

@@ -43,6 +43,15 @@ def fast_password_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def own_data_folder(request: pytest.FixtureRequest, settings: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test's job lock files and export files in a folder of its own. Job ids start again in every test
+    database, so two test runs sharing var/ would find each other's jobs "executed by another process"
+    (annotate.services.jobs.locks) and skip them. Browser and worker tests keep the folder their workers share."""
+    if request.node.get_closest_marker("e2e") is None:
+        settings.DATA_DIR = tmp_path_factory.mktemp("data")
+
+
 def make_user(username: str, **extra: Any) -> Any:
     return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -16,6 +17,7 @@ from django.utils import timezone
 
 from annotate import embedder, highlight
 from annotate.models import Job, Passage, Project, Sample
+from annotate.services import jobs
 from annotate.text import split_sentences
 
 log = logging.getLogger(__name__)
@@ -43,14 +45,17 @@ def _count_stale(project_id: int, model: str) -> int:
 
 
 def queue_embedding(project: Project, *, created_by: AbstractBaseUser | None = None) -> Job:
-    """Create a progress row and queue the job once the surrounding transaction commits."""
+    """Create a progress row and queue the job once the surrounding transaction commits.
+
+    When the broker refuses the task, the job (this object too) is failed with the error instead of staying queued.
+    """
     from annotate.tasks import embed_project_texts
 
     model = embedder.model_name()
     total = _count_stale(project.pk, model)
     job = Job.objects.create(project=project, kind=Job.Kind.EMBED, total=total, created_by=created_by,
                              options={"model": model})
-    transaction.on_commit(lambda: embed_project_texts.delay(job.pk))
+    jobs.queue_job(job, embed_project_texts)  # a refused send fails the job, saying why (job.error)
     return job
 
 
@@ -172,11 +177,31 @@ def run_embedding_job(job_id: int, *, max_seconds: float | None = None, max_sent
     is spent, queues the rest as a new task behind whatever else is queued, and
     returns the job still running. Idempotent and restart-safe: a second run (or a
     run after a worker restart) only does what is still missing, and each text is
-    counted done once, by the run that wrote it.
+    counted done once, by the run that wrote it. One process at a time per job
+    (its lock): a second delivery while the first runs returns at once, and the
+    next slice is queued once the lock is let go.
     """
-    job = Job.objects.get(pk=job_id)
-    if job.status == Job.Status.DONE:
-        return job
+    with jobs.job_lock(job_id) as held:
+        job = Job.objects.get(pk=job_id)
+        if not held or job.status == Job.Status.DONE:
+            return job
+        more = _embed_slice(job, max_seconds=max_seconds, max_sentences=max_sentences)
+    if more:
+        from annotate.tasks import embed_project_texts
+
+        jobs.queue_job(job, embed_project_texts)
+    else:
+        jobs.forget_job_lock(job.pk)
+    job.refresh_from_db()
+    return job
+
+
+def _embed_slice(job: Job, *, max_seconds: float | None, max_sentences: int | None) -> bool:
+    """Embed what the slice's limits allow; True when texts are left for a next slice (the job stays running).
+
+    A failure marks the job failed, trying again while the database is locked
+    (the error that stopped it may be that very lock), then is raised.
+    """
     model = job.options.get("model") or embedder.model_name()
     # Rows embedded by an earlier run or slice of this job are no longer stale, so they count as done
     # from the start; each text this run finishes adds one.
@@ -191,45 +216,46 @@ def run_embedding_job(job_id: int, *, max_seconds: float | None = None, max_sent
 
     try:
         for model_class, text_of in ((Passage, "text"), (Sample, "summary")):
-            pending = model_class.objects.filter(project_id=job.project_id).filter(_stale(model)).order_by("pk")
-            last_pk = 0
-            while not budget.over:
-                # Page by primary key: every chunk is an index range scan, not a re-scan from the first row.
-                rows = list(pending.filter(pk__gt=last_pk).only("pk", text_of, "embedding_model")[:CHUNK])
-                if not rows:
-                    break
-                last_pk = rows[-1].pk
-                long = [row for row in rows if len(getattr(row, text_of)) > LONG_TEXT_CHARS
-                        or (row.embedding_model or "").startswith(PARTIAL)]
-                short = [row for row in rows if row not in long]
-                for group in _short_text_groups(short, text_of):
-                    if budget.over:
-                        break
-                    previous = {row.pk: row.embedding_model for row in group}
-                    _embed_rows(group, text_of, model)
-                    with transaction.atomic():
-                        count(sum(
-                            _save_embedded(model_class, row, previous[row.pk], model, sentences=row.sentences,
-                                           embeddings=row.embeddings, embedding_model=model)
-                            for row in group
-                        ))
-                    budget.spend(sum(len(row.sentences) for row in group))
-                for row in long:
-                    if not budget.over:
-                        count(_embed_long_text(model_class, row, text_of, model, budget))
+            _embed_stale(job, model_class, text_of, model, budget, count)
         if budget.over and _count_stale(job.project_id, model):
-            from annotate.tasks import embed_project_texts
-
-            transaction.on_commit(lambda: embed_project_texts.delay(job.pk))
-            job.refresh_from_db()
-            return job
+            return True
     except Exception as error:
         log.exception("embedding job %s failed", job.pk)
-        Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
+        jobs.mark_failed(job.pk, str(error))
         raise
     Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE, done=job.total, finished_at=timezone.now())
-    job.refresh_from_db()
-    return job
+    return False
+
+
+def _embed_stale(job: Job, model_class: type[Passage | Sample], text_of: str, model: str, budget: _Slice,
+                 count: Callable[[int], None]) -> None:
+    """Embed the project's stale rows of one model, a chunk at a time, until they or the slice run out."""
+    pending = model_class.objects.filter(project_id=job.project_id).filter(_stale(model)).order_by("pk")
+    last_pk = 0
+    while not budget.over:
+        # Page by primary key: every chunk is an index range scan, not a re-scan from the first row.
+        rows = list(pending.filter(pk__gt=last_pk).only("pk", text_of, "embedding_model")[:CHUNK])
+        if not rows:
+            return
+        last_pk = rows[-1].pk
+        long = [row for row in rows if len(getattr(row, text_of)) > LONG_TEXT_CHARS
+                or (row.embedding_model or "").startswith(PARTIAL)]
+        short = [row for row in rows if row not in long]
+        for group in _short_text_groups(short, text_of):
+            if budget.over:
+                break
+            previous = {row.pk: row.embedding_model for row in group}
+            _embed_rows(group, text_of, model)
+            with transaction.atomic():
+                count(sum(
+                    _save_embedded(model_class, row, previous[row.pk], model, sentences=row.sentences,
+                                   embeddings=row.embeddings, embedding_model=model)
+                    for row in group
+                ))
+            budget.spend(sum(len(row.sentences) for row in group))
+        for row in long:
+            if not budget.over:
+                count(_embed_long_text(model_class, row, text_of, model, budget))
 
 
 def similarity(sample: Sample, side: Literal["summary", "source"], start: int, end: int) -> dict[str, Any]:

@@ -9,8 +9,8 @@ never the others' votes or the consensus.
 Split by topic: ``lookups`` (project lookups, queue refusals), ``serializers``
 (serializers and schema components), ``judging`` (the judge's endpoints),
 ``items`` (item and round lists), ``figures`` (agreement, one round with its
-detector metrics and balance), ``flags`` (spammer flags, admins) and ``jobs`` (cancelling a stuck round job,
-admins). The
+detector metrics and balance), ``flags`` (spammer flags, admins) and ``jobs`` (cancelling a stuck round or
+perturbation job, admins). The
 views are re-exported here for ``annotate.api.urls``.
 """
 
@@ -19,11 +19,12 @@ from __future__ import annotations
 from annotate.api.pairs.figures import PairAgreementView, PairRoundDetailView
 from annotate.api.pairs.flags import BlockJudgeView, DismissFlagView, JudgeFlagListView, UnblockJudgeView
 from annotate.api.pairs.items import PairItemListView, PairRoundListView
-from annotate.api.pairs.jobs import CancelRoundJobView
+from annotate.api.pairs.jobs import CancelPerturbationJobView, CancelRoundJobView
 from annotate.api.pairs.judging import NextPairView, PairJudgementView, UndoPairView
 
 __all__ = [
     "BlockJudgeView",
+    "CancelPerturbationJobView",
     "CancelRoundJobView",
     "DismissFlagView",
     "JudgeFlagListView",

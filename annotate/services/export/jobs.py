@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
-from annotate.models import Project, Sample
+from django.utils import timezone
+
+from annotate.models import Job, Project, Sample
+from annotate.services import jobs
 from annotate.services.export.archive import faithbench_zip_chunks
 from annotate.services.export.faithbench import write_faithbench
 from annotate.services.export.lines import csv_lines, jsonl_lines
@@ -35,11 +39,11 @@ def exports_dir() -> Path:
     return Path(settings.DATA_DIR) / "exports"
 
 
-def start_export(project: Project, options: ExportOptions, created_by: Any) -> Any:
-    """Record who asked for which export, and run it in the background."""
-    from django.db import transaction
+def start_export(project: Project, options: ExportOptions, created_by: Any) -> Job:
+    """Record who asked for which export, and run it in the background.
 
-    from annotate.models import Job
+    When the broker refuses the task, the job (this object too) is failed with the error instead of staying queued.
+    """
     from annotate.tasks import run_export
 
     options.check(project)
@@ -50,45 +54,64 @@ def start_export(project: Project, options: ExportOptions, created_by: Any) -> A
         project=project, kind=Job.Kind.EXPORT, created_by=created_by,
         total=Sample.objects.filter(project=project).count(), options=stored,
     )
-    transaction.on_commit(lambda: run_export.delay(job.pk))
+    jobs.queue_job(job, run_export)
     return job
 
 
-def run_export_job(job_id: int) -> Any:
-    """Write the export file of a job; running it again rewrites the same file, never a second one."""
-    import shutil
+def _job_folder(job_id: int) -> Path:
+    return exports_dir() / str(job_id)
 
-    from django.utils import timezone
 
-    from annotate.models import Job
+def restart_export(job: Job) -> None:
+    """Drop what an interrupted run of the export wrote (its partial file) and its progress, so that it is written
+    again from scratch; the caller holds the job's lock."""
+    shutil.rmtree(_job_folder(job.pk), ignore_errors=True)
+    Job.objects.filter(pk=job.pk).update(done=0, result_path="")
 
-    job = Job.objects.select_related("project").get(pk=job_id)
-    if job.status == Job.Status.DONE:
-        return job
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+
+def run_export_job(job_id: int) -> Job:
+    """Write the export file of a job; running it again rewrites the same file, never a second one.
+
+    One process at a time per job (its lock): a second delivery while the first
+    writes returns at once. A failure removes the partial file and marks the job
+    failed, trying again while the database is locked.
+    """
+    with jobs.job_lock(job_id) as held:
+        job = Job.objects.select_related("project").get(pk=job_id)
+        if not held or job.status == Job.Status.DONE:
+            return job
+        restart_export(job)
+        Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+        try:
+            result = _write_export(job)
+        except Exception as error:
+            shutil.rmtree(_job_folder(job.pk), ignore_errors=True)
+            jobs.mark_failed(job.pk, str(error))
+            raise
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.DONE, done=job.total, result_path=str(result), finished_at=timezone.now()
+        )
+    jobs.forget_job_lock(job.pk)
+    job.refresh_from_db()
+    return job
+
+
+def _write_export(job: Job) -> Path:
+    """Write the job's file into its own folder (made afresh); the file's path."""
     options = ExportOptions(**job.options)
-    folder = exports_dir() / str(job.pk)
-    shutil.rmtree(folder, ignore_errors=True)
+    folder = _job_folder(job.pk)
     folder.mkdir(parents=True)
     stem = f"{job.project.slug}-round{options.round}"
 
     def progress(done: int) -> None:
         Job.objects.filter(pk=job.pk).update(done=done)
 
-    try:
-        if options.format == "faithbench":  # the zip the API streams, written to a file a chunk at a time
-            result = folder / f"{stem}.zip"
-            with result.open("wb") as handle:
-                for chunk in faithbench_zip_chunks(job.project, options, progress):
-                    handle.write(chunk)
-        else:
-            result = folder / f"{stem}.{options.format}"
-            export_to_path(job.project, result, options, progress)
-    except Exception as error:
-        Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
-        raise
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.DONE, done=job.total, result_path=str(result), finished_at=timezone.now()
-    )
-    job.refresh_from_db()
-    return job
+    if options.format == "faithbench":  # the zip the API streams, written to a file a chunk at a time
+        result = folder / f"{stem}.zip"
+        with result.open("wb") as handle:
+            for chunk in faithbench_zip_chunks(job.project, options, progress):
+                handle.write(chunk)
+        return result
+    result = folder / f"{stem}.{options.format}"
+    export_to_path(job.project, result, options, progress)
+    return result

@@ -20,6 +20,7 @@ from annotate.models import (
     Project,
 )
 from annotate.services import members
+from annotate.services.jobs import job_wait
 from annotate.services.pairs import agreement, config, perturb, queue, vectors
 
 PAIR_JOB_KINDS = (Job.Kind.PERTURB, Job.Kind.PAIR_VECTORS, Job.Kind.PAIR_ROUND)
@@ -110,8 +111,9 @@ def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -
         "judgements_not_counted": judgements.filter(counted=False).count(),
         "jobs": jobs,
         "active_jobs": any(job.is_active for job in jobs),
-        # While a perturbation runs its originals are being claimed: the section says so instead of offering a start.
-        "perturbing": any(job.kind == Job.Kind.PERTURB and job.is_active for job in jobs),
+        # While a perturbation runs its originals are being claimed: the section says so instead of offering a start,
+        # with how long it has waited and its cancel (admins).
+        **_perturbation_state(project, is_admin),
         "rounds": rounds,
         "next_round": (rounds[-1]["round"].number + 1) if rounds else 1,
         "overall_agreement": overall,
@@ -120,6 +122,14 @@ def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -
         "missing_models": config.missing_model_settings(project) if is_admin else [],
         "config": config.get_config(project),
     }
+
+
+def _perturbation_state(project: Project, is_admin: bool) -> dict[str, Any]:
+    """Whether a perturbation job is queued or running; for admins, the job and its wait (the section's cancel)."""
+    active = perturb.active_perturbation(project)
+    shown = active if is_admin else None
+    return {"perturbing": active is not None, "perturbation_job": shown,
+            "perturbation_wait": job_wait(shown) if shown is not None else None}
 
 
 def pair_member_rows(project: Project) -> list[dict[str, Any]]:

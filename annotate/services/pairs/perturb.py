@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from annotate.models import Job, PairItem, PairOriginal, PerturbedText, Project
 from annotate.perturbation.models import PerturbationModelError, PerturbationModels, load_models
+from annotate.services import jobs
 from annotate.services.pairs.config import get_config, missing_model_settings, model_paths
 
 if TYPE_CHECKING:  # the pipeline imports torch: only the job needs it, not the pages that import this module
@@ -58,6 +59,11 @@ def text_seed(job_seed: int, external_id: str) -> int:
     return int.from_bytes(digest[:6], "big")
 
 
+def active_perturbation(project: Project) -> Job | None:
+    """The project's perturbation job that is queued or running (the newest); None if none."""
+    return Job.objects.filter(project=project, kind=Job.Kind.PERTURB, status__in=jobs.ACTIVE).first()
+
+
 def start_perturbation(project: Project, user: Any, *, seed: int | None = None, queue: bool = True) -> Job:
     """Create the PERTURB job over the waiting originals and queue it (``queue=False``: the caller runs it)."""
     if project.kind != Project.Kind.PAIRS:
@@ -65,12 +71,12 @@ def start_perturbation(project: Project, user: Any, *, seed: int | None = None, 
     missing = missing_model_settings(project)
     if missing:
         raise PerturbationError(" ".join(missing))
-    active = Job.objects.filter(project=project, kind=Job.Kind.PERTURB,
-                                status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
+    active = active_perturbation(project)
     if active is not None:
         raise PerturbationError(
             f"a perturbation job is already {active.get_status_display().lower()} (job {active.pk}: "
-            f"{active.done} of {active.total} texts done); wait for it to finish"
+            f"{active.done} of {active.total} texts done); wait for it to finish, or cancel it (the project page's "
+            "Perturbation section, or the API) if no worker runs it"
         )
     waiting = pending_originals(project)
     total = waiting.count()
@@ -84,7 +90,7 @@ def start_perturbation(project: Project, user: Any, *, seed: int | None = None, 
     if queue:
         from annotate.tasks import perturb_originals
 
-        transaction.on_commit(lambda: perturb_originals.delay(job.pk))
+        jobs.queue_job(job, perturb_originals)  # a refused send fails the job, saying why (job.error)
     return job
 
 
@@ -131,9 +137,32 @@ def save_perturbation(job: Job, original: PairOriginal, result: PerturbationResu
 
 
 def _fail(job: Job, message: str) -> Job:
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=message, finished_at=timezone.now())
+    """Mark the job failed (tried again while the database is locked), unless an admin cancelled it meanwhile."""
+    jobs.mark_failed(job.pk, message, only_if_active=True)
     job.refresh_from_db()
     return job
+
+
+def _active(job_id: int) -> QuerySet[Job]:
+    """The job's row while it is queued or running: a write through it leaves a cancelled job as it is."""
+    return Job.objects.filter(pk=job_id, status__in=jobs.ACTIVE)
+
+
+def cancel_perturbation_job(job: Job, user: Any) -> Job:
+    """Mark a queued or running perturbation job failed, "Cancelled by <user> at <time>", so a new one can start.
+
+    A job no worker runs (none started, or its worker died and nothing resumed
+    it) otherwise refuses every new perturbation of the project. A run of the job
+    that is still going stops before its next original; the originals it has
+    perturbed keep their texts and items, and a new job perturbs the rest.
+    Raises jobs.CancelRefused, changing nothing, when the job has already ended.
+    """
+    return jobs.cancel_job(job, user, kind=Job.Kind.PERTURB, finished_words=_perturbed_in_words)
+
+
+def _perturbed_in_words(job: Job) -> str:
+    perturbed = job.options.get("perturbed")
+    return "it has finished" if perturbed is None else f"it perturbed {perturbed} of its {job.total} originals"
 
 
 def run_perturbation_job(
@@ -142,17 +171,37 @@ def run_perturbation_job(
     """Perturb the job's waiting originals; safe to run again (it continues where it stopped).
 
     With ``max_seconds``, stops after the original that passes it and queues a new task for the rest (the job
-    stays running), so a long job does not hold the worker past its time limit or ahead of other jobs.
+    stays running), so a long job does not hold the worker past its time limit or ahead of other jobs. One
+    process at a time per job (its lock, held by the worker's task and the `perturb_pairs` command alike); a job
+    cancelled by an admin stops before its next original and keeps its cancel's status and message.
     """
-    job = Job.objects.select_related("project").get(pk=job_id)
-    if job.status in (Job.Status.DONE, Job.Status.FAILED):
-        return job
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+    with jobs.job_lock(job_id) as held:
+        job = Job.objects.select_related("project").get(pk=job_id)
+        if not held or job.status in (Job.Status.DONE, Job.Status.FAILED):
+            return job
+        if not _active(job.pk).update(status=Job.Status.RUNNING):
+            job.refresh_from_db()  # cancelled between the read above and now
+            return job
+        more = _perturb_waiting(job, progress, max_seconds)
+    if more:
+        from annotate.tasks import perturb_originals
+
+        # The rest goes in a new task, behind whatever else is queued; it carries on where this one stopped.
+        jobs.queue_job(job, perturb_originals)
+    elif job.status == Job.Status.DONE:
+        jobs.forget_job_lock(job.pk)
+    job.refresh_from_db()
+    return job
+
+
+def _perturb_waiting(job: Job, progress: Callable[[Job], None] | None, max_seconds: float | None) -> bool:
+    """Perturb the job's waiting originals and finish the job; True when time ran out with originals left."""
     project = job.project
     config = get_config(project)
     missing = missing_model_settings(project)
     if missing:
-        return _fail(job, " ".join(missing))
+        _fail(job, " ".join(missing))
+        return False
     from annotate.perturbation.pipeline import PerturbationParams, perturb_text
 
     paths = model_paths(config)
@@ -163,7 +212,8 @@ def run_perturbation_job(
             temperature=config.temperature, candidates=config.candidates,
         ).check()
     except (PerturbationModelError, ValueError) as error:
-        return _fail(job, str(error))
+        _fail(job, str(error))
+        return False
 
     job_seed = int(job.options.get("seed", 0))
     waiting = pending_originals(project).order_by("pk")
@@ -174,12 +224,10 @@ def run_perturbation_job(
     started = time.monotonic()
     for position, original_id in enumerate(waiting_ids):
         if max_seconds is not None and position > 0 and time.monotonic() - started > max_seconds:
-            from annotate.tasks import perturb_originals
-
-            # The rest goes in a new task, behind whatever else is queued; it carries on where this one stopped.
-            transaction.on_commit(lambda: perturb_originals.delay(job.pk))
-            job.refresh_from_db()
-            return job
+            return True
+        if not _active(job.pk).exists():
+            log.info("perturbation job %s was cancelled: it stops before original %s", job.pk, original_id)
+            return False
         original = PairOriginal.objects.filter(pk=original_id, perturbed_at__isnull=True).first()
         if original is None:  # another run got to it first
             continue
@@ -192,7 +240,13 @@ def run_perturbation_job(
         if progress is not None:
             job.refresh_from_db(fields=["done", "total"])
             progress(job)
+    _finish(job, models, params)
+    return False
 
+
+def _finish(job: Job, models: PerturbationModels, params: PerturbationParams) -> None:
+    """Mark the job done with its summary, unless it was cancelled meanwhile."""
+    project = job.project
     # The summary is read back from the rows, so a job that was interrupted and run again still adds up.
     made = PerturbedText.objects.filter(project=project, source=PerturbedText.Source.PIPELINE, parameters__job=job.pk)
     skipped = PairOriginal.objects.filter(project=project, perturbed_at__isnull=False, perturbed_texts__isnull=True)
@@ -208,10 +262,9 @@ def run_perturbation_job(
         "models": models.describe(),
         "parameters": params.as_dict(),  # shown with the finished job on the project page
     }
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.DONE, done=F("total"), options=summary, finished_at=timezone.now()
-    )
-    job.refresh_from_db()
+    if not _active(job.pk).update(status=Job.Status.DONE, done=F("total"), options=summary,
+                                  finished_at=timezone.now()):
+        return
+    job.status = Job.Status.DONE
     log.info("perturbation job %s: %s texts perturbed, %s items, %s without a word to replace",
              job.pk, summary["perturbed"], summary["items"], summary["skipped_count"])
-    return job

@@ -52,6 +52,7 @@ from django.utils import timezone
 from annotate import embedder
 from annotate.models import Job, PairConfig, PairItem, PerturbedText, Project
 from annotate.pairmath.swaps import swap_kind
+from annotate.services import jobs
 
 log = logging.getLogger(__name__)
 TEXTS_PER_CHUNK = 32  # perturbed texts encoded and written together; a restart redoes at most one chunk
@@ -366,32 +367,38 @@ def start_vector_job(project: Project, user: AbstractBaseUser | None = None) -> 
         project=project, kind=Job.Kind.PAIR_VECTORS, total=stale_items(project, name).count(),
         created_by=user, options={"encoder": name},
     )
-    transaction.on_commit(lambda: compute_pair_vectors.delay(job.pk))
+    jobs.queue_job(job, compute_pair_vectors)  # a refused send fails the job, saying why (job.error)
     return job
 
 
 def run_vector_job(job_id: int) -> Job:
-    """Compute the job's missing vectors with progress on the row; idempotent and safe to run again after a stop."""
-    job = Job.objects.select_related("project").get(pk=job_id)
-    if job.status == Job.Status.DONE:
-        return job
-    name = job.options.get("encoder") or encoder_name(job.project)
-    left = stale_items(job.project, name).count()
-    total = max(job.total, left)
-    # Items done by an earlier run of this job count as done from the start.
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, total=total, done=total - left, error="")
+    """Compute the job's missing vectors with progress on the row; idempotent and safe to run again after a stop.
 
-    def count(written: int) -> None:
-        Job.objects.filter(pk=job.pk).update(done=Least(F("done") + written, Value(total)))
+    One process at a time per job (its lock): a second delivery while the first runs returns at once. A failure
+    marks the job failed (tried again while the database is locked), then is raised.
+    """
+    with jobs.job_lock(job_id) as held:
+        job = Job.objects.select_related("project").get(pk=job_id)
+        if not held or job.status == Job.Status.DONE:
+            return job
+        name = job.options.get("encoder") or encoder_name(job.project)
+        left = stale_items(job.project, name).count()
+        total = max(job.total, left)
+        # Items done by an earlier run of this job count as done from the start.
+        Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, total=total, done=total - left, error="")
 
-    began = time.monotonic()
-    try:
-        compute_vectors(job.project, encoder=name, progress=count)
-    except Exception as error:
-        log.exception("pair vector job %s failed", job.pk)
-        Job.objects.filter(pk=job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
-        raise
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE, done=total, finished_at=timezone.now())
+        def count(written: int) -> None:
+            Job.objects.filter(pk=job.pk).update(done=Least(F("done") + written, Value(total)))
+
+        began = time.monotonic()
+        try:
+            compute_vectors(job.project, encoder=name, progress=count)
+        except Exception as error:
+            log.exception("pair vector job %s failed", job.pk)
+            jobs.mark_failed(job.pk, str(error))
+            raise
+        Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE, done=total, finished_at=timezone.now())
+    jobs.forget_job_lock(job.pk)
     log.info("pair vector job %s done in %.1f s", job.pk, time.monotonic() - began)
     job.refresh_from_db()
     return job

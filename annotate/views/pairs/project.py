@@ -5,15 +5,17 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
 from annotate import access
-from annotate.models import Project
+from annotate.models import Job, Project
+from annotate.services import jobs
 from annotate.services.pairs import configure, export, ingest, perturb
 from annotate.services.pairs.overview import pair_project_overview
+from annotate.uploads import UploadTooLarge, read_uploads
 
 IMPORT_FORMATS = {
     "raw": "raw texts to perturb",
@@ -69,7 +71,12 @@ def _pairs_project_for_admin(request: HttpRequest, slug: str) -> Project:
 def pairs_import(request: HttpRequest, slug: str) -> HttpResponse:
     project = _pairs_project_for_admin(request, slug)
     fmt = request.POST.get("format", "")
-    files = [(upload.name, upload.read()) for upload in request.FILES.getlist("files")]
+    try:
+        files = read_uploads(request.FILES.getlist("files"))
+    except UploadTooLarge as refused:
+        for line in refused.page_messages():
+            messages.error(request, line)
+        return _back_to_project(request, project.slug, "#import")
     if fmt not in IMPORT_FORMATS:
         messages.error(request, f"Nothing was imported. format: {fmt!r} is not one of "
                                 f"{', '.join(IMPORT_FORMATS)}.")
@@ -99,8 +106,32 @@ def pairs_perturb(request: HttpRequest, slug: str) -> HttpResponse:
     except perturb.PerturbationError as error:
         messages.error(request, f"Perturbation not started: {error}")
     else:
-        messages.success(request, f"Perturbation started over {job.total} texts; its progress shows below.")
+        if job.status == Job.Status.FAILED:  # the broker refused its task: the job says why
+            messages.error(request, f"Perturbation not started: {job.error}")
+        else:
+            messages.success(request, f"Perturbation started over {job.total} texts; its progress shows below.")
     return _back_to_project(request, project.slug)
+
+
+@require_POST
+@login_required
+def perturbation_job_cancel(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Cancel a queued or running perturbation job (admins), so that a new perturbation can be started.
+
+    The way out of a job no worker runs (none started, or it died and nothing resumed it), which would otherwise
+    refuse every new perturbation. The originals it perturbed keep their texts and items. A job that has already
+    ended is left as it is, with a message saying how it ended.
+    """
+    project = _pairs_project_for_admin(request, slug)
+    job = get_object_or_404(Job, pk=pk, project=project, kind=Job.Kind.PERTURB)
+    try:
+        perturb.cancel_perturbation_job(job, request.user)
+    except jobs.CancelRefused as refusal:
+        messages.error(request, f"Not cancelled: {refusal}")
+    else:
+        messages.success(request, f"Job {job.pk} is cancelled; the originals it perturbed keep their texts. You can "
+                                  "start a new perturbation now.")
+    return _back_to_project(request, project.slug, "#perturbation")
 
 
 @require_POST

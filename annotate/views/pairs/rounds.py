@@ -251,7 +251,7 @@ def _start(request: HttpRequest, project: Project, number: int, form: RoundForm,
     except rounds.RoundRefused as refusal:
         # A round drawn meanwhile: the wizard shown again plans round `showing` now, and says so in its own words.
         return rounds.stale_wizard_refusal(project, number, showing) or str(refusal)
-    return _to_round_job(request, project, job)
+    return _to_round_job(request, project, job)  # a job the broker refused shows why on its page (failed)
 
 
 def _stale_vectors(project: Project, number: int) -> int:
@@ -293,7 +293,11 @@ def vectors_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Compute the span vectors the detector needs (a background job); the wizard shows its progress."""
     project, _ = _pairs_project(request, slug, admin=True)
     job = vectors.start_vector_job(project, request.user)
-    messages.success(request, f"Computing the span vectors of {job.total} items; the preview works once they exist.")
+    if job.status == Job.Status.FAILED:  # the broker refused its task: the job says why
+        messages.error(request, f"Span vectors not started: {job.error}")
+    else:
+        messages.success(request, f"Computing the span vectors of {job.total} items; the preview works once they "
+                                  "exist.")
     url = reverse("pairs-round-new", args=[project.slug])
     return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
 

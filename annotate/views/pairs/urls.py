@@ -13,6 +13,7 @@ urlpatterns = [
     path("label/", labeling.label_page, name="pairs-label"),
     path("import/", pair_project.pairs_import, name="pairs-import"),
     path("perturb/", pair_project.pairs_perturb, name="pairs-perturb"),
+    path("perturb/jobs/<int:pk>/cancel/", pair_project.perturbation_job_cancel, name="pairs-perturb-job-cancel"),
     path("settings/", pair_project.pairs_settings, name="pairs-settings"),
     path("export/<str:fmt>/", pair_project.pairs_export, name="pairs-export"),
     path("vectors/", pair_rounds.vectors_start, name="pairs-vectors"),

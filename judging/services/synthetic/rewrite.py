@@ -14,13 +14,13 @@ from pathlib import Path
 
 from django.db import IntegrityError, transaction
 
+from annotate.services.jobs.locks import exclusive, lock_file, orphaned_ids
 from judging import prompts
 from judging import synthetic as nesting
 from judging.clients import Endpoint, EndpointError, chat, endpoint_for
 from judging.models import Judge, PromptVersion, SyntheticRewrite, SyntheticSet
 from judging.parsing import first_json_object
 from judging.services.runs import missing_key_variable
-from judging.services.runs.locks import exclusive, lock_file, waiting_ids
 from judging.services.synthetic.sets import SyntheticSetError, _gold_items, _queue, build_items, output_sentences
 
 # Said in every request whatever the project's edited prompt says: JSON mode refuses a request without "JSON".
@@ -98,12 +98,9 @@ def resume_stale_synthetic_sets() -> list[int]:
     pending = list(SyntheticSet.objects.filter(
         status__in=(SyntheticSet.Status.QUEUED, SyntheticSet.Status.RUNNING), writer__isnull=False
     ).order_by("pk").values_list("pk", flat=True))
-    waiting = waiting_ids(tasks.execute_synthetic_set) if pending else set()
-    resumed = []
-    for set_id in pending:
-        if set_id not in waiting and not is_set_executing(set_id):
-            tasks.execute_synthetic_set.delay(set_id)
-            resumed.append(set_id)
+    resumed = orphaned_ids(pending, tasks.execute_synthetic_set, is_set_executing)
+    for set_id in resumed:
+        tasks.execute_synthetic_set.delay(set_id)
     if resumed:
         logger.info("synthetic sets queued again after a worker start: %s", ", ".join(map(str, resumed)))
     return resumed

@@ -18,6 +18,7 @@ from django.db.models.functions import Least
 from django.utils import timezone
 
 from annotate.models import Job, PairRound, Project
+from annotate.services import jobs
 from annotate.services.pairs import vectors
 from annotate.services.pairs.detector import RoundRefused
 from annotate.services.pairs.funnel import (
@@ -67,7 +68,7 @@ def start_round_job(project: Project, user: AbstractBaseUser | None, *, number: 
         options["number"] = next_round_number(project) if number is None else number
         job = Job.objects.create(project=project, kind=Job.Kind.PAIR_ROUND, total=1, created_by=user,
                                  options=options)
-        transaction.on_commit(lambda: create_pair_round.delay(job.pk))
+        jobs.queue_job(job, create_pair_round)  # a refused send fails the job, saying why (job.error)
     return job
 
 
@@ -82,24 +83,33 @@ def run_round_job(job_id: int) -> Job:
     nothing and keeps the cancel's message: every write of the job's status
     below applies only while the job is still queued or running, and the round
     is written only if the job's row, locked in that transaction, is still
-    running.
+    running. One process at a time per job (its lock): a second delivery while the first runs returns at once.
     """
-    job = Job.objects.select_related("project", "created_by").get(pk=job_id)
-    if job.status in (Job.Status.DONE, Job.Status.FAILED):
-        return job
+    with jobs.job_lock(job_id) as held:
+        job = Job.objects.select_related("project", "created_by").get(pk=job_id)
+        if not held or job.status in (Job.Status.DONE, Job.Status.FAILED):
+            return job
+        _run_round_job(job)
+    if job.status == Job.Status.DONE:
+        jobs.forget_job_lock(job.pk)
+    return job
+
+
+def _run_round_job(job: Job) -> None:
+    """Draw the job's round (see ``run_round_job``); ``job`` is read back from its row when it ends here."""
     project = job.project
     if PairRound.objects.filter(pk=job.options.get("round_id"), project=project).exists():
         # This job's round exists already (it is written with the job's "done"): never draw a second one.
         Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE, done=F("total"), finished_at=timezone.now())
         job.refresh_from_db()
-        return job
+        return
     params = {name: job.options[name] for name in ROUND_PARAMETERS if name in job.options}
     number = job.options.get("number")  # None for a job queued before jobs recorded their round
     # When this attempt started, for the page's "running for"; kept in the options (which the "done" write keeps).
     job.options = {**job.options, "started_at": timezone.now().isoformat()}
     if not _active(job.pk).update(status=Job.Status.RUNNING, error="", options=job.options):
         job.refresh_from_db()  # cancelled between the read above and now
-        return job
+        return
     try:
         stale = _stale_number(project, number)
         if stale is not None:
@@ -132,13 +142,12 @@ def run_round_job(job_id: int) -> Job:
     except _JobEnded:
         log.info("pairs round job %s was cancelled while it ran: no round drawn", job.pk)
     except RoundRefused as refusal:
-        _active(job.pk).update(status=Job.Status.FAILED, error=str(refusal), finished_at=timezone.now())
+        jobs.mark_failed(job.pk, str(refusal), only_if_active=True)
     except Exception as error:
         log.exception("pairs round job %s failed", job.pk)
-        _active(job.pk).update(status=Job.Status.FAILED, error=str(error), finished_at=timezone.now())
+        jobs.mark_failed(job.pk, str(error), only_if_active=True)
         raise
     job.refresh_from_db()
-    return job
 
 
 class _JobEnded(Exception):

@@ -1,0 +1,52 @@
+"""What every background job shares, whichever app and kind: telling work in hand from orphaned work, sending a
+job's task after its commit, recording a failure on a busy database, resuming jobs at a worker's start, cancelling.
+
+Modules: ``locks`` (a lock file held while work executes, the messages waiting
+in the embedded broker's queue; judging's runs and synthetic sets use them too),
+``sending`` (queue a job's task on commit; a refused send fails the job instead
+of stranding it), ``failure`` (the failed-state write, tried again while the
+database is locked), ``recovery`` (what a starting worker queues again) and
+``cancel`` (a job's wait, and an admin's cancel).
+"""
+
+from __future__ import annotations
+
+from annotate.services.jobs.cancel import NO_WORKER_AFTER, CancelRefused, JobWait, cancel_job, job_wait
+from annotate.services.jobs.failure import ACTIVE, is_lock_error, mark_failed, retry_when_locked
+from annotate.services.jobs.locks import (
+    exclusive,
+    forget_job_lock,
+    is_job_executing,
+    job_lock,
+    lock_file,
+    orphaned_ids,
+    waiting_ids,
+)
+from annotate.services.jobs.recovery import RESUMING_TASKS, resume_stale_jobs, resuming_task, stopped_message
+from annotate.services.jobs.sending import not_queued_message, queue_job, send_job
+
+__all__ = [
+    "ACTIVE",
+    "NO_WORKER_AFTER",
+    "RESUMING_TASKS",
+    "CancelRefused",
+    "JobWait",
+    "cancel_job",
+    "exclusive",
+    "forget_job_lock",
+    "is_job_executing",
+    "is_lock_error",
+    "job_lock",
+    "job_wait",
+    "lock_file",
+    "mark_failed",
+    "not_queued_message",
+    "orphaned_ids",
+    "queue_job",
+    "resume_stale_jobs",
+    "resuming_task",
+    "retry_when_locked",
+    "send_job",
+    "stopped_message",
+    "waiting_ids",
+]

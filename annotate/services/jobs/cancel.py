@@ -1,0 +1,102 @@
+"""A job that no worker runs: how long it has waited, and cancelling it so that new work can start.
+
+A job stuck in "queued" (no worker started, or the message was lost) or
+"running" (its worker died and nothing resumed it) blocks what it guards: a
+round job every later round, a perturbation job every new perturbation. A
+project admin may cancel it; it then fails with who cancelled it and when, and
+the job's own service leaves it so even if a worker picks it up afterwards
+(each writes its status only while the job is still queued or running).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from django.utils.timesince import timesince
+
+from annotate.models import Job
+
+log = logging.getLogger(__name__)
+
+# A worker picks a queued job up within seconds; queued longer than this, the pages say no worker may be running.
+NO_WORKER_AFTER = timedelta(minutes=1)
+
+
+class CancelRefused(Exception):
+    """A job that has already ended cannot be cancelled; the message says how it ended. Nothing was changed."""
+
+
+@dataclass(frozen=True)
+class JobWait:
+    """How long an active job has waited: queued since it was created, running since its attempt began."""
+
+    status: str
+    since: datetime
+    seconds: float
+    no_worker: bool  # queued for longer than NO_WORKER_AFTER: no worker may be running
+
+    @property
+    def duration(self) -> str:
+        """The wait in words: seconds under a minute (the job's page polls every second), else minutes, hours..."""
+        if self.seconds < 60:
+            whole = int(self.seconds)
+            return f"{whole} second{'' if whole == 1 else 's'}"
+        return timesince(self.since, self.since + timedelta(seconds=self.seconds))
+
+
+def job_wait(job: Job, now: datetime | None = None) -> JobWait | None:
+    """How long ``job`` has been queued or running, for the pages; None once it has ended.
+
+    Running counts from ``options["started_at"]`` where the job records when its
+    attempt began (round jobs), else from its creation.
+    """
+    if not job.is_active:
+        return None
+    now = now or timezone.now()
+    since = job.created_at
+    if job.status == Job.Status.RUNNING and job.options.get("started_at"):
+        since = datetime.fromisoformat(job.options["started_at"])
+    waited = now - since
+    return JobWait(status=job.status, since=since, seconds=max(0.0, waited.total_seconds()),
+                   no_worker=job.status == Job.Status.QUEUED and waited > NO_WORKER_AFTER)
+
+
+def cancel_job(job: Job, user: AbstractBaseUser, *, kind: str, finished_words: Callable[[Job], str]) -> Job:
+    """Mark a queued or running job of ``kind`` failed, "Cancelled by <user> at <time>"; returns ``job``, updated.
+
+    The job's row is locked while it is read and written, so a cancel that
+    comes while the job's service writes its outcome in a transaction waits for
+    it and is then refused. Raises CancelRefused, changing nothing, when the job
+    has already ended (``finished_words`` says what a done job did). Who and
+    when are also kept in the job's options (``cancelled_by``, ``cancelled_at``).
+    """
+    with transaction.atomic():
+        locked = Job.objects.select_for_update().get(pk=job.pk, kind=kind)
+        if not locked.is_active:
+            raise CancelRefused(_ended_in_words(locked, finished_words))
+        now = timezone.now()
+        who = user.get_username()
+        locked.status = Job.Status.FAILED
+        locked.error = f"Cancelled by {who} at {timezone.localtime(now):%Y-%m-%d %H:%M:%S %Z}."
+        locked.finished_at = now
+        locked.options = {**locked.options, "cancelled_by": who, "cancelled_at": now.isoformat()}
+        locked.save(update_fields=["status", "error", "finished_at", "options"])
+    log.info("%s job %s of project %s cancelled by %s", kind, locked.pk, locked.project_id, who)
+    for name in ("status", "error", "finished_at", "options"):
+        setattr(job, name, getattr(locked, name))
+    return job
+
+
+def _ended_in_words(job: Job, finished_words: Callable[[Job], str]) -> str:
+    """Why an ended job cannot be cancelled: how it ended, and that nothing was changed."""
+    if job.status == Job.Status.DONE:
+        return f"Job {job.pk} is done ({finished_words(job)}); there is nothing to cancel and nothing was changed."
+    if job.options.get("cancelled_by"):
+        return f"Job {job.pk} was already cancelled ({job.error}); nothing was changed."
+    return f"Job {job.pk} has already failed ({job.error or 'no reason recorded'}); nothing was changed."
