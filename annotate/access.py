@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, FilteredRelation, Q, QuerySet
@@ -311,6 +312,21 @@ def get_membership_for_admin(user: AnyUser, slug: str, pk: int) -> Membership:
     membership = Membership.objects.select_related("user").filter(project=project, pk=pk).first()
     if membership is None:
         raise Http404("No such member")
+    membership.project = project
+    return membership
+
+
+def get_member_by_username_for_admin(user: AnyUser, slug: str, username: str) -> Membership:
+    """A member named by username (the API's member URLs): 404 outside the project or for a non-member, 403 unless
+    its admin. The exact spelling first, then any case, as the members page's "Add an existing user" finds people."""
+    project, _ = get_project_for_user(user, slug, admin=True)
+    members = Membership.objects.select_related("user").filter(project=project)
+    name = f"user__{get_user_model().USERNAME_FIELD}"
+    membership = members.filter(**{name: username}).first() or (
+        members.filter(**{f"{name}__iexact": username}).order_by("pk").first()
+    )
+    if membership is None:
+        raise Http404(f"No member {username!r} in this project")
     membership.project = project
     return membership
 

@@ -1,5 +1,7 @@
-"""Batches through the API: an annotator submitting a re-opened round of a batch again, which freezes it.
-Thin views: the batch is looked up through access, the round submitted through annotate.services.freeze."""
+"""Batches through the API: an annotator submitting a re-opened round of a batch again, which freezes it; an admin
+opening round 2 (reconciliation) or re-opening one annotator's frozen round with a reason.
+Thin views: the batch is looked up through access, rounds opened through annotate.services.rounds and re-opened
+or submitted through annotate.services.freeze, the services the project page's buttons use."""
 
 from __future__ import annotations
 
@@ -17,16 +19,30 @@ from annotate.api.errors import field_error, frozen_round
 from annotate.api.schema import BATCH_ID
 from annotate.api.serializers import (
     ErrorSerializer,
+    ReopenedRoundSerializer,
+    ReopenRequestSerializer,
+    RoundTwoOpenedSerializer,
+    RoundTwoRequestSerializer,
     SubmitConflictSerializer,
     SubmitRoundSerializer,
     SubmittedRoundSerializer,
 )
-from annotate.models import Membership
-from annotate.services import freeze
+from annotate.models import Assignment, Batch, Membership
+from annotate.services import freeze, rounds
+
+FOR_ADMINS = OpenApiResponse(ErrorSerializer, description="Only the project's admins open and re-open rounds.")
+
+
+def _batch_for_admin(user: Any, pk: str | None) -> Batch:
+    """The batch, for its project's admins: 404 where the caller may not see it, 403 for another role."""
+    batch, role = access.get_batch_for_user(user, int(pk or 0))
+    if role != Membership.Role.ADMIN:
+        raise PermissionDenied("Only the project's admins open and re-open rounds")
+    return batch
 
 
 class BatchViewSet(viewsets.GenericViewSet):
-    """A batch, seen by one of its annotators: submitting a re-opened round again."""
+    """A batch: its annotators submit a re-opened round again; its admins open round 2 and re-open rounds."""
 
     lookup_value_regex = "[0-9]{1,18}"
 
@@ -67,3 +83,72 @@ class BatchViewSet(viewsets.GenericViewSet):
             return Response(answer, status=status.HTTP_409_CONFLICT)
         return Response({"batch": batch.pk, "round": assignment.round, "status": assignment.status,
                          "submitted_at": assignment.submitted_at})
+
+    @extend_schema(
+        parameters=[BATCH_ID],
+        request=RoundTwoRequestSerializer,
+        responses={
+            200: RoundTwoOpenedSerializer,
+            403: FOR_ADMINS,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="Nothing was changed: round 2 is open already, the batch has fewer than two round-1 "
+                "annotators, or some have not submitted round 1 (`detail` names them).",
+            ),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="round-two")
+    def round_two(self, request: Request, pk: str | None = None) -> Response:
+        """Open round 2 (reconciliation) of the batch (admins), as the project page's button does: once every
+        round-1 annotator has submitted, each gets round 2 with copies of their round-1 spans, beside the others'
+        round-1 work. Round 1 is then frozen for everyone; this cannot be undone."""
+        batch = _batch_for_admin(request.user, pk)
+        body = RoundTwoRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        reveal = body.validated_data["reveal"]
+        try:
+            opened = rounds.open_reconciliation_round(batch, reveal_names=reveal != "pseudonyms")
+        except rounds.RoundError as refused:
+            return Response({"detail": str(refused)}, status=status.HTTP_409_CONFLICT)
+        return Response({"batch": batch.pk, "round": rounds.RECONCILIATION_ROUND, "reveal": reveal,
+                         "annotators": sorted(assignment.annotator.get_username() for assignment in opened)})
+
+    @extend_schema(
+        parameters=[BATCH_ID],
+        request=ReopenRequestSerializer,
+        responses={
+            200: ReopenedRoundSerializer,
+            403: FOR_ADMINS,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="Nothing was changed: the annotator's round is not frozen, or a later round of the batch "
+                "is open (round 1 is frozen for everyone once round 2 opens).",
+            ),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def reopen(self, request: Request, pk: str | None = None) -> Response:
+        """Re-open one annotator's frozen round of the batch (admins), with the reason, which is logged with who
+        and when, as the project page's Re-open does. It stays open to them until they submit it again."""
+        batch = _batch_for_admin(request.user, pk)
+        body = ReopenRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        username, number = body.validated_data["annotator"], body.validated_data["round"]
+        assignment = (
+            Assignment.objects.select_related("batch", "annotator")
+            .filter(batch=batch, annotator__username=username, round=number).first()
+        )
+        if assignment is None:
+            raise field_error("annotator", f"{username!r} holds no round {number} of {batch.name}; nothing was changed")
+        try:
+            reopening = freeze.reopen_round(assignment, request.user, body.validated_data["reason"])
+        except freeze.ReopenError as refused:
+            if refused.field:
+                raise field_error(refused.field, str(refused)) from None
+            return Response({"detail": str(refused)}, status=status.HTTP_409_CONFLICT)
+        reopened = reopening.assignment
+        return Response({
+            "batch": batch.pk, "round": reopened.round, "annotator": reopened.annotator.get_username(),
+            "status": reopened.status, "reopened": reopened.reopened, "reason": reopening.reason,
+            "reopened_by": request.user.get_username(), "reopened_at": reopening.reopened_at,
+        })

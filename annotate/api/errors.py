@@ -36,9 +36,25 @@ def field_error(field: str | None, message: str, *more: str) -> ValidationError:
     return ValidationError({field or api_settings.NON_FIELD_ERRORS_KEY: [message, *more]})
 
 
-def frozen_round(frozen: Exception) -> Response:
-    """A write to a frozen round: 409 with the reason, which the page shows as it is."""
-    return Response({"detail": str(frozen), "frozen": True}, status=status.HTTP_409_CONFLICT)
+def frozen_round(frozen: Exception, *, round_sent: int | None = None, round_left_out: bool = False) -> Response:
+    """A write to a frozen round: 409 with the reason, which the page shows as it is.
+
+    A write that chose its round by the ``round`` field (``round_sent``) to a round frozen because a later one
+    opened also gets ``resend_with``, the field and the value to send instead (``{"round": 2}``). When the
+    request left ``round`` out and it took its default, the message says so too: the caller never chose round 1,
+    so "make changes in round 2" alone would not tell them which field to change. The page always sends its
+    round, and shows the reason as it is.
+    """
+    body: dict[str, Any] = {"detail": str(frozen), "frozen": True}
+    later = getattr(frozen, "later_round", None)
+    if round_sent is not None and later is not None:
+        body["resend_with"] = {"round": later}
+        if round_left_out:
+            body["detail"] += (
+                f' Nothing was saved: this request left out "round", so it went to round {round_sent} (the '
+                f'default); send "round": {later} to save it in round {later}.'
+            )
+    return Response(body, status=status.HTTP_409_CONFLICT)
 
 
 def _is_message_list(value: Any) -> bool:

@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.http import QueryDict
+from django.utils.datastructures import MultiValueDict
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import BaseParser, DataAndFiles, JSONParser
 from rest_framework.settings import api_settings
 
 from annotate.storable import find_unstorable, find_unstorable_field
@@ -45,3 +47,14 @@ class StorableJSONParser(JSONParser):
         if (errors := unstorable_errors(body)) is not None:
             raise ValidationError(errors)
         return body
+
+
+class NoFileParser(BaseParser):
+    """Any body that is not multipart/form-data, for the file imports (judge outputs, a project's data): it cannot
+    carry a file, so it reads as empty and the import answers 400 naming the missing field `file` (not 415, which
+    would not say what to send)."""
+
+    media_type = "*/*"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> DataAndFiles:
+        return DataAndFiles(QueryDict(), MultiValueDict())

@@ -4,14 +4,18 @@ Admins and auditors only (annotators 403, outsiders 404), as on the pages.
 Span projects only: a pairs project gets 400 on ``project`` pointing at its
 own figures (the pairs endpoints). Every number comes straight from annotate.services.stats, the service the
 commands call, computed for each request: the API never answers with the
-stale figures a page may show while they refresh. Bad query parameters get
+stale figures a page may show while they refresh. Where a figure is undefined (a round nobody has submitted a
+batch of yet, a detector with no output on the judged samples) the API says why, as the results page does:
+every generator and every detector of the project is listed, with n 0, null figures and a ``reason``
+(stats.explained_halu_rates, stats.explained_detector_eval); where every figure is defined the objects are the
+commands' ones. Bad query parameters get
 400 with the parameter named: ``{"scheme": ["..."]}``; an empty one (``?level=``)
 too, rather than the default (annotate.api.serializers.QueryParamsSerializer).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -100,7 +104,12 @@ class AgreementReportSerializer(serializers.Serializer):
 # Both results are objects keyed by generator / detector name. The rates are a type hint; the detector scores a
 # serializer, for the help text of each field.
 GeneratorRates = TypedDict(  # noqa: UP013 (the keys "U+Q" and "U+Q+B" are not identifiers)
-    "GeneratorRates", {"n": int, "U": float, "U+Q": float, "U+Q+B": float}
+    "GeneratorRates",
+    {"n": int, "U": float | None, "U+Q": float | None, "U+Q+B": float | None, "reason": NotRequired[str]},
+)
+GeneratorRates.__doc__ = (
+    "One generator's rates in percent over its n samples with a submitted verdict in the round. With n 0 the rates "
+    "are null and reason says why (no batch submitted in the round yet, or none holding this generator's samples)."
 )
 
 
@@ -121,6 +130,11 @@ class DetectorScoresSerializer(serializers.Serializer):
     balanced_accuracy = serializers.FloatField(allow_null=True, help_text="Percent; null when n is 0.")
     f1_macro = serializers.FloatField(allow_null=True, help_text="Percent; null when n is 0.")
     rule = serializers.CharField(help_text="When a prediction counts as consistent (p >= threshold, or a 0/1 verdict).")
+    reason = serializers.CharField(
+        required=False,
+        help_text="Only when n is 0: why the figures are null (no sample has a submitted verdict in the round yet, "
+        "the detector has no output on the judged samples, or none of its outputs there is a usable score).",
+    )
 
 
 RATES_RESPONSE = dict[str, GeneratorRates]
@@ -184,10 +198,11 @@ class AgreementView(APIView):
 class HaluRatesView(APIView):
     @extend_schema(parameters=[RoundQuerySerializer], responses={200: RATES_RESPONSE, 403: FOR_ADMINS_AND_AUDITORS})
     def get(self, request: Request, slug: str) -> Response:
-        """Hallucination rate per generator (U, U+Q, U+Q+B, percent); the ``halu_rates --json`` object."""
+        """Hallucination rate per generator (U, U+Q, U+Q+B, percent); the ``halu_rates --json`` object, with
+        every generator of the project: one without a submitted verdict in the round has null rates and a reason."""
         project = span_project_for_results(request.user, slug)
         query = _checked(project, RoundQuerySerializer(data=request.query_params))
-        return Response(stats.project_halu_rates(project, query["round"]))
+        return Response(stats.explained_halu_rates(project, query["round"]))
 
 
 class DetectorEvalView(APIView):
@@ -195,7 +210,8 @@ class DetectorEvalView(APIView):
         parameters=[DetectorQuerySerializer], responses={200: DETECTORS_RESPONSE, 403: FOR_ADMINS_AND_AUDITORS}
     )
     def get(self, request: Request, slug: str) -> Response:
-        """Balanced accuracy and F1-macro of the detectors in the samples' metadata; ``detector_eval --json``."""
+        """Balanced accuracy and F1-macro of the detectors in the samples' metadata and of the judges;
+        ``detector_eval --json``, with every detector of the project: one with n 0 has null figures and a reason."""
         project = span_project_for_results(request.user, slug)
         query = _checked(project, DetectorQuerySerializer(data=request.query_params))
-        return Response(stats.project_detector_eval(project, query["threshold"], query["round"]))
+        return Response(stats.explained_detector_eval(project, query["threshold"], query["round"]))

@@ -4,6 +4,7 @@ through access, writes go through services."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db.models import QuerySet
@@ -37,10 +38,37 @@ from annotate.api.serializers import (
     SimilaritySerializer,
     SpanSerializer,
 )
-from annotate.models import GoldLabel, Membership, Sample, SpanAnnotation
+from annotate.models import GoldLabel, Membership, Project, Sample, SpanAnnotation
 from annotate.services import embedding, flags, freeze, rounds, spans
 
 NOT_FLAGGER = OpenApiResponse(ErrorSerializer, description="Only the batch's annotators of that round flag it.")
+NO_PROJECT_OR_BATCH = OpenApiResponse(
+    ErrorSerializer,
+    description="`project` or `batch` names none among yours: one that does not exist and one you may not see "
+    'get the same answer, `{"detail": "No such project"}` or `{"detail": "No such batch"}`.',
+)
+NO_PROJECT_OR_SAMPLE = OpenApiResponse(
+    ErrorSerializer,
+    description="`project` or `sample` names none among yours: one that does not exist and one you may not see "
+    'get the same answer, `{"detail": "No such project"}` or `{"detail": "No such sample"}`.',
+)
+
+
+def span_project_of_member(user: Any, slug: str) -> Project:
+    """The span project ``slug`` names, for a filter of the sample or span list: 404 for a member of none.
+
+    The same 404 (``{"detail": "No such project"}``) for a slug that names nothing and for a project the user has
+    no role in, so its existence stays hidden, as ``/api/pairs/?project=`` answers. A member naming a pairs
+    project is told its kind (400 on ``project``), as the pairs endpoints tell a member of a span project.
+    """
+    project, _ = access.get_project_for_user(user, slug)
+    if project.kind == Project.Kind.PAIRS:
+        raise field_error(
+            "project",
+            f"{project.slug!r} is a pairs project: it has items to judge, not samples and spans; its items are at "
+            f"/api/pairs/?project={project.slug}",
+        )
+    return project
 
 
 def _round_value(raw: Any) -> int:
@@ -82,12 +110,22 @@ def _sample_filters(request: Request) -> tuple[str | None, int | None]:
 
 
 @extend_schema_view(
-    list=extend_schema(parameters=[
-        OpenApiParameter("project", {"type": "string", "minLength": 1},
-                         description="Only this project's samples (its slug); an empty one gets 400."),
-        OpenApiParameter("batch", {"type": "integer", "minimum": 0, "maximum": MAX_ID},
-                         description="Only this batch's samples (its id)."),
-    ]),
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "project", {"type": "string", "minLength": 1},
+                description="Only this project's samples (its slug); an empty one gets 400, a project you are not "
+                "a member of 404 like one that does not exist, and a pairs project 400 (it has items, not samples).",
+            ),
+            OpenApiParameter(
+                "batch", {"type": "integer", "minimum": 0, "maximum": MAX_ID},
+                description="Only this batch's samples: the batch's id, a sample's `batch_id` (its `batch` field is "
+                "the batch's name). A batch you may not see gets 404 like one that does not exist; with `project`, "
+                "both filters apply.",
+            ),
+        ],
+        responses={200: SampleSerializer(many=True), 404: NO_PROJECT_OR_BATCH},
+    ),
     retrieve=extend_schema(parameters=[SAMPLE_ID]),
 )
 class SampleViewSet(viewsets.ReadOnlyModelViewSet):
@@ -102,11 +140,16 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         return context
 
     def get_queryset(self) -> QuerySet[Sample]:
+        """The samples the user may see, narrowed by the filters; a project or batch they may not see is a 404,
+        as ``/api/pairs/?project=`` answers (a filter naming nothing is a mistake, not an empty project)."""
         user = self.request.user
         slug, batch = _sample_filters(self.request)
-        projects = access.projects_for(user)
         if slug is not None:
-            projects = projects.filter(slug=slug)
+            projects: Iterable[Project] = [span_project_of_member(user, slug)]
+        else:
+            projects = access.projects_for(user)
+        if batch is not None:
+            access.get_batch_for_user(user, batch)  # 404 "No such batch" unless the user may see it
         samples = Sample.objects.none()
         for project in projects:
             samples = samples | access.samples_for(user, project)
@@ -226,7 +269,8 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         except spans.SpanError as error:
             raise field_error(error.field, error.message) from None
         except freeze.RoundFrozen as frozen:
-            return frozen_round(frozen)
+            left_out = not (isinstance(request.data, Mapping) and "round" in request.data)
+            return frozen_round(frozen, round_sent=body.validated_data["round"], round_left_out=left_out)
         return Response({"sample": sample.pk, "round": review.round, "done": review.done,
                          "seconds_spent": review.seconds_spent})
 

@@ -72,7 +72,8 @@ SPAN_EXISTS_OR_FROZEN = OpenApiResponse(
     description=(
         "Nothing was saved: you already have a span with these offsets and labels on the sample but with another "
         "note or source link (`existing` is its id and `current` the span: edit it with PATCH instead), or the "
-        "round is frozen because it was submitted (`frozen` is true)."
+        "round is frozen (`frozen` is true): submitted, or round 1 once round 2 of the batch opened, when "
+        '`resend_with` names the field and the value to send instead (`{"round": 2}`; `round` defaults to 1).'
     ),
 )
 # Every 400's body (annotate.api.errors): each field at fault, or non_field_errors, with its messages.
@@ -89,7 +90,8 @@ SPAN_FIELD_ERRORS = OpenApiResponse(
 )
 ROUND_FROZEN = OpenApiResponse(
     SpanConflictSerializer,
-    description="Nothing was changed: the round is frozen because it was submitted (`frozen` is true).",
+    description="Nothing was changed: the round is frozen (`frozen` is true) because it was submitted, or it is "
+    'round 1 and round 2 of the batch opened: then `resend_with` names the value to send (`{"round": 2}`).',
 )
 
 

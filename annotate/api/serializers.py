@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from django.http import QueryDict
 from rest_framework import serializers
-from rest_framework.fields import empty
+from rest_framework.fields import SkipField, empty
 
 from annotate.models import Batch, GoldLabel, Membership, Project, Sample
 
@@ -40,13 +41,17 @@ class SampleSerializer(serializers.ModelSerializer):
     source = serializers.CharField(source="passage.text", read_only=True)
     source_sentences = serializers.JSONField(source="passage.sentences", read_only=True)
     summary_sentences = serializers.JSONField(source="sentences", read_only=True)
-    batch = serializers.CharField(source="batch.name", read_only=True)
+    batch = serializers.CharField(
+        source="batch.name", read_only=True,
+        help_text="The batch's name. The list's ?batch= filter takes the batch's id: batch_id.",
+    )
+    batch_id = serializers.IntegerField(read_only=True, help_text="The batch's id, what ?batch= filters by.")
     project = serializers.CharField(source="project.slug", read_only=True)
 
     class Meta:
         model = Sample
         fields = [
-            "id", "project", "batch", "external_id", "generator", "summary", "source",
+            "id", "project", "batch", "batch_id", "external_id", "generator", "summary", "source",
             "summary_sentences", "source_sentences", "metadata",
         ]
 
@@ -122,6 +127,25 @@ class RejectsUnknownFields(serializers.Serializer):
         if refused:
             raise serializers.ValidationError(refused)
         return value
+
+    def accepted_values(self) -> dict[str, Any]:
+        """After a failed ``is_valid()``: the fields that passed, valued as ``validated_data`` would hold them.
+
+        DRF keeps no value when any field fails; with these a service checks the rest of the request too, so one
+        400 names every field at fault (reversed offsets beside an unknown field, not after it is removed).
+        Fields left out take their defaults, as in ``validated_data``.
+        """
+        values: dict[str, Any] = {}
+        if not isinstance(self.initial_data, Mapping):
+            return values
+        for name, field in self.fields.items():
+            if name in self.errors or field.read_only:
+                continue
+            try:
+                values[field.source] = field.run_validation(field.get_value(self.initial_data))
+            except (serializers.ValidationError, SkipField):  # SkipField: left out, with no default
+                continue
+        return values
 
     def _missing_keys(self, data: Any) -> dict[str, list[str]]:
         if not self.partial or not isinstance(data, Mapping):
@@ -249,15 +273,54 @@ class SpanUpdateSerializer(RejectsUnknownFields):
     source_end = serializers.IntegerField(required=False, allow_null=True)
 
 
+class SpanListQuerySerializer(QueryParamsSerializer):
+    """The span list's filters; the list holds the spans you may see (your own; every span of a project you
+    administer, audit or curate), and the filters narrow it. A project or sample you may not see answers 404."""
+
+    project = serializers.CharField(required=False, max_length=100, help_text="Only this project's spans (its slug).")
+    sample = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID, help_text="Only this sample's "
+                                      "spans (its id).")
+    round = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ROUND, help_text="Only this "
+                                     "round's spans: 1, or 2 for reconciliation.")
+
+
 class SimilarityRequestSerializer(RejectsUnknownFields):
     side = serializers.ChoiceField(choices=["summary", "source"])
     start = serializers.IntegerField(min_value=0)
     end = serializers.IntegerField(min_value=0)
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """JSON true or false only. DRF's BooleanField reads "yes", "on", 1 and "0" as booleans (and a form without
+    the field as false): a typo would mark work done or not done instead of being refused by name."""
+
+    default_error_messages = {"invalid": "{name} must be true or false (a JSON boolean), not {input}."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if isinstance(data, bool):
+            return data
+        self.fail("invalid", name=self.field_name, input=_shown(data))
+
+    def bind(self, field_name: str, parent: Any) -> None:
+        super().bind(field_name, parent)
+        self.error_messages = {**self.error_messages, "null": f"{field_name} must be true or false, not null."}
+
+    def get_value(self, dictionary: Mapping[str, Any]) -> Any:
+        # Not BooleanField's form reading, where a missing field counts as false.
+        return dictionary.get(self.field_name, empty)
+
+
+def _shown(value: Any) -> str:
+    """A refused value as the caller wrote it: ``"yes"``, ``1``, ``null``."""
+    try:
+        return json.dumps(value, ensure_ascii=False)[:80]
+    except (TypeError, ValueError):
+        return repr(value)[:80]
+
+
 class ReviewSerializer(RejectsUnknownFields):
     round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
-    done = serializers.BooleanField()
+    done = StrictBooleanField(help_text="true: done (no span = consistent); false: not done. No other value.")
     seconds = serializers.IntegerField(default=0, min_value=0, max_value=86400)
 
 
@@ -279,6 +342,44 @@ class SubmitConflictSerializer(serializers.Serializer):
         child=serializers.IntegerField(), required=False,
         help_text="The samples (ids) not marked done: mark them done first. Absent for the other refusals.",
     )
+
+
+class RoundTwoRequestSerializer(RejectsUnknownFields):
+    reveal = serializers.ChoiceField(
+        choices=["names", "pseudonyms"], default="names",
+        help_text="How round 2 shows each annotator the others' round-1 work: under their usernames, or under the "
+        "project's pseudonyms (as in exports).",
+    )
+
+
+class RoundTwoOpenedSerializer(serializers.Serializer):
+    batch = serializers.IntegerField()
+    round = serializers.IntegerField(help_text="2.")
+    reveal = serializers.CharField(help_text="`names` or `pseudonyms`, as sent.")
+    annotators = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The round-1 annotators, each now assigned round 2 with copies of their round-1 spans.",
+    )
+
+
+class ReopenRequestSerializer(RejectsUnknownFields):
+    annotator = serializers.CharField(help_text="The username of the annotator whose round is re-opened.")
+    round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
+    reason = serializers.CharField(
+        allow_blank=True, trim_whitespace=False,
+        help_text="Why the round is re-opened (at most 2000 characters); it is kept in the log.",
+    )
+
+
+class ReopenedRoundSerializer(serializers.Serializer):
+    batch = serializers.IntegerField()
+    round = serializers.IntegerField()
+    annotator = serializers.CharField()
+    status = serializers.CharField(help_text="`assigned`: open to them until they submit it again.")
+    reopened = serializers.BooleanField()
+    reason = serializers.CharField()
+    reopened_by = serializers.CharField()
+    reopened_at = serializers.DateTimeField()
 
 
 class GoldSerializer(serializers.ModelSerializer):
@@ -352,6 +453,10 @@ class FieldErrorsSerializer(serializers.Serializer):
     pass
 
 
+class ResendWithSerializer(serializers.Serializer):
+    round = serializers.IntegerField(help_text="The round to send instead: the open one your change belongs in.")
+
+
 class SpanConflictSerializer(serializers.Serializer):
     detail = serializers.CharField()
     current = SpanSerializer(
@@ -364,6 +469,11 @@ class SpanConflictSerializer(serializers.Serializer):
         required=False,
         help_text="A new span whose offsets and labels you already have on the sample with another note or "
         "source link: that span's id. Edit it (PATCH) instead; nothing was saved.",
+    )
+    resend_with = ResendWithSerializer(
+        required=False,
+        help_text="A new span or a review sent to round 1 after round 2 of the batch opened (round 1 is frozen): "
+        "the field to change and the value to send, {\"round\": 2}. Absent otherwise.",
     )
 
 

@@ -4,24 +4,37 @@ through annotate.services.spans."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotate import access
-from annotate.api.errors import field_error, frozen_round
+from annotate.api.errors import as_field_errors, field_error, frozen_round
+from annotate.api.samples import NO_PROJECT_OR_SAMPLE, span_project_of_member
 from annotate.api.schema import SPAN_CONFLICT, SPAN_EXISTS_OR_FROZEN, SPAN_FIELD_ERRORS, SPAN_ID, VERSION_QUERY
-from annotate.api.serializers import MAX_VERSION, SpanSerializer, SpanUpdateSerializer, SpanWriteSerializer
-from annotate.models import Membership, SpanAnnotation
+from annotate.api.serializers import (
+    MAX_VERSION,
+    SpanListQuerySerializer,
+    SpanSerializer,
+    SpanUpdateSerializer,
+    SpanWriteSerializer,
+)
+from annotate.models import Membership, Sample, SpanAnnotation
 from annotate.services import freeze, spans
 
 
 @extend_schema_view(
+    list=extend_schema(
+        parameters=[SpanListQuerySerializer],
+        responses={200: SpanSerializer(many=True), 404: NO_PROJECT_OR_SAMPLE},
+    ),
     retrieve=extend_schema(parameters=[SPAN_ID]),
     destroy=extend_schema(
         parameters=[SPAN_ID, VERSION_QUERY], responses={204: None, 400: SPAN_FIELD_ERRORS, 409: SPAN_CONFLICT}
@@ -31,7 +44,9 @@ class SpanViewSet(
     mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
     mixins.DestroyModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet,
 ):
-    """Spans. Writes carry the version last read; a stale one gets 409 with the current span."""
+    """Spans you may see: your own, and every span of a project you administer, audit or curate. The list filters
+    them by ?project=, ?sample= and ?round=. Writes carry the version last read; a stale one gets 409 with the
+    current span. A refused write names every field at fault in one 400."""
 
     serializer_class = SpanSerializer
     lookup_value_regex = "[0-9]{1,18}"
@@ -50,6 +65,27 @@ class SpanViewSet(
             "annotator"
         ).order_by("id")
 
+    def filter_queryset(self, queryset: QuerySet[SpanAnnotation]) -> QuerySet[SpanAnnotation]:
+        """The list's ``?project=``, ``?sample=`` and ``?round=``: they narrow the spans the caller may see.
+
+        Filters only narrow get_queryset, so the visibility rules hold whatever is asked (an annotator still sees
+        their own spans alone). A project or sample the caller may not see is the 404 of one that does not
+        exist; a bad value is a 400 naming each parameter at fault.
+        """
+        if self.action != "list":
+            return queryset
+        query = SpanListQuerySerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        options = query.validated_data
+        if "project" in options:
+            queryset = queryset.filter(sample__project=span_project_of_member(self.request.user, options["project"]))
+        if "sample" in options:
+            sample, _ = access.get_sample_for_user(self.request.user, options["sample"])
+            queryset = queryset.filter(sample=sample)
+        if "round" in options:
+            queryset = queryset.filter(round=options["round"])
+        return queryset
+
     @extend_schema(
         request=SpanWriteSerializer,
         responses={
@@ -63,19 +99,24 @@ class SpanViewSet(
         },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A new span. One 400 names every field at fault (types, unknown fields, offsets, labels, round), and
+        nothing is saved; a caller who may not write spans at all gets 403 first."""
         body = SpanWriteSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = dict(body.validated_data)
-        try:
-            sample, _ = access.get_sample_for_user(request.user, data.pop("sample"), write=True)
-        except Http404:
-            raise field_error("sample", "no such sample") from None
+        valid = body.is_valid()
+        data = dict(body.validated_data) if valid else body.accepted_values()
+        problems: dict[str, list[str]] = {} if valid else as_field_errors(body.errors)
+        sample = _sample_to_write(request.user, data.pop("sample", None), problems)
+        if problems:
+            if sample is not None:  # the values that passed, checked against the sample as the save would
+                _, more = spans.check_new_span(sample, request.user, **data, refused=problems)
+                problems |= {field: messages for field, messages in more.items() if field not in problems}
+            raise ValidationError(problems)
         try:
             span = spans.create_span(sample, request.user, **data)
         except spans.SpanError as error:
-            raise field_error(error.field, error.message) from None
+            raise ValidationError(error.problems) from None
         except freeze.RoundFrozen as frozen:
-            return frozen_round(frozen)
+            return frozen_round(frozen, round_sent=data["round"], round_left_out=_left_out(request, "round"))
         except spans.SpanExists as exists:
             return Response(
                 {"detail": str(exists), "existing": exists.existing.pk, "current": SpanSerializer(exists.existing).data},
@@ -101,13 +142,19 @@ class SpanViewSet(
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         span = access.get_span_for_user(request.user, int(kwargs["pk"]))
         body = SpanUpdateSerializer(data=request.data, partial=True)
-        body.is_valid(raise_exception=True)
+        if not body.is_valid():
+            # Every field at fault in one 400: the values that passed are checked against the span too.
+            problems = as_field_errors(body.errors)
+            changes = body.accepted_values()
+            _, more = spans.check_span_changes(span, changes, version=changes.pop("version", None), refused=problems)
+            raise ValidationError(problems | {field: messages for field, messages in more.items()
+                                              if field not in problems})
         changes = dict(body.validated_data)
         version = changes.pop("version")  # required even in a PATCH (SpanUpdateSerializer.required_when_partial)
         try:
             span = spans.update_span(span, version=version, changes=changes)
         except spans.SpanError as error:
-            raise field_error(error.field, error.message) from None
+            raise ValidationError(error.problems) from None
         except spans.StaleVersion as stale:
             return self._conflict(stale)
         except freeze.RoundFrozen as frozen:
@@ -138,3 +185,24 @@ class SpanViewSet(
     def _conflict(stale: spans.StaleVersion) -> Response:
         current = SpanSerializer(stale.current).data if stale.current else None
         return Response({"detail": str(stale), "current": current}, status=status.HTTP_409_CONFLICT)
+
+
+def _sample_to_write(user: Any, pk: int | None, problems: dict[str, list[str]]) -> Sample | None:
+    """The sample a new span goes on, for an annotator of its batch; one not found is added to ``problems``.
+
+    A caller who may see the sample but not write spans (an admin) is refused with 403 at once: told that, not
+    what the span lacks.
+    """
+    if pk is None:
+        return None
+    try:
+        sample, _ = access.get_sample_for_user(user, pk, write=True)
+    except Http404:
+        problems["sample"] = ["no such sample"]
+        return None
+    return sample
+
+
+def _left_out(request: Request, name: str) -> bool:
+    """Whether the body has no ``name``, so the serializer gave it its default."""
+    return not (isinstance(request.data, Mapping) and name in request.data)

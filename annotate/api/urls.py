@@ -5,6 +5,8 @@ from rest_framework.routers import DefaultRouter
 
 from annotate.api import pairs, results
 from annotate.api.batches import BatchViewSet
+from annotate.api.imports import ProjectImportView
+from annotate.api.members import MemberDetailView, MemberListView
 from annotate.api.projects import ProjectViewSet
 from annotate.api.samples import SampleViewSet
 from annotate.api.spans import SpanViewSet
@@ -23,6 +25,14 @@ urlpatterns += [
     path("projects/<slug:slug>/halu-rates/", results.HaluRatesView.as_view(), name="api-halu-rates"),
     path("projects/<slug:slug>/detector-eval/", results.DetectorEvalView.as_view(), name="api-detector-eval"),
 ]
+# Running a campaign from a script (admins): members and imports, as the members page and the import forms do them.
+# A username is what Django's username validator allows ([\w.@+-]); any other names no member (404).
+urlpatterns += [
+    path("projects/<slug:slug>/members/", MemberListView.as_view(), name="api-members"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/members/(?P<username>[\w.@+-]+)/$", MemberDetailView.as_view(),
+            name="api-member"),
+    path("projects/<slug:slug>/imports/", ProjectImportView.as_view(), name="api-imports"),
+]
 # Pairs (HaDes): ids as [0-9]{1,18}, like the routers' lookups, so a longer number names no object (404, not 500).
 urlpatterns += [
     path("pairs/", pairs.PairItemListView.as_view(), name="api-pairs"),
@@ -34,6 +44,8 @@ urlpatterns += [
             pairs.PairRoundDetailView.as_view(), name="api-pair-round"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/pair-round-jobs/(?P<id>[0-9]{1,18})/cancel/$",
             pairs.CancelRoundJobView.as_view(), name="api-pair-round-job-cancel"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/perturbation-jobs/(?P<id>[0-9]{1,18})/cancel/$",
+            pairs.CancelPerturbationJobView.as_view(), name="api-perturbation-job-cancel"),
     path("projects/<slug:slug>/pair-agreement/", pairs.PairAgreementView.as_view(), name="api-pair-agreement"),
     path("projects/<slug:slug>/flags/", pairs.JudgeFlagListView.as_view(), name="api-judge-flags"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/flags/(?P<id>[0-9]{1,18})/block/$", pairs.BlockJudgeView.as_view(),

@@ -23,11 +23,24 @@ from annotate.models import Assignment, Batch, GoldLabel, Project, RoundReopenin
 
 
 class RoundFrozen(Exception):
-    """A write to a frozen round; the message says why and what to do."""
+    """A write to a frozen round; the message says why and what to do.
+
+    ``later_round``: the open round the change belongs in instead (round 2 once it opened over round 1), so an
+    API answer can name the value to send; None when the round is frozen because it was submitted.
+    """
+
+    def __init__(self, message: str, *, later_round: int | None = None) -> None:
+        super().__init__(message)
+        self.later_round = later_round
 
 
 class ReopenError(ValueError):
-    pass
+    """A re-opening was refused; nothing changed. ``field``: the input at fault (``reason``), None when the round's
+    state refuses it (so the API tells bad input, 400, from a refusal, 409)."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class SubmitError(ValueError):
@@ -63,9 +76,11 @@ def frozen_reason(states: AssignmentStates, round: int, batch_name: str | Callab
 
 def check_writable(sample: Sample, annotator: AbstractBaseUser, round: int) -> None:
     """Raise RoundFrozen when the annotator's round of this sample's batch is frozen."""
-    reason = frozen_reason(AssignmentStates.of(sample, annotator), round, lambda: sample.batch.name)
+    states = AssignmentStates.of(sample, annotator)
+    reason = frozen_reason(states, round, lambda: sample.batch.name)
     if reason:
-        raise RoundFrozen(reason)
+        later_open = any(later > round for later in states.rounds)
+        raise RoundFrozen(reason, later_round=round + 1 if later_open else None)  # the round frozen_reason names
 
 
 @transaction.atomic
@@ -73,9 +88,9 @@ def reopen_round(assignment: Assignment, admin: AbstractBaseUser, reason: str) -
     """Let one annotator change a frozen round again; logged with who, when and why."""
     reason = (reason or "").strip()
     if not reason:
-        raise ReopenError("Reason: say why this round is re-opened (it is kept in the log).")
+        raise ReopenError("Reason: say why this round is re-opened (it is kept in the log).", field="reason")
     if len(reason) > 2000:
-        raise ReopenError(f"Reason: at most 2000 characters, got {len(reason)}.")
+        raise ReopenError(f"Reason: at most 2000 characters, got {len(reason)}.", field="reason")
     assignment = Assignment.objects.select_for_update().select_related("batch", "annotator").get(pk=assignment.pk)
     later = later_round_open(assignment.batch_id, assignment.round)
     if later is not None:

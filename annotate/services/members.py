@@ -242,9 +242,20 @@ def _refuse_losing_last_admin(membership: Membership, change: str) -> None:
         )
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class AddedMember:
+    membership: Membership
+    created: bool  # False: they were a member already, and their role was changed (or was this one already)
+
+
 def add_member(project: Project, username: str, role: str) -> Membership:
     """Give an existing user a role in the project (or change the role of one who is a member already)."""
+    return add_or_change_member(project, username, role).membership
+
+
+@transaction.atomic
+def add_or_change_member(project: Project, username: str, role: str) -> AddedMember:
+    """``add_member``, saying whether the membership is new (the API answers 201 then, 200 for a role change)."""
     role = _role(role)
     if not username.strip():
         raise MemberError("Type the username of the person to add.", field="username")
@@ -260,8 +271,8 @@ def add_member(project: Project, username: str, role: str) -> Membership:
                           "below", field="username")
     membership = Membership.objects.filter(project=project, user=user).select_related("user", "project").first()
     if membership is not None:
-        return change_role(membership, role)
-    return Membership.objects.create(project=project, user=user, role=role)
+        return AddedMember(change_role(membership, role), created=False)
+    return AddedMember(Membership.objects.create(project=project, user=user, role=role), created=True)
 
 
 @transaction.atomic
@@ -299,6 +310,16 @@ def remove_member(membership: Membership) -> int:
     Assignment.objects.filter(pk__in=[assignment.pk for assignment in held]).delete()
     membership.delete()
     return len(held)
+
+
+def project_member_rows(project: Project) -> list[dict[str, Any]]:
+    """The members page's table and the API's member list: span projects list each member's batches; pairs
+    projects, which have none, each judge's answers and block as well."""
+    if project.kind == Project.Kind.PAIRS:
+        from annotate.services.pairs.overview import pair_member_rows  # it builds on member_rows below
+
+        return pair_member_rows(project)
+    return member_rows(project)
 
 
 def member_rows(project: Project) -> list[dict[str, Any]]:

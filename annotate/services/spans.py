@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
@@ -14,14 +15,26 @@ from annotate.models import Assignment, Sample, SampleReview, SpanAnnotation
 from annotate.services import freeze
 from annotate.taxonomy import LabelError, normalize_labels
 
+T = TypeVar("T")
+
 
 class SpanError(ValueError):
-    """Bad span input; ``field`` names what is wrong."""
+    """Bad span input; ``problems`` holds every field at fault with its messages, ``field`` and ``message`` the first.
 
-    def __init__(self, field: str, message: str) -> None:
+    Every check of a save runs before any refusal, so one answer names each bad field (reversed offsets beside an
+    unknown label), not one per attempt.
+    """
+
+    def __init__(self, field: str, message: str, problems: dict[str, list[str]] | None = None) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        self.problems = problems or {field: [message]}
+
+    @classmethod
+    def of(cls, problems: dict[str, list[str]]) -> SpanError:
+        field, messages = next(iter(problems.items()))
+        return cls(field, messages[0], problems)
 
 
 class StaleVersion(Exception):
@@ -90,6 +103,62 @@ def _check_open(sample: Sample, annotator: AbstractBaseUser, round: int) -> None
         raise SpanError("round", f"you are not assigned to round {round} of batch {sample.batch.name!r}")
 
 
+class _Failed:
+    """The value of a check that failed (None is a value: a span with no source link)."""
+
+
+FAILED = _Failed()
+
+
+def _attempt(problems: dict[str, list[str]], check: Callable[[], T]) -> T | _Failed:
+    """The check's value, or FAILED with its refusal added to ``problems`` (so the next check still runs)."""
+    try:
+        return check()
+    except SpanError as error:
+        for field, messages in error.problems.items():
+            problems.setdefault(field, []).extend(messages)
+        return FAILED
+
+
+def check_new_span(
+    sample: Sample,
+    annotator: AbstractBaseUser,
+    *,
+    round: Any = None,
+    start: Any = None,
+    end: Any = None,
+    labels: Any = None,
+    note: str = "",
+    source_start: Any = None,
+    source_end: Any = None,
+    refused: Collection[str] = (),
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """A new span checked whole: its stored values, and every problem, field -> messages. Nothing is written.
+
+    ``refused`` names fields a caller refused already (an API request's types): they are neither checked again
+    nor reported twice, so one answer lists each field's problem. The frozen-round check is not here: it is a
+    conflict with the round's state (409), asked once the input is right.
+    """
+    problems: dict[str, list[str]] = {}
+    cleaned: dict[str, Any] = {}
+    if "round" not in refused:
+        _attempt(problems, lambda: _check_open(sample, annotator, round))
+    if not {"start", "end"} & set(refused):
+        offsets = _attempt(problems, lambda: _check_offsets(sample.summary, start, end, ""))
+        if not isinstance(offsets, _Failed):
+            cleaned.update(start=offsets[0], end=offsets[1], text=sample.summary[offsets[0]:offsets[1]])
+    if not {"source_start", "source_end"} & set(refused):
+        link = _attempt(problems, lambda: _source_link(sample, source_start, source_end))
+        if not isinstance(link, _Failed):
+            cleaned.update(source_start=link[0], source_end=link[1], source_text=link[2])
+    if "labels" not in refused:
+        chosen = _attempt(problems, lambda: _labels(sample, labels))
+        if not isinstance(chosen, _Failed):
+            cleaned["labels"] = chosen
+    cleaned["note"] = note or ""
+    return cleaned, problems
+
+
 def create_span(
     sample: Sample,
     annotator: AbstractBaseUser,
@@ -102,11 +171,15 @@ def create_span(
     source_start: Any = None,
     source_end: Any = None,
 ) -> SpanAnnotation:
-    _check_open(sample, annotator, round)
+    """Save a new span. Bad input raises SpanError naming every field at fault; then a frozen round RoundFrozen."""
+    cleaned, problems = check_new_span(
+        sample, annotator, round=round, start=start, end=end, labels=labels, note=note,
+        source_start=source_start, source_end=source_end,
+    )
+    if problems:
+        raise SpanError.of(problems)
     freeze.check_writable(sample, annotator, round)
-    start, end = _check_offsets(sample.summary, start, end, "")
-    link = _source_link(sample, source_start, source_end)
-    chosen = _labels(sample, labels)
+    start, end, chosen, note = cleaned["start"], cleaned["end"], cleaned["labels"], cleaned["note"]
     with transaction.atomic():
         if connection.features.has_select_for_update:
             # The sample's row lock makes the look for a twin and the insert one step: a double press
@@ -127,52 +200,66 @@ def create_span(
             None,
         )
         if twin is not None:
-            if (twin.note, twin.source_start, twin.source_end) != (note or "", link[0], link[1]):
+            if (twin.note, twin.source_start, twin.source_end) != (note, cleaned["source_start"], cleaned["source_end"]):
                 raise SpanExists(twin)
             twin.duplicate = True  # type: ignore[attr-defined]
             return twin
-        return SpanAnnotation.objects.create(
-            sample=sample,
-            annotator=annotator,
-            round=round,
-            start=start,
-            end=end,
-            text=sample.summary[start:end],
-            labels=chosen,
-            note=note or "",
-            source_start=link[0],
-            source_end=link[1],
-            source_text=link[2],
-        )
+        return SpanAnnotation.objects.create(sample=sample, annotator=annotator, round=round, **cleaned)
+
+
+def _check_version(version: Any) -> int:
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise SpanError("version", "send the version you last read")
+    return version
+
+
+def check_span_changes(
+    span: SpanAnnotation, changes: dict[str, Any], *, version: Any = None, refused: Collection[str] = ()
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Changes to a span checked whole: the columns to write, and every problem, field -> messages.
+
+    As check_new_span: ``refused`` fields are neither checked nor reported again, and nothing is written.
+    """
+    problems: dict[str, list[str]] = {}
+    fields: dict[str, Any] = {}
+    sample = span.sample
+    if "version" not in refused:
+        _attempt(problems, lambda: _check_version(version))
+    if ("start" in changes or "end" in changes) and not {"start", "end"} & set(refused):
+        offsets = _attempt(problems, lambda: _check_offsets(
+            sample.summary, changes.get("start", span.start), changes.get("end", span.end), ""
+        ))
+        if not isinstance(offsets, _Failed):
+            fields.update(start=offsets[0], end=offsets[1], text=sample.summary[offsets[0]:offsets[1]])
+    if "labels" in changes and "labels" not in refused:
+        chosen = _attempt(problems, lambda: _labels(sample, changes["labels"]))
+        if not isinstance(chosen, _Failed):
+            fields["labels"] = chosen
+    if "note" in changes and "note" not in refused:
+        note = changes["note"]
+        if note is not None and not isinstance(note, str):
+            problems.setdefault("note", []).append("must be text")
+        else:
+            fields["note"] = note or ""
+    if ("source_start" in changes or "source_end" in changes) and not {"source_start", "source_end"} & set(refused):
+        link = _attempt(problems, lambda: _source_link(
+            sample, changes.get("source_start", span.source_start), changes.get("source_end", span.source_end)
+        ))
+        if not isinstance(link, _Failed):
+            fields.update(source_start=link[0], source_end=link[1], source_text=link[2])
+    return fields, problems
 
 
 def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) -> SpanAnnotation:
     """Apply changes if ``version`` is still the stored one; otherwise raise StaleVersion.
 
+    Bad input raises SpanError naming every field at fault, before the frozen-round check (RoundFrozen).
     Changes to the values the span already has write nothing and keep its version.
     """
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise SpanError("version", "send the version you last read")
-    sample = span.sample
-    freeze.check_writable(sample, span.annotator, span.round)
-    fields: dict[str, Any] = {}
-    if "start" in changes or "end" in changes:
-        start, end = _check_offsets(
-            sample.summary, changes.get("start", span.start), changes.get("end", span.end), ""
-        )
-        fields.update(start=start, end=end, text=sample.summary[start:end])
-    if "labels" in changes:
-        fields["labels"] = _labels(sample, changes["labels"])
-    if "note" in changes:
-        note = changes["note"]
-        if note is not None and not isinstance(note, str):
-            raise SpanError("note", "must be text")
-        fields["note"] = note or ""
-    if "source_start" in changes or "source_end" in changes:
-        link = _source_link(
-            sample, changes.get("source_start", span.source_start), changes.get("source_end", span.source_end)
-        )
-        fields.update(source_start=link[0], source_end=link[1], source_text=link[2])
+    fields, problems = check_span_changes(span, changes, version=version)
+    if problems:
+        raise SpanError.of(problems)
+    freeze.check_writable(span.sample, span.annotator, span.round)
     if span.version == version and _unchanged(span, fields):
         # Saving the values it has would only bump the version and turn another tab's copy stale.
         return span
@@ -233,6 +320,8 @@ def mark_sample_done(
     with the stored review (``D`` moves on), anything else raises RoundFrozen. A
     re-opened round is never submitted here, only by ``freeze.submit_round_again``.
     """
+    if not isinstance(done, bool):  # "yes", 1 or "false" are not read as a verdict: a typo must not mark work done
+        raise SpanError("done", f"done must be true or false, not {done!r}")
     _check_open(sample, annotator, round)
     try:
         freeze.check_writable(sample, annotator, round)

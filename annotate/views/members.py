@@ -19,22 +19,14 @@ from annotate import access
 from annotate.models import Membership, Project
 from annotate.services import members
 from annotate.services.members import MemberError
-from annotate.services.pairs.overview import pair_member_rows
 
 
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
-def _member_rows(project: Project) -> list[dict[str, Any]]:
-    """Span projects list each member's batches; pairs projects, which have none, each judge's answers."""
-    if project.kind == Project.Kind.PAIRS:
-        return pair_member_rows(project)
-    return members.member_rows(project)
-
-
 def _members_page(request: HtmxHttpRequest, project: Project, *, status: int = 200, **extra: Any) -> HttpResponse:
-    context = {"project": project, "rows": _member_rows(project), "roles": Membership.Role.choices,
+    context = {"project": project, "rows": members.project_member_rows(project), "roles": Membership.Role.choices,
                "pairs": project.kind == Project.Kind.PAIRS, **extra}
     template = "annotate/members.html#members" if request.htmx else "annotate/members.html"
     return render(request, template, context, status=status)

@@ -6,13 +6,15 @@ Same rules as the audit page (judging.services.audits serves and records for bot
 members (judging.api.lookups). The API has no blind mode: a client that wants its auditor's own score first
 simply asks for it before showing ``judges`` (a verdict sent here has no ``blind_score``).
 
-An item is answered once (POST; a second is 409); the auditor changes their own saved verdict afterwards with PUT
-on the audit (the page's ``u``), never another auditor's (403). A change keeps ``answered_at`` and ``seconds``
-from the first answer and sets ``changed_at``.
+An item is answered once (POST; a second is 409); the auditor reads their own saved verdict with GET on the audit
+and changes it afterwards (the page's ``u``) with PUT (the whole verdict: every field required) or PATCH (the
+fields sent), never another auditor's (403). A change keeps ``answered_at`` and ``seconds`` from the first answer
+and sets ``changed_at``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.urls import path, re_path
@@ -119,6 +121,45 @@ class AuditRequestSerializer(RejectsUnknownFields):
     note = serializers.CharField(max_length=MAX_NOTE, required=False, allow_blank=True, default="", trim_whitespace=False)
 
 
+def _replaced(name: str, what: str) -> str:
+    return (f"{name} is required: PUT replaces the whole verdict, so send {what} (its saved value to keep it), or "
+            f"change only some fields with PATCH; nothing was changed")
+
+
+class AuditChangeSerializer(RejectsUnknownFields):
+    """A saved verdict: PUT sends every field, PATCH only those that change."""
+
+    score = serializers.IntegerField(
+        min_value=1, max_value=5, allow_null=True,
+        error_messages={"required": _replaced("score", "your score 1-5, or null when you agree")},
+        help_text="Your score 1-5; null (or the judge's score) when `agreed`.",
+    )
+    agreed = serializers.BooleanField(
+        error_messages={"required": _replaced("agreed", "true or false")},
+        help_text="Take the score of the judge's answer you were shown at the first answer.",
+    )
+    reasoning_wrong = serializers.BooleanField(error_messages={"required": _replaced("reasoning_wrong", "true or false")})
+    note = serializers.CharField(
+        max_length=MAX_NOTE, allow_blank=True, trim_whitespace=False,
+        error_messages={"required": _replaced("note", 'the note ("" for none)')},
+    )
+
+    def to_internal_value(self, data: Any) -> Any:
+        # A form body's missing boolean reads as false in DRF: for a full replacement that is a missing field too.
+        missing = {} if self.partial or not isinstance(data, Mapping) else {
+            name: [field.error_messages["required"]] for name, field in self.fields.items() if name not in data
+        }
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as error:
+            if missing and isinstance(error.detail, dict):
+                raise serializers.ValidationError({**error.detail, **missing}) from None
+            raise
+        if missing:
+            raise serializers.ValidationError(missing)
+        return value
+
+
 class AuditResultSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     item = serializers.IntegerField()
@@ -151,7 +192,7 @@ class AuditConflictSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What happened, for a person to read; nothing was changed.")
     code = serializers.ChoiceField(
         choices=["already_audited", "not_served", "nothing_to_agree", "not_answered"],
-        help_text="already_audited: you gave a verdict on this item before (change it with PUT /api/audits/{id}/); "
+        help_text="already_audited: you gave a verdict on this item before (change it with PATCH or PUT /api/audits/{id}/); "
         "not_served: ask for your next item first; nothing_to_agree: the shown answer has no 1-5 score (a failure, "
         "or an NLI probability); not_answered: the audit holds no verdict yet, so there is nothing to change.",
     )
@@ -251,7 +292,7 @@ class AuditVerdictView(APIView):
     )
     def post(self, request: Request, id: str) -> Response:
         """Your verdict on the item served to you: a score 1-5, or agreed (the shown judge's score); once (change it
-        afterwards with PUT /api/audits/{id}/)."""
+        afterwards with PATCH or PUT /api/audits/{id}/)."""
         item_id = int(id)
         if not 1 <= item_id <= MAX_ID:
             raise NotFound("No such audit item")
@@ -291,45 +332,99 @@ def audit_result(audit: Audit) -> dict[str, Any]:
     }
 
 
+NOT_YOURS = OpenApiResponse(
+    ErrorSerializer, description="Another auditor's verdict (you read and change only your own), or a role that does "
+    "not audit.",
+)
+NO_AUDIT = OpenApiResponse(ErrorSerializer, description="No such audit in a project of yours.")
+CHANGE_CONFLICT = OpenApiResponse(
+    AuditConflictSerializer,
+    description="Nothing was changed: the audit holds no verdict yet (not_answered), or you agreed with an answer "
+    "that has no 1-5 score (nothing_to_agree).",
+)
+
+
 class AuditChangeView(APIView):
+    """One's own saved verdict: read it (GET), replace it (PUT) or change some of it (PATCH).
+
+    Whose audit is decided first, from the id alone: an outsider gets 404 and another auditor (an admin included) or
+    an annotator 403 whatever they send, so a malformed body tells them nothing more than a valid one.
+    """
+
     @extend_schema(
         parameters=[id_in_path("audit")],
-        request=AuditRequestSerializer,
         responses={
             200: AuditResultSerializer,
-            403: OpenApiResponse(
-                ErrorSerializer,
-                description="Another auditor's verdict (you change only your own), or a role that does not audit.",
-            ),
-            404: OpenApiResponse(ErrorSerializer, description="No such audit in a project of yours."),
+            403: NOT_YOURS,
+            404: NO_AUDIT,
             409: OpenApiResponse(
                 AuditConflictSerializer,
-                description="Nothing was changed: the audit holds no verdict yet (not_answered), or you agreed with "
-                "an answer that has no 1-5 score (nothing_to_agree).",
+                description="The audit holds no verdict yet (not_answered): answer its item first.",
             ),
         },
     )
+    def get(self, request: Request, id: str) -> Response:
+        """Your own saved verdict, as PUT and PATCH answer it: read it before changing it."""
+        found = _own_audit(request, id)
+        try:
+            audit = audits.own_answered_audit(found.item.project, request.user, found.pk)
+        except AuditError as error:
+            return _refusal(error)
+        return Response(audit_result(audit))
+
+    @extend_schema(
+        parameters=[id_in_path("audit")],
+        request=AuditChangeSerializer,
+        responses={200: AuditResultSerializer, 403: NOT_YOURS, 404: NO_AUDIT, 409: CHANGE_CONFLICT},
+    )
     def put(self, request: Request, id: str) -> Response:
-        """Change your own saved verdict: the whole verdict again, as for POST /api/audit-items/{id}/audits/
-        (fields left out take their defaults). `answered_at` and `seconds` stay the first answer's, `changed_at`
-        says when it changed, `blind_score` stays; a verdict sent as it is saved changes nothing."""
-        audit_id = int(id)
-        if not 1 <= audit_id <= MAX_ID:
-            raise NotFound("No such audit")
-        # Whose audit first: an outsider's or another auditor's malformed change gets their 404 or 403, not a 400.
-        found = access.get_own_audit(request.user, audit_id)
-        body = AuditRequestSerializer(data=request.data)
+        """Replace your own saved verdict: send every field (`score` null when you agree); a body without one is
+        400 naming each missing field, and nothing changes. To change some fields only, use PATCH.
+
+        `answered_at` and `seconds` stay the first answer's, `changed_at` says when it changed, `blind_score` stays
+        and `blind` is again whether the final score is it; a verdict sent as it is saved changes nothing
+        (`changed_at` included)."""
+        found = _own_audit(request, id)
+        body = AuditChangeSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         verdict = body.validated_data
         try:
             audit = audits.change_audit(
                 found.item.project, request.user, found.pk,
-                score=verdict.get("score"), agreed=verdict["agreed"],
-                reasoning_wrong=verdict["reasoning_wrong"], note=verdict.get("note", ""),
+                score=verdict["score"], agreed=verdict["agreed"],
+                reasoning_wrong=verdict["reasoning_wrong"], note=verdict["note"],
             )
         except AuditError as error:
             return _refusal(error)
         return Response(audit_result(audit))
+
+    @extend_schema(
+        parameters=[id_in_path("audit")],
+        request=AuditChangeSerializer,
+        responses={200: AuditResultSerializer, 403: NOT_YOURS, 404: NO_AUDIT, 409: CHANGE_CONFLICT},
+    )
+    def patch(self, request: Request, id: str) -> Response:
+        """Change some fields of your own saved verdict: only those sent change, the others stay as saved.
+
+        `agreed` true takes the shown judge's score again; a new score alone beside a saved agreement is 400 (send
+        `agreed` false with it). Otherwise as PUT: the same checks, `changed_at` and `blind` the same way, and a
+        change that changes nothing writes nothing."""
+        found = _own_audit(request, id)
+        body = AuditChangeSerializer(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        try:
+            audit = audits.amend_audit(found.item.project, request.user, found.pk, **body.validated_data)
+        except AuditError as error:
+            return _refusal(error)
+        return Response(audit_result(audit))
+
+
+def _own_audit(request: Request, id: str) -> Audit:
+    """The caller's own audit by the id in the path: 404 for a number no audit can have, and access's 404 or 403."""
+    audit_id = int(id)
+    if not 1 <= audit_id <= MAX_ID:
+        raise NotFound("No such audit")
+    return access.get_own_audit(request.user, audit_id)
 
 
 # Item ids as [0-9]{1,18}, like the other APIs': a longer number names no object (404, not 500).

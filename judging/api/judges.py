@@ -9,25 +9,23 @@ go through the services, which name the field at fault (400 ``{"field":
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import QuerySet
-from django.http import QueryDict
 from django.urls import path, re_path
-from django.utils.datastructures import MultiValueDict
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import BaseParser, DataAndFiles, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotate.api.errors import as_field_errors, field_error
+from annotate.api.parsers import NoFileParser
 from annotate.api.schema import integer
 from annotate.api.serializers import MAX_ID, ErrorSerializer
 from annotate.models import Batch, Project
+from annotate.uploads import UploadTooLarge, read_uploads
 from judging import access
 from judging.api.lookups import NOT_A_SPAN_PROJECT, NOT_A_SPAN_PROJECT_OR_BAD_INPUT, span_project_lookup
 from judging.api.serializers import (
@@ -40,6 +38,7 @@ from judging.api.serializers import (
     JudgeRunDetailSerializer,
     JudgeRunRequestSerializer,
     JudgeRunSerializer,
+    JudgeRunStartSerializer,
     JudgeSerializer,
 )
 from judging.models import Judge, Judgement, JudgeRun
@@ -72,7 +71,8 @@ class JudgeListView(generics.GenericAPIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         """Create a rubric or NLI judge (admins). Settings that cannot be used get one 400 naming every one of
-        them, field -> messages."""
+        them, field -> messages; a name already used in the project is refused with the id of the judge holding
+        it, so a script can go on with that judge."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         body = JudgeCreateSerializer(data=request.data)
         if not body.is_valid():
@@ -115,12 +115,26 @@ class JudgeRunListView(generics.GenericAPIView):
 
     @extend_schema(
         request=JudgeRunRequestSerializer,
-        responses={201: JudgeRunSerializer, 400: NOT_A_SPAN_PROJECT_OR_BAD_INPUT, 403: FOR_ADMINS},
+        responses={
+            201: OpenApiResponse(JudgeRunStartSerializer, description="A new run was started (`existing` false)."),
+            200: OpenApiResponse(
+                JudgeRunStartSerializer,
+                description="The same run was still queued or running: this is it (`existing` true); nothing new was "
+                "started.",
+            ),
+            400: NOT_A_SPAN_PROJECT_OR_BAD_INPUT,
+            403: FOR_ADMINS,
+        },
     )
     def post(self, request: Request, slug: str) -> Response:
         """Start a run of a rubric or NLI judge in the background (admins): over every sample, one batch, or the
         flagged ones; `ask_again` (rubric judges) asks again for answers in the call cache that could not be read.
-        Poll /api/judge-runs/{id}/ for its progress."""
+        Poll /api/judge-runs/{id}/ for its progress.
+
+        Safe to retry: while a run of the same judge over the same scope (the same batch, the same `ask_again`,
+        the rubric version a new run would use) is still queued or running, the answer is 200 with that run and
+        `existing` true, and no second run starts; a new run is 201 with `existing` false. A finished or failed run
+        does not count: asking again then starts a new one."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         body = JudgeRunRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -138,11 +152,12 @@ class JudgeRunListView(generics.GenericAPIView):
         elif options.get("batch") is not None:
             raise field_error("batch", f"a batch is given only with scope batch, not {options['scope']}")
         try:
-            run = runs.start_run(project, judge, scope=options["scope"], batch=batch, by=request.user,
-                                 ask_again=options["ask_again"])
+            run, started = runs.start_or_reuse_run(project, judge, scope=options["scope"], batch=batch,
+                                                   by=request.user, ask_again=options["ask_again"])
         except JudgeSettingsError as error:
             raise field_error(error.field, str(error)) from None
-        return Response(JudgeRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        answer = JudgeRunStartSerializer(run, context={"existing": not started}).data
+        return Response(answer, status=status.HTTP_201_CREATED if started else status.HTTP_200_OK)
 
 
 class JudgeRunDetailView(APIView):
@@ -167,16 +182,6 @@ class JudgeRunJudgementsView(generics.GenericAPIView):
         found = run.judgements.select_related("sample", "prompt_version").order_by("id")
         page = self.paginate_queryset(found)
         return self.get_paginated_response(JudgementSerializer(page, many=True).data)
-
-
-class NoFileParser(BaseParser):
-    """Any body that is not multipart/form-data: it cannot carry a file, so it reads as empty and the import answers
-    400 naming the missing field `file` (not 415, which would not say what to send)."""
-
-    media_type = "*/*"
-
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> DataAndFiles:
-        return DataAndFiles(QueryDict(), MultiValueDict())
 
 
 class JudgementImportView(APIView):
@@ -212,8 +217,10 @@ class JudgementImportView(APIView):
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         body = JudgementImportRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        uploads = request.FILES.getlist("file")
-        files = [(upload.name or "upload.jsonl", upload.read()) for upload in uploads]
+        try:
+            files = read_uploads(request.FILES.getlist("file"), default_name="upload.jsonl")
+        except UploadTooLarge as refused:
+            raise field_error("file", *refused.messages) from None
         try:
             report = ingest.import_judgements(project, files, by=request.user, flag=body.validated_data["flag"])
         except ingest.JudgementsAlreadyImported as repeated:

@@ -129,6 +129,20 @@ class JudgeRunSerializer(serializers.ModelSerializer):
                         "resumed": {"help_text": RESUMED_HELP}}
 
 
+class JudgeRunStartSerializer(JudgeRunSerializer):
+    existing = serializers.SerializerMethodField(
+        help_text="True: the same run (judge, scope, batch, ask_again, rubric version) was still queued or running, "
+        "and this is it (200); false: a new run was started (201)."
+    )
+
+    class Meta(JudgeRunSerializer.Meta):
+        fields = [*JudgeRunSerializer.Meta.fields, "existing"]
+        read_only_fields = fields
+
+    def get_existing(self, run: JudgeRun) -> bool:
+        return bool(self.context.get("existing", False))
+
+
 class JudgeRunRequestSerializer(RejectsUnknownFields):
     judge = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="The id of a rubric or NLI judge of "
                                      "the project.")

@@ -253,11 +253,16 @@ def _clean_name(project: Project, name: Any, *, exclude: int | None = None) -> s
     taken = Judge.objects.filter(project=project, name=cleaned)
     if exclude is not None:
         taken = taken.exclude(pk=exclude)
-    if taken.exists():
-        raise JudgeSettingsError(
-            "name", f"{setting_label('name')} {cleaned!r} is already used by another judge of this project."
-        )
+    holder = taken.values_list("pk", flat=True).first()
+    if holder is not None:
+        raise JudgeSettingsError("name", _name_taken(cleaned, holder))
     return cleaned
+
+
+def _name_taken(name: str, holder: int | None) -> str:
+    """The refusal of a judge name in use, naming the judge that holds it, so a script can go on with that one."""
+    which = f" (id {holder})" if holder is not None else ""
+    return f"{setting_label('name')} {name!r} is already used by another judge of this project{which}."
 
 
 def check_new_judge(
@@ -294,9 +299,8 @@ def create_judge(project: Project, *, name: str, kind: str, by: Any = None, **se
         with transaction.atomic():
             return Judge.objects.create(project=project, name=judge_name, kind=kind, created_by=by, **cleaned)
     except IntegrityError:  # the same name saved by someone else meanwhile
-        raise JudgeSettingsError(
-            "name", f"{setting_label('name')} {judge_name!r} is already used by another judge of this project."
-        ) from None
+        holder = Judge.objects.filter(project=project, name=judge_name).values_list("pk", flat=True).first()
+        raise JudgeSettingsError("name", _name_taken(judge_name, holder)) from None
 
 
 def check_judge_update(

@@ -91,7 +91,10 @@ def test_dismissing_without_a_body_still_works(flag: JudgeFlag, admin_user: Any)
 def test_blocking_with_an_unknown_field_is_refused_and_blocks_nobody(flag: JudgeFlag, admin_user: Any) -> None:
     response = post_json(login(admin_user), f"/api/projects/pairs/flags/{flag.pk}/block/", {"reson": "3 s an item"})
     assert response.status_code == 400
-    assert response.json() == {"reson": ["unknown field 'reson'; nothing was saved (fields you may send: reason)"]}
+    assert response.json() == {
+        "reson": ["unknown field 'reson'; nothing was saved (fields you may send: reason)"],
+        "reason": ["reason is required: say why you block this judge; it is kept with the block. Nothing was changed."],
+    }
     assert not BlockedJudge.objects.exists()
 
 

@@ -254,7 +254,7 @@ def test_the_detector_eval_schema_says_missing_is_part_of_invalid(client: Any, a
     assert keyed["type"] == "object"
     name = keyed["additionalProperties"]["$ref"].rsplit("/", 1)[-1]
     fields = document["components"]["schemas"][name]["properties"]
-    assert set(fields) == {"n", "invalid", "missing", "balanced_accuracy", "f1_macro", "rule"}
+    assert set(fields) == {"n", "invalid", "missing", "balanced_accuracy", "f1_macro", "rule", "reason"}
     assert "n + invalid is the number of samples" in fields["invalid"]["description"]
     assert "missing ones included" in fields["invalid"]["description"]
     assert "<= invalid" in fields["missing"]["description"]

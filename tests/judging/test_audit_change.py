@@ -34,6 +34,11 @@ def change(client: Client, audit_id: int, body: Any) -> Any:
     return client.put(f"/api/audits/{audit_id}/", json.dumps(body), content_type="application/json")
 
 
+def whole(**fields: Any) -> dict[str, Any]:
+    """A whole verdict for PUT (it replaces every field): the given fields over an own score-free, note-free one."""
+    return {"score": None, "agreed": False, "reasoning_wrong": False, "note": "", **fields}
+
+
 def verdict_of(audit_id: int) -> tuple[Any, ...]:
     audit = Audit.objects.get(pk=audit_id)
     return tuple(getattr(audit, name) for name in VERDICT_FIELDS)
@@ -60,7 +65,7 @@ def test_an_auditor_changes_their_own_verdict_keeping_the_first_answers_time(sce
                                 reasoning_wrong=False, note="")
     first_answer = audit.answered_at
     clock.advance(300)
-    response = change(login(scene.auditor), audit.pk, {"score": 4, "reasoning_wrong": True, "note": " Date is fine. "})
+    response = change(login(scene.auditor), audit.pk, whole(score=4, reasoning_wrong=True, note=" Date is fine. "))
     assert response.status_code == 200, response.content
     body = response.json()
     assert (body["id"], body["score"], body["reasoning_wrong"], body["note"]) == (audit.pk, 4, True, "Date is fine.")
@@ -73,7 +78,7 @@ def test_an_auditor_changes_their_own_verdict_keeping_the_first_answers_time(sce
 
 def test_agreeing_in_a_change_takes_the_score_of_the_judge_shown_at_the_first_answer(scene: AuditScene) -> None:
     audit = answered(scene, scene.auditor, 5)  # output 1, where the explainer said 3
-    response = change(login(scene.auditor), audit.pk, {"agreed": True})
+    response = change(login(scene.auditor), audit.pk, whole(agreed=True))
     assert response.status_code == 200
     assert (response.json()["score"], response.json()["agreed"]) == (3, True)
 
@@ -82,7 +87,7 @@ def test_a_change_that_changes_nothing_writes_nothing(scene: AuditScene, clock: 
     audit = answered(scene, scene.auditor, 2)
     before = verdict_of(audit.pk)
     clock.advance(60)
-    response = change(login(scene.auditor), audit.pk, {"score": 2})
+    response = change(login(scene.auditor), audit.pk, whole(score=2))
     assert response.status_code == 200 and response.json()["changed_at"] is None
     assert verdict_of(audit.pk) == before
 
@@ -91,9 +96,9 @@ def test_a_change_keeps_the_blind_score_and_blind_says_whether_the_final_score_i
     audit = answered(scene, scene.auditor, 4, blind_score=4)
     assert (audit.blind, audit.blind_score) == (True, 4)
     client = login(scene.auditor)
-    body = change(client, audit.pk, {"score": 2}).json()
+    body = change(client, audit.pk, whole(score=2)).json()
     assert (body["score"], body["blind"], body["blind_score"]) == (2, False, 4)
-    body = change(client, audit.pk, {"score": 4}).json()
+    body = change(client, audit.pk, whole(score=4)).json()
     assert (body["score"], body["blind"], body["blind_score"]) == (4, True, 4)
 
 
@@ -108,7 +113,7 @@ def test_a_bad_change_is_400_and_changes_nothing(scene: AuditScene) -> None:
 def test_an_audit_served_but_not_answered_has_nothing_to_change(scene: AuditScene) -> None:
     served = audits.serve_next_audit(scene.project, scene.auditor)
     assert served is not None
-    response = change(login(scene.auditor), served.pk, {"score": 3})
+    response = change(login(scene.auditor), served.pk, whole(score=3))
     assert response.status_code == 409 and response.json()["code"] == "not_answered"
     assert Audit.objects.get(pk=served.pk).answered_at is None
 

@@ -38,13 +38,13 @@ def test_a_bad_base_url_is_named_beside_the_fields_the_serializer_refuses(batch:
 
 @pytest.mark.django_db
 def test_every_setting_the_service_refuses_is_named_at_once(batch: Batch, admin_user: Any) -> None:
-    make_judge(batch.project, "taken")
+    taken = make_judge(batch.project, "taken")
     answer = post(admin_user, {"name": "taken", "kind": "rubric", "base_url": "ftp://example.org/v1",
                                "api_key_env": "not a name", "nli_overlap": 8})
     assert answer.status_code == 400
     errors = answer.json()
     assert errors == {
-        "name": ["Name 'taken' is already used by another judge of this project."],
+        "name": [f"Name 'taken' is already used by another judge of this project (id {taken.pk})."],
         "base_url": [FTP],
         "api_key_env": [errors["api_key_env"][0]],
         "nli_overlap": ["A rubric judge has no setting 'nli_overlap'."],

@@ -431,7 +431,8 @@ def test_dismissing_a_flag_and_not_once_the_judge_is_blocked(spammer_flag: Judge
     dismissed = client.post(f"/api/projects/pairs/flags/{spammer_flag.pk}/dismiss/")
     assert dismissed.status_code == 200
     assert dismissed.json()["status"] == "dismissed" and dismissed.json()["reviewed_by"] == "adam"
-    client.post(f"/api/projects/pairs/flags/{spammer_flag.pk}/block/")
+    client.post(f"/api/projects/pairs/flags/{spammer_flag.pk}/block/", {"reason": "H on everything in 2 s"},
+                content_type="application/json")
     refused = client.post(f"/api/projects/pairs/flags/{spammer_flag.pk}/dismiss/")
     assert refused.status_code == 409 and "blocked" in refused.json()["detail"]
 

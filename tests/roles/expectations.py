@@ -150,6 +150,7 @@ EXPECTED: dict[str, Rule] = {
     "pairs-label": page(JUDGES, kinds=(PAIRS,)),
     "pairs-import": post(ADMINS, kinds=(PAIRS,)),
     "pairs-perturb": post(ADMINS, kinds=(PAIRS,)),
+    "pairs-perturb-job-cancel": post(ADMINS, kinds=(PAIRS,)),  # the world's perturbation job is queued: 302
     "pairs-settings": post(ADMINS, kinds=(PAIRS,)),
     "pairs-export": page(AUDITORS, kinds=(PAIRS,)),
     "pairs-vectors": post(ADMINS, kinds=(PAIRS,)),
@@ -209,6 +210,14 @@ EXPECTED: dict[str, Rule] = {
     "api-agreement": api(AUDITORS, query="scheme=C%7CU"),
     "api-halu-rates": api(AUDITORS),
     "api-detector-eval": api(AUDITORS),
+    # A campaign from a script, with the members page's and the import forms' rule: admins, either kind of project.
+    # An empty body gets 400 naming what is missing; removing the spare member (no work) succeeds, rolled back.
+    "api-members": api(ADMINS, kinds=BOTH),  # POST in MORE_METHODS
+    "api-member": Rule(ADMINS, method="PATCH", ok=WRITE, api=True, kinds=BOTH),  # DELETE in MORE_METHODS
+    "api-imports": api_post(ADMINS, kinds=BOTH),
+    # The project page's round buttons: admins. An annotator of another batch does not see the batch (404).
+    "batch-round-two": api_post(ADMINS, kinds=None, batch_bound=True),  # the demo's batch 2 is ready: opened
+    "batch-reopen": api_post(ADMINS, kinds=None, batch_bound=True),  # no annotator or reason: 400
     # --- pairs API ---------------------------------------------------------------------------------------------------
     "api-pairs": api(MEMBERS, kinds=None, query="project={pairs}"),
     "api-pairs-next": api(JUDGES, kinds=None, query="project={pairs}", ok=frozenset({200, 204})),
@@ -218,6 +227,7 @@ EXPECTED: dict[str, Rule] = {
     "api-pair-round": api(MEMBERS, kinds=(PAIRS,)),  # the round list's entry; reviewers also get its figures
     "api-pair-agreement": api(REVIEWERS, kinds=(PAIRS,)),  # as the project page and the round page show it
     "api-pair-round-job-cancel": api_post(ADMINS, kinds=(PAIRS,)),
+    "api-perturbation-job-cancel": api_post(ADMINS, kinds=(PAIRS,)),
     "api-judge-flags": api(ADMINS, kinds=(PAIRS,)),
     "api-judge-flag-block": api_post(ADMINS, kinds=(PAIRS,)),
     "api-judge-flag-unblock": api_post(ADMINS, kinds=(PAIRS,)),
@@ -236,6 +246,35 @@ EXPECTED: dict[str, Rule] = {
     "api-audit-next": api(AUDITORS, ok=frozenset({200, 204})),
     "api-audit-verdict": api_post(AUDITORS, kinds=None),
     "api-audit-change": Rule((AUDITOR,), method="PUT", ok=WRITE, api=True, kinds=None),  # own verdicts only
+}
+
+# The other methods of a URL that answers several: EXPECTED's row is one, these the rest (by the same key). An
+# API view's method without a row here or there fails test_every_api_method_has_an_expectation.
+MORE_METHODS: dict[str, tuple[Rule, ...]] = {
+    # A valid flag: with an empty body a reviewer is told 400 (the body is read before the role), not 403.
+    "sample-flag": (
+        api_post((ANNOTATOR,), kinds=None, batch_bound=True, body={"kind": "skip"}),
+        Rule((ANNOTATOR,), method="DELETE", ok=WRITE, api=True, kinds=None, batch_bound=True),
+    ),
+    "sample-gold": (Rule(CURATORS, method="PUT", ok=WRITE, api=True, kinds=None, batch_bound=True),),
+    "span-list": (api_post(LOGGED_IN, kinds=None),),
+    # dave's span: only dave changes it (hidden from the annotators, 404, as when reading it); PUT is not offered.
+    "span-detail": (
+        Rule((), method="PUT", api=True, kinds=None, overrides={role: frozenset({405}) for role in LOGGED_IN}),
+        Rule((), method="PATCH", api=True, kinds=None, overrides=dict.fromkeys((ANNOTATOR, UNASSIGNED), frozenset({404}))),
+        Rule((), method="DELETE", api=True, kinds=None, overrides=dict.fromkeys((ANNOTATOR, UNASSIGNED), frozenset({404}))),
+    ),
+    # Creating a judge, starting a run: an admin's empty body gets 400 naming the fields it needs.
+    "judging-api-judges": (api_post(ADMINS),),
+    "judging-api-runs": (api_post(ADMINS),),
+    # Adding a member (an empty body: 400 naming username and role); removing the spare member (no work): 200.
+    "api-members": (api_post(ADMINS, kinds=BOTH),),
+    "api-member": (Rule(ADMINS, method="DELETE", ok=WRITE, api=True, kinds=BOTH),),
+    # Reading and changing part of a saved verdict: its own auditor only, as PUT (an empty PATCH changes nothing).
+    "api-audit-change": (
+        api((AUDITOR,), kinds=None),
+        Rule((AUDITOR,), method="PATCH", ok=WRITE, api=True, kinds=None),
+    ),
 }
 
 # URL names given to a page and an API endpoint alike: their rows say which.
@@ -309,7 +348,7 @@ TOLD_THE_KIND = frozenset({
     "judging-api-judges", "judging-api-runs", "judging-api-import", "judging-api-export-judgements",
     "judging-api-export-audits", "api-audit-next", "api-pair-rounds", "api-pair-round", "api-pair-agreement",
     "api-judge-flags", "api-judge-flag-block", "api-judge-flag-unblock", "api-judge-flag-dismiss",
-    "api-pair-round-job-cancel",
+    "api-pair-round-job-cancel", "api-perturbation-job-cancel",
 })
 
 

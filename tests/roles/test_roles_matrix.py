@@ -24,6 +24,7 @@ from tests.roles.expectations import (
     AUDITOR,
     CURATOR,
     EXPECTED,
+    MORE_METHODS,
     NOT_REQUESTED,
     OUTSIDER,
     PAIRS,
@@ -34,7 +35,7 @@ from tests.roles.expectations import (
     row_key,
 )
 from tests.roles.leaks import hidden_from_annotators, leaks_in
-from tests.roles.urls import ask, planned_requests, project_patterns, redirects_to_login
+from tests.roles.urls import api_view_methods, ask, planned_requests, project_patterns, redirects_to_login
 from tests.roles.world import load_world
 
 
@@ -47,9 +48,24 @@ def test_every_url_pattern_has_an_expectation() -> None:
     assert not missing, "URL patterns with no row in EXPECTED (add one, or a reason in NOT_REQUESTED):\n" + "\n".join(
         missing
     )
-    assert not set(EXPECTED) - {row_key(route, pattern.name) for route, pattern in project_patterns()}, (
-        "rows for URLs that are gone"
-    )
+    assert not (set(EXPECTED) | set(MORE_METHODS)) - {row_key(route, pattern.name) for route, pattern in
+                                                        project_patterns()}, "rows for URLs that are gone"
+
+
+def test_every_api_method_has_an_expectation() -> None:
+    """A method added to an endpoint (PATCH beside PUT) is asked by every role too, not only the first method."""
+    missing, gone = [], []
+    for route, pattern in project_patterns():
+        key = row_key(route, pattern.name)
+        if key not in EXPECTED:
+            continue  # NOT_REQUESTED, or test_every_url_pattern_has_an_expectation names it
+        rows = [rule.method for rule in (EXPECTED[key], *MORE_METHODS.get(key, ()))]
+        assert len(rows) == len(set(rows)), f"{key}: two rows for one method"
+        answered = api_view_methods(pattern)
+        missing += [f"{method} {route} (name {key!r})" for method in sorted(answered - set(rows))]
+        gone += [f"{method} {route} (name {key!r})" for method in sorted(set(rows) - answered) if answered]
+    assert not missing, "API methods with no row (add one to MORE_METHODS):\n" + "\n".join(missing)
+    assert not gone, "rows for methods the view no longer answers:\n" + "\n".join(gone)
 
 
 HTMX = {"HX-Request": "true"}

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from tests.roles.expectations import EXPECTED, NOT_REQUESTED, OTHER_KIND, Rule, row_key, wrong_kind
+from tests.roles.expectations import EXPECTED, MORE_METHODS, NOT_REQUESTED, OTHER_KIND, Rule, row_key, wrong_kind
 from tests.roles.world import World
 
 
@@ -29,6 +29,20 @@ def project_patterns() -> list[tuple[str, URLPattern]]:
     return list(_walk(get_resolver().url_patterns))
 
 
+def api_view_methods(pattern: URLPattern) -> set[str]:
+    """The methods a DRF view answers (a viewset's routed actions, an APIView's handlers); empty for a Django view,
+    whose decorators keep their methods to themselves. OPTIONS and HEAD come with every view: not counted."""
+    view = pattern.callback
+    actions = getattr(view, "actions", None)
+    if actions:
+        return {method.upper() for method in actions if method not in ("options", "head")}
+    cls = getattr(view, "cls", None)
+    if cls is None:
+        return set()
+    return {method.upper() for method in cls.http_method_names
+            if method not in ("options", "head") and hasattr(cls, method)}
+
+
 # Which demo object fills each path parameter, by URL name (the parameter's name alone is ambiguous: pk
 # is a membership, a batch, a judge ...).
 PARAMETERS: dict[str, dict[str, str]] = {
@@ -42,6 +56,9 @@ PARAMETERS: dict[str, dict[str, str]] = {
     "open-round-two": {"pk": "batch"},
     "batch-samples": {"pk": "batch"},
     "batch-submit": {"pk": "batch"},
+    "batch-round-two": {"pk": "batch"},
+    "batch-reopen": {"pk": "batch"},
+    "api-member": {"username": "member_username"},
     "flag-resolve": {"pk": "flag"},
     "sample": {"pk": "sample"},
     "job": {"pk": "job"},
@@ -51,6 +68,8 @@ PARAMETERS: dict[str, dict[str, str]] = {
     "pairs-round-job": {"pk": "round_job"},
     "pairs-round-job-cancel": {"pk": "round_job"},
     "api-pair-round-job-cancel": {"id": "round_job"},
+    "pairs-perturb-job-cancel": {"pk": "perturb_job"},
+    "api-perturbation-job-cancel": {"id": "perturb_job"},
     "pairs-round": {"number": "round"},
     "api-pair-round": {"number": "round"},
     "pairs-flag-block": {"pk": "judge_flag"},
@@ -116,18 +135,24 @@ def planned_requests(world: World) -> list[Request]:
         if any(route.startswith(prefix) for prefix in NOT_REQUESTED):
             continue
         key = row_key(route, pattern.name)
-        rule = EXPECTED[key]
-        for kind in rule.kinds or (None,):
-            values = world.values[kind]
-            planned.append(Request(pattern.name, kind, _url(route, rule, values, pattern.name), rule))
-        if rule.kinds is not None and len(rule.kinds) == 1:
-            # The URL's own objects, under the slug of a project of the other kind.
-            own, other = rule.kinds[0], OTHER_KIND[rule.kinds[0]]
-            values = {**world.values[own], "slug": world.values[other]["slug"]}
-            planned.append(Request(pattern.name, other, _url(route, rule, values, pattern.name),
-                                   wrong_kind(rule, key)))
+        for rule in (EXPECTED[key], *MORE_METHODS.get(key, ())):
+            planned += _requests_of(route, pattern.name, key, rule, world)
     # Logging out last: it ends the client's session, which rolling the request back does not give back.
     planned.sort(key=lambda request: request.name == "logout")
+    return planned
+
+
+def _requests_of(route: str, name: str, key: str, rule: Rule, world: World) -> list[Request]:
+    """The requests of one URL and method: under each project kind its rule names, and under the other kind."""
+    planned = []
+    for kind in rule.kinds or (None,):
+        values = world.values[kind]
+        planned.append(Request(name, kind, _url(route, rule, values, name), rule))
+    if rule.kinds is not None and len(rule.kinds) == 1:
+        # The URL's own objects, under the slug of a project of the other kind.
+        own, other = rule.kinds[0], OTHER_KIND[rule.kinds[0]]
+        values = {**world.values[own], "slug": world.values[other]["slug"]}
+        planned.append(Request(name, other, _url(route, rule, values, name), wrong_kind(rule, key)))
     return planned
 
 
@@ -146,9 +171,10 @@ def ask(client: Client, request: Request, headers: dict[str, str] | None = None)
     with transaction.atomic():
         if request.rule.method == "GET":
             response = client.get(request.url, headers=headers)
-        elif request.rule.method == "PUT":
-            response = client.put(request.url, data=json.dumps(request.rule.body or {}),
-                                  content_type="application/json", headers=headers)
+        elif request.rule.method in ("PUT", "PATCH", "DELETE"):
+            send = getattr(client, request.rule.method.lower())
+            response = send(request.url, data=json.dumps(request.rule.body or {}), content_type="application/json",
+                            headers=headers)
         elif request.rule.body is not None:
             response = client.post(request.url, data=json.dumps(request.rule.body), content_type="application/json",
                                    headers=headers)

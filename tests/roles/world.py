@@ -96,6 +96,7 @@ def load_world(tmp_path: Any) -> World:
     alice_assignment = Assignment.objects.get(batch__project=spans_project, annotator__username="alice", round=1)
     export_job = _finished_export(spans_project, users[SUPERUSER], tmp_path)
     round_job = Job.objects.create(project=pairs_project, kind=Job.Kind.PAIR_ROUND, options={})
+    perturb_job = Job.objects.create(project=pairs_project, kind=Job.Kind.PERTURB, options={})
     pair_item = PairItem.objects.filter(project=pairs_project, round__number=1).order_by("pk").first()
     frank_flag = JudgeFlag.objects.filter(project=pairs_project).order_by("pk").first()
     erin = User.objects.get(username="erin")
@@ -109,6 +110,7 @@ def load_world(tmp_path: Any) -> World:
         "uidb64": "MQ", "token": "set-password-token",
         "pk": sample.pk,  # the router's sample URLs
         "id": pair_item.pk,  # api/pairs/<id>/judgements/
+        "member_username": spare.get_username(),  # api/projects/<slug>/members/<username>/
     }
     values = {
         SPANS: {
@@ -134,8 +136,9 @@ def load_world(tmp_path: Any) -> World:
             **common,
             "slug": pairs_project.slug,
             "membership": Membership.objects.get(project=pairs_project, user=spare).pk,
-            "job": Job.objects.filter(project=pairs_project).exclude(pk=round_job.pk).first().pk,
+            "job": Job.objects.filter(project=pairs_project).exclude(pk__in=[round_job.pk, perturb_job.pk]).first().pk,
             "round_job": round_job.pk,
+            "perturb_job": perturb_job.pk,
             "round": PairRound.objects.get(project=pairs_project, number=1).number,
             "fmt": "pairs",
             "judge_flag": frank_flag.pk,

@@ -85,11 +85,14 @@ class BlockJudgeView(APIView):
         parameters=[FLAG_ID], request=BlockRequestSerializer, responses={200: BlockResultSerializer, 403: FOR_ADMINS}
     )
     def post(self, request: Request, slug: str, id: str) -> Response:
-        """Block the flagged judge: no more items, their judgements stop counting, their items go back to the queue."""
+        """Block the flagged judge: no more items, their judgements stop counting, their items go back to the queue.
+
+        A reason is required, as on the flags page: a body without one (or with only spaces) is 400 naming
+        `reason`, and nothing changes."""
         project, flag = _flag_for_admin(request.user, slug, id)
         body = BlockRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        blocked = flags.block_judge(project, flag.judge, request.user, body.validated_data.get("reason", ""))
+        blocked = flags.block_judge(project, flag.judge, request.user, body.validated_data["reason"])
         flag.refresh_from_db()
         return Response({
             "flag": flag_payload(flag, _blocked_ids(project)),

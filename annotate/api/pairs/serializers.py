@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
@@ -240,8 +241,21 @@ class FlagQuerySerializer(QueryParamsSerializer):
     status = serializers.ChoiceField(choices=JudgeFlag.Status.values, required=False)
 
 
+# The flags page's rule (annotate.views.pairs.flags.block): no block without a reason, which is kept with the block.
+NO_REASON = "say why you block this judge; it is kept with the block. Nothing was changed"
+
+
 class BlockRequestSerializer(RejectsUnknownFields):
-    reason = serializers.CharField(max_length=flags.MAX_REASON, required=False, allow_blank=True)
+    # min_length and the pattern say in the schema what trimming and the blank check do (spaces alone are blank).
+    reason = serializers.CharField(
+        min_length=1, max_length=flags.MAX_REASON, validators=[RegexValidator(r"\S", f"reason is empty: {NO_REASON}.")],
+        help_text="Why you block the judge (required, as on the flags page); kept with the block, spaces trimmed.",
+        error_messages={
+            "required": f"reason is required: {NO_REASON}.",
+            "blank": f"reason is empty: {NO_REASON}.",
+            "null": f"reason is null: {NO_REASON}.",
+        },
+    )
 
 
 class BlockResultSerializer(serializers.Serializer):

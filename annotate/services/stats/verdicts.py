@@ -105,6 +105,30 @@ def project_halu_rates(project: Project, round: int = 1) -> dict[str, dict[str, 
     return results.hallucination_rates(zip(found.generators, found.categories, strict=True))
 
 
+def explained_halu_rates(project: Project, round: int = 1) -> dict[str, dict[str, Any]]:
+    """project_halu_rates with every generator of the project: one without a judged sample has n 0, null rates and
+    a ``reason`` (the results API's object).
+
+    A round's rates are those of its submitted verdicts (DESIGN.md: the worst label over the batch's annotators,
+    who are those who submitted it), so before anyone submits a batch in round 2 no rate of round 2 exists. The
+    results page then says "No submitted samples in this round"; an empty object said nothing, and a rate of 0
+    would claim a generator never hallucinates.
+    """
+    samples = _read_samples(project)
+    found = _verdicts(project, round, samples)
+    rates = results.hallucination_rates(zip(found.generators, found.categories, strict=True))
+    counts = Counter(generator or UNKNOWN_GENERATOR for generator in samples.generator)
+    for generator in set(counts) - set(rates):
+        if len(found.rows):
+            reason = (f"none of {generator}'s {counts[generator]} samples is in a batch submitted in round {round}: "
+                      "a rate counts the samples with a submitted verdict")
+        else:
+            reason = (f"no sample has a submitted verdict in round {round} yet: the rates are computed once "
+                      f"annotators submit a batch in round {round}")
+        rates[generator] = {"n": 0} | {column: None for column in results.RATE_COLUMNS} | {"reason": reason}
+    return dict(sorted(rates.items()))
+
+
 def worst_label_distribution(project: Project, round: int = 1) -> dict[str, dict[str, int]]:
     """``{generator: {"n", "C", "B", "Q", "U"}}``: how many samples got each worst label (all submitters)."""
     return _distribution(_verdicts(project, round, _read_samples(project)))
@@ -118,6 +142,46 @@ def project_detector_eval(project: Project, threshold: float = 0.5, round: int =
     outputs = results.classify_detector_outputs(samples.metadata)
     report = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
     return results.by_detector_name(report | _judge_detector_eval(project, samples, found, threshold))
+
+
+def explained_detector_eval(project: Project, threshold: float = 0.5, round: int = 1) -> dict[str, dict[str, Any]]:
+    """project_detector_eval with every detector of the project, and a ``reason`` beside each undefined figure
+    (the results API's object).
+
+    project_detector_eval finds the metadata detectors among the samples with a verdict in the round, so before
+    anyone submits a batch in round 2 it dropped them all while listing the judges with n 0. The results page
+    finds them over every sample, as its selection does, and says why they are not scored; here each is a row
+    with n 0 and null figures, its ``invalid`` and ``missing`` counted over the judged samples as for any
+    detector, and its rule read from all its outputs. Every row with n 0 (judges too) says why in ``reason``.
+    """
+    samples = _read_samples(project, metadata=True)
+    found = _verdicts(project, round, samples)
+    outputs = results.classify_detector_outputs(samples.metadata)
+    report = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
+    every = np.arange(len(samples.ids))
+    unscored = [name for name in outputs.detector_keys(every) if name not in report]
+    if unscored:
+        forced = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold, keys=unscored)
+        verdicts = outputs.verdicts(unscored, every)
+        for name, row in forced.items():
+            report[name] = row | {"rule": results.decision_rule(name in verdicts, threshold)}
+    report |= _judge_detector_eval(project, samples, found, threshold)
+    for name, row in report.items():
+        if row["n"] == 0:
+            row["reason"] = _unscored_reason(name, row, len(found.rows), round)
+    return results.by_detector_name(report)
+
+
+def _unscored_reason(name: str, row: dict[str, Any], judged: int, round: int) -> str:
+    """Why a detector has no figures in the round: no verdict yet, no output on the judged samples, or none usable."""
+    if not judged:
+        return (f"no sample has a submitted verdict in round {round} yet to compare the outputs of {name} with: "
+                f"detectors are scored once annotators submit a batch in round {round}")
+    if row["missing"] == judged:
+        return (f"none of the {judged} samples with a submitted verdict in round {round} has an output of {name}: "
+                "a detector is scored on the samples it judged")
+    return (f"none of the outputs of {name} on the {judged} samples with a submitted verdict in round {round} is a "
+            f"usable score ({row['invalid'] - row['missing']} invalid, {row['missing']} missing)")
 
 
 def _judge_detector_eval(project: Project, samples: _Samples, found: _Verdicts, threshold: float) -> dict[str, Any]:

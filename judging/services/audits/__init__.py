@@ -12,8 +12,8 @@ Answering. A score 1-5, or ``agreed`` (the score of the judge's answer the audit
 answered once (a second answer to it is refused). The time per item is the server's: answered_at - served_at,
 both read from ``clock.now()``, the one clock tests move (``monkeypatch.setattr(audits.clock, "now", ...)``).
 
-Changing. An auditor may change their own saved verdict (the page's ``u``; the API's PUT /api/audits/<id>/), never
-another auditor's. A change keeps the first answer's ``answered_at`` and ``seconds`` (the time it took to read the
+Changing. An auditor may change their own saved verdict (the page's ``u``; the API's PUT /api/audits/<id>/, or
+PATCH for some of its parts: ``amend_audit``), never another auditor's. A change keeps the first answer's ``answered_at`` and ``seconds`` (the time it took to read the
 item and decide, which the figures use) and records when it was made in ``changed_at``; ``blind_score``, the score
 given before the reveal, is never changed, and ``blind`` is again whether the final score is that one.
 
@@ -42,7 +42,7 @@ from judging.services.audits.queue import (
     resume_item_clock,
     serve_next_audit,
 )
-from judging.services.audits.verdicts import MAX_NOTE, change_audit, own_answered_audit, submit_audit
+from judging.services.audits.verdicts import MAX_NOTE, amend_audit, change_audit, own_answered_audit, submit_audit
 from judging.services.audits.view import (
     SHADES,
     item_view,
@@ -55,8 +55,8 @@ from judging.services.audits.view import (
 )
 
 __all__ = [
-    "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "ClockPause", "audit_progress",
-    "change_audit", "check_auditor", "clock", "item_view", "judge_panels", "judging_settings_of",
+    "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "ClockPause", "amend_audit",
+    "audit_progress", "change_audit", "check_auditor", "clock", "item_view", "judge_panels", "judging_settings_of",
     "latest_sample_judgements", "output_sentences", "own_answered_audit", "pause_item_clock", "resume_item_clock",
     "score_text", "sentence_shading", "serve_next_audit", "shown_judgement", "submit_audit",
 ]

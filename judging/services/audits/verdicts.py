@@ -1,5 +1,5 @@
-"""Answering an item (a score 1-5 or agreeing with the judge shown) and changing one's own saved verdict
-(see the package docstring for what a change keeps)."""
+"""Answering an item (a score 1-5 or agreeing with the judge shown) and changing one's own saved verdict, whole
+(:func:`change_audit`) or in part (:func:`amend_audit`); see the package docstring for what a change keeps."""
 
 
 from __future__ import annotations
@@ -117,12 +117,17 @@ def _final_score(audit: Audit, score: int | None, agreed: bool) -> int:
 def _clean_verdict(score: Any, agreed: bool, note: Any) -> tuple[int | None, str]:
     """The score and note of a verdict, checked before anything is looked up (400 on bad input)."""
     score = _clean_score(score)
-    note = note if isinstance(note, str) else ""
-    if len(note) > MAX_NOTE:
-        raise AuditError(f"note is {len(note)} characters long; at most {MAX_NOTE} are kept", status=400, field="note")
+    note = _clean_note(note)
     if not agreed and score is None:
         raise AuditError("give a score from 1 to 5, or agree with the judge's score", status=400, field="score")
     return score, note
+
+
+def _clean_note(note: Any) -> str:
+    note = note if isinstance(note, str) else ""
+    if len(note) > MAX_NOTE:
+        raise AuditError(f"note is {len(note)} characters long; at most {MAX_NOTE} are kept", status=400, field="note")
+    return note
 
 
 def own_answered_audit(project: Project, auditor: Any, audit_id: int, *, lock: bool = False) -> Audit:
@@ -172,15 +177,70 @@ def change_audit(
     score, note = _clean_verdict(score, agreed, note)
     with transaction.atomic():
         audit = own_answered_audit(project, auditor, audit_id, lock=True)
-        score = _final_score(audit, score, agreed)
-        verdict = {"score": score, "agreed": bool(agreed), "reasoning_wrong": bool(reasoning_wrong), "note": note.strip()}
-        if all(getattr(audit, name) == value for name, value in verdict.items()):
-            return audit
-        for name, value in verdict.items():
-            setattr(audit, name, value)
-        audit.blind = audit.blind_score is not None and audit.blind_score == score
-        audit.changed_at = clock.now()
-        audit.save(update_fields=[*verdict, "blind", "changed_at"])
+        return _save_change(audit, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong, note=note)
+
+
+VERDICT_PARTS = ("score", "agreed", "reasoning_wrong", "note")
+
+
+def amend_audit(project: Project, auditor: Any, audit_id: int, **changes: Any) -> Audit:
+    """Change only some parts of the auditor's own saved verdict (``changes``: any of VERDICT_PARTS); the others
+    stay as saved, read under the row's lock so a concurrent change is not undone.
+
+    Agreeing (``agreed`` true without a score) takes the shown judge's score again. A score sent alone leaves
+    ``agreed`` as saved, so a new score beside a saved agreement is refused (400 naming ``score``) rather than
+    quietly ending the agreement. Otherwise the rules of :func:`change_audit`: the same checks and refusals,
+    ``changed_at`` and ``blind`` the same way, no change no write.
+    """
+    unknown = set(changes) - set(VERDICT_PARTS)
+    if unknown:
+        raise TypeError(f"amend_audit() takes {', '.join(VERDICT_PARTS)}, not {', '.join(sorted(unknown))}")
+    check_auditor(project, auditor)
+    # The parts sent are checked before anything is looked up, as a whole verdict is.
+    _clean_score(changes.get("score"))
+    _clean_note(changes.get("note", ""))
+    with transaction.atomic():
+        audit = own_answered_audit(project, auditor, audit_id, lock=True)
+        verdict = _merged_verdict(audit, changes)
+        score, note = _clean_verdict(verdict["score"], verdict["agreed"], verdict["note"])
+        return _save_change(audit, score=score, agreed=verdict["agreed"],
+                            reasoning_wrong=verdict["reasoning_wrong"], note=note)
+
+
+def _merged_verdict(audit: Audit, changes: dict[str, Any]) -> dict[str, Any]:
+    """The saved verdict with ``changes`` applied, as :func:`change_audit` takes it whole.
+
+    The saved score is carried over only while it is the auditor's own: under a saved or sent agreement it is left
+    out, so agreeing takes the shown judge's score (as a whole verdict with ``agreed`` and no score does).
+    """
+    agreed = bool(changes.get("agreed", audit.agreed))
+    score = changes["score"] if "score" in changes else (None if agreed else audit.score)
+    if "score" in changes and "agreed" not in changes and audit.agreed and score is not None:
+        shown = audit.judgement.score if audit.judgement is not None else None
+        if score != shown:
+            raise AuditError(
+                f"your saved verdict agrees with the judge's score {shown}: to give score {score} instead, send "
+                f'"agreed": false with it (nothing was changed)',
+                status=400, field="score",
+            )
+    return {
+        "score": score,
+        "agreed": agreed,
+        "reasoning_wrong": bool(changes.get("reasoning_wrong", audit.reasoning_wrong)),
+        "note": changes.get("note", audit.note),
+    }
+
+
+def _save_change(audit: Audit, *, score: int | None, agreed: bool, reasoning_wrong: bool, note: str) -> Audit:
+    """Write a checked verdict over the locked, answered ``audit``: nothing when it is the saved one, else the
+    verdict, ``blind`` again and ``changed_at`` (the first answer's time and seconds stay)."""
+    score = _final_score(audit, score, agreed)
+    verdict = {"score": score, "agreed": bool(agreed), "reasoning_wrong": bool(reasoning_wrong), "note": note.strip()}
+    if all(getattr(audit, name) == value for name, value in verdict.items()):
+        return audit
+    for name, value in verdict.items():
+        setattr(audit, name, value)
+    audit.blind = audit.blind_score is not None and audit.blind_score == score
+    audit.changed_at = clock.now()
+    audit.save(update_fields=[*verdict, "blind", "changed_at"])
     return audit
-
-

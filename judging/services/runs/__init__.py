@@ -53,6 +53,7 @@ from judging.services.runs.start import (
     missing_key_variable,
     needs_endpoint,
     quick_check,
+    start_or_reuse_run,
     start_run,
 )
 from judging.services.runs.summary import latest_judgements, run_summary, sample_label
@@ -84,6 +85,7 @@ __all__ = [
     "resume_stale_runs",
     "run_summary",
     "sample_label",
+    "start_or_reuse_run",
     "start_run",
     "target_queryset",
 ]

@@ -88,6 +88,37 @@ def start_run(
     return run
 
 
+def start_or_reuse_run(
+    project: Project,
+    judge: Judge,
+    *,
+    scope: str = JudgeRun.Scope.ALL,
+    batch: Batch | None = None,
+    by: Any = None,
+    ask_again: bool = False,
+) -> tuple[JudgeRun, bool]:
+    """A plain run of ``judge`` over the scope, unless the same one is still queued or running: ``(run, started)``.
+
+    The same run: this judge, purpose plain, the same scope and batch, the same ``ask_again`` and the rubric version
+    a new run would use (a rubric edited since makes a new run). Such a run is answered instead of starting a
+    second one, so a request retried after a timeout does not double the work and its cost; a finished or
+    failed run does not count. The judge's row is locked meanwhile, so two identical requests at once start one
+    run (on a database that locks rows). Refusals: those of :func:`start_run`.
+    """
+    with transaction.atomic():
+        list(Judge.objects.select_for_update().filter(pk=judge.pk).values_list("pk", flat=True))
+        rubric = current_prompt(project, "rubric") if judge.kind == Judge.Kind.RUBRIC else None
+        same = JudgeRun.objects.filter(
+            project=project, judge=judge, purpose=JudgeRun.Purpose.PLAIN, scope=scope, batch=batch,
+            synthetic_set=None, rubric=rubric, ask_again=ask_again,
+            status__in=(JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING),
+        ).order_by("-created_at", "-id").first()
+        if same is not None:
+            logger.info("judge run %s reused: judge %r, scope %s, still %s", same.pk, judge.name, scope, same.status)
+            return same, False
+        return start_run(project, judge, scope=scope, batch=batch, by=by, ask_again=ask_again), True
+
+
 def check_judge_runs_here(judge: Judge) -> None:
     """Refuse, with JudgeSettingsError naming the field, a judge that cannot run from this server: one holding
     imported outputs, a rubric judge whose API-key variable is not set, an NLI judge whose model path is not a

@@ -1,0 +1,239 @@
+"""Importing a project's data through the API (its admins): the files the project page's import form takes.
+
+A thin view over the page's importers, chosen by the project's kind: a span project reads FaithBench batch files
+or samples JSONL (annotate.services.ingest), a pairs project raw texts to perturb, FaithLab pair files or HaDes
+release files (annotate.services.pairs.ingest). The same rules hold: all or nothing, every problem named with its
+file, line and field (400, under ``file``), the same size limits, and the same follow-up jobs (a span import
+queues sentence embedding, as the page's does).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate import access
+from annotate.api.errors import field_error
+from annotate.api.parsers import NoFileParser
+from annotate.api.serializers import ErrorSerializer, FieldErrorsSerializer, RejectsUnknownFields
+from annotate.models import Project
+from annotate.services import ingest
+from annotate.services.pairs import ingest as pair_ingest
+from annotate.uploads import UploadTooLarge, read_uploads
+
+FORMATS_OF_KIND: dict[str, tuple[str, ...]] = {
+    Project.Kind.SPANS: ingest.FORMATS,
+    Project.Kind.PAIRS: pair_ingest.FORMATS,
+}
+# Fields that only one kind of project reads.
+SPAN_OPTIONS = ("annotators", "roster")
+PAIR_OPTIONS = ("skip_existing",)
+# An importer's message about one of the form's options starts with its name; every other one is about the files.
+OPTION_MESSAGE = re.compile(r"(format|annotators|skip_existing): |roster name ")
+
+
+@extend_schema_field({"type": "string", "format": "binary"})
+class UploadField(serializers.FileField):
+    """A file part of the multipart body, documented as OpenAPI describes an upload (spectacular's own mapping
+    describes how a file field is shown, as a URI)."""
+
+
+# Form fields other than these are refused by name (RejectsUnknownFields), not dropped unread. (A comment, not a
+# docstring, which would become the schema's description.)
+class ImportRequestSerializer(RejectsUnknownFields):
+    file = UploadField(
+        help_text="The file to import; repeat the field to send several, which are imported together, all or "
+        "nothing (README: File formats, Pair file formats).",
+        error_messages={
+            "required": "No file was sent: send one or more files as the field 'file' of a multipart/form-data body.",
+            "invalid": "'file' must be a file part of a multipart/form-data body, not a text field.",
+        },
+    )
+    format = serializers.ChoiceField(
+        choices=[*ingest.FORMATS, *pair_ingest.FORMATS],
+        help_text="A span project takes `faithbench` (FaithBench batch files, one batch a file, named after it) or "
+        "`jsonl` (unannotated samples, a JSON object a line); a pairs project `raw` (texts to perturb), `pairs` "
+        "(FaithLab pair files) or `hades` (HaDes release files).",
+    )
+    annotators = serializers.ChoiceField(
+        choices=list(ingest.ANNOTATOR_MATCHING), required=False,
+        help_text="Span projects: who is who in FaithBench files, by `annotator_name` (`by-name`, the default) or "
+        "by name and `annotator_id` (`by-id`).",
+    )
+    roster = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="Span projects: the names of the people who annotated every batch, comma-separated; without it, "
+        "whoever left a labelled span in a batch.",
+    )
+    skip_existing = serializers.BooleanField(
+        required=False,
+        help_text="Pairs projects, `hades` files: leave out rows already in the project instead of refusing them.",
+    )
+
+
+class ImportedBatchSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class ImportResultSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    kind = serializers.CharField(help_text="The project's kind, `spans` or `pairs`: it says which fields follow.")
+    format = serializers.CharField()
+    summary = serializers.CharField(help_text="What was imported, as the project page says it.")
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What to check, as the page warns of it: annotator names with several ids, usernames taken "
+        "outside the project, spellings merged ignoring case (span projects).",
+    )
+    batches = ImportedBatchSerializer(many=True, required=False, help_text="Span projects: the batches made.")
+    samples = serializers.IntegerField(required=False, help_text="Span projects.")
+    spans = serializers.IntegerField(required=False, help_text="Span projects.")
+    annotators = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="Span projects: the usernames given the batches' submitted round.",
+    )
+    embedding_job = serializers.IntegerField(
+        required=False, allow_null=True,
+        help_text="Span projects: the sentence embedding job queued after the import; its progress is on the "
+        "project page.",
+    )
+    originals = serializers.IntegerField(required=False, help_text="Pairs projects.")
+    perturbed_texts = serializers.IntegerField(required=False, help_text="Pairs projects.")
+    items = serializers.IntegerField(required=False, help_text="Pairs projects.")
+    labelled = serializers.IntegerField(required=False, help_text="Pairs projects: of the items, those with a label.")
+    pool = serializers.IntegerField(required=False, help_text="Pairs projects: of the items, those left to label.")
+    skipped = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="Pairs projects, with skip_existing: the rows left out as already imported (`file: line N`).",
+    )
+
+
+# Not required: a file that was read may come with another field at fault (`{"format": [...]}`) alone.
+class ImportRefusedSerializer(FieldErrorsSerializer):
+    file = serializers.ListField(
+        child=serializers.CharField(), min_length=1, required=False,
+        help_text="Every problem found (up to 100, then how many more), each naming the file, the line or sample "
+        "and the field, as the project page lists them; nothing was imported.",
+    )
+
+
+def _sentence(text: str) -> str:
+    return f"{text[:1].upper()}{text[1:]}."
+
+
+def _refused(failure: ingest.ImportFailed, hints: dict[str, str] | None = None) -> serializers.ValidationError:
+    """The importer's refusal as a 400: each message under the option it names, the others under ``file``; then
+    ``hints``, a message for a field each."""
+    listed = failure.messages if isinstance(failure, ingest.ImportProblems) else [str(failure)]
+    total = failure.total if isinstance(failure, ingest.ImportProblems) else 1
+    errors: dict[str, list[str]] = {}
+    for message in listed:
+        named = OPTION_MESSAGE.match(message)
+        field = ("roster" if named.group(0) == "roster name " else named.group(1)) if named else "file"
+        errors.setdefault(field, []).append(message)
+    if total > len(listed):
+        errors.setdefault("file", []).append(f"... and {total - len(listed)} more")
+    for field, message in (hints or {}).items():
+        errors.setdefault(field, []).append(message)
+    return serializers.ValidationError(errors)
+
+
+def _check_options(project: Project, data: Any, fmt: str) -> None:
+    """The format and options the project's kind reads; another kind's are refused by name, nothing imported."""
+    kind = f"a {project.kind} project ({project.get_kind_display().lower()})"
+    formats = FORMATS_OF_KIND[project.kind]
+    if fmt not in formats:
+        raise field_error("format", f"{fmt!r} is not a format of {project.slug!r}, {kind}: it imports "
+                                    f"{', '.join(formats)}; nothing was imported")
+    others = PAIR_OPTIONS if project.kind == Project.Kind.SPANS else SPAN_OPTIONS
+    sent = [name for name in others if name in data]
+    if sent:
+        raise serializers.ValidationError(
+            {name: [f"{name} is not read for {project.slug!r}, {kind}; leave it out (nothing was imported)"]
+             for name in sent}
+        )
+
+
+def _import_spans(project: Project, request: Request, body: dict[str, Any], files: list[tuple[str, bytes]]) -> Any:
+    try:
+        report = ingest.import_files(
+            project, files, roster=ingest.parse_roster(body.get("roster", "")), created_by=request.user,
+            annotators=body.get("annotators") or ingest.BY_NAME, fmt=body["format"],
+        )
+    except ingest.ImportFailed as failure:
+        raise _refused(failure) from None
+    return {
+        "summary": _sentence(report.describe()),
+        "warnings": report.warnings(),
+        "batches": [{"id": batch.pk, "name": batch.name} for batch in report.batches],
+        "samples": report.samples,
+        "spans": report.spans,
+        "annotators": report.annotators,
+        "embedding_job": report.job.pk if report.job else None,
+    }
+
+
+def _import_pairs(project: Project, request: Request, body: dict[str, Any], files: list[tuple[str, bytes]]) -> Any:
+    try:
+        report = pair_ingest.import_pairs(project, files, body["format"], user=request.user,
+                                          skip_existing=body.get("skip_existing", False))
+    except pair_ingest.PairImportFailed as failure:
+        # The page's "tick 'Leave out rows already imported'", in the API's words.
+        hint = {"skip_existing": "send skip_existing=true to import the other rows and leave these out"}
+        raise _refused(failure, hint if failure.already_imported else None) from None
+    return {
+        "summary": _sentence(report.describe()),
+        "warnings": [],
+        "originals": report.originals,
+        "perturbed_texts": report.perturbed_texts,
+        "items": report.items,
+        "labelled": report.labelled,
+        "pool": report.pool,
+        "skipped": [line.where for line in report.skipped],
+    }
+
+
+class ProjectImportView(APIView):
+    # The schema names multipart/form-data only (extend_schema below): the one way to send a file.
+    parser_classes = [MultiPartParser, NoFileParser]
+
+    @extend_schema(
+        request={"multipart/form-data": ImportRequestSerializer},
+        responses={
+            201: ImportResultSerializer,
+            400: OpenApiResponse(
+                ImportRefusedSerializer,
+                description="Nothing was imported: `file` lists every problem of the files (each naming the file, "
+                "the line or sample and the field, as the project page does), or says no file was sent (a body "
+                "that is not multipart/form-data holds none); `format` names a format the project's kind does "
+                "not import; an option of the other kind, or a field the import does not take, is named.",
+            ),
+            403: OpenApiResponse(ErrorSerializer, description="Only the project's admins import data."),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        """Import files into the project (admins), as its page's import form does: all or nothing. A span project
+        takes FaithBench batch files or samples JSONL and queues sentence embedding; a pairs project takes raw
+        texts, pair files or HaDes files."""
+        project, _ = access.get_project_for_user(request.user, slug, admin=True)
+        form = ImportRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        body = form.validated_data
+        _check_options(project, request.data, body["format"])
+        try:
+            files = read_uploads(request.FILES.getlist("file"))
+        except UploadTooLarge as refused:
+            raise field_error("file", *refused.messages) from None
+        importer = _import_pairs if project.kind == Project.Kind.PAIRS else _import_spans
+        result = importer(project, request, body, files)
+        answer = {"project": project.slug, "kind": project.kind, "format": body["format"], **result}
+        return Response(answer, status=status.HTTP_201_CREATED)
+
