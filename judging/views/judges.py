@@ -46,7 +46,7 @@ from judging.services.judges import (
     update_judge,
     update_judging_settings,
 )
-from judging.services.runs import start_run
+from judging.services.runs import start_or_reuse_run
 from judging.services.triage import explainer_to_run, first_pass_refusal, start_triage
 from judging.views.exports import export_context
 
@@ -207,13 +207,18 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            run = start_run(project, data["judge"], scope=data["scope"],
-                            batch=data["batch"] if data["scope"] == "batch" else None, by=request.user,
-                            ask_again=data.get("ask_again", False))
+            # A second click (or a resent form) while the same run is still queued or running starts nothing.
+            run, started = start_or_reuse_run(project, data["judge"], scope=data["scope"],
+                                              batch=data["batch"] if data["scope"] == "batch" else None,
+                                              by=request.user, ask_again=data.get("ask_again", False))
         except JudgeSettingsError as error:
             _refusal_on_form(form, error)
         else:
-            messages.success(request, f"Run {run.pk} of {run.judge.name} queued.")
+            if started:
+                messages.success(request, f"Run {run.pk} of {run.judge.name} queued.")
+            else:
+                messages.info(request, f"Run {run.pk} of {run.judge.name} over the same outputs is still {run.status}: "
+                                       "no second run was started.")
             return _back(project, "runs", request)
     return _render_judges(request, project, status=400, run_form=form)
 

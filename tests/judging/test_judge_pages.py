@@ -276,6 +276,25 @@ def test_starting_a_run_queues_it_and_a_missing_key_variable_is_named(
     assert JudgeRun.objects.count() == 1
 
 
+def test_a_second_click_on_start_while_the_run_is_queued_starts_no_second_run(
+    project: Project, admin: Client, batch: Batch, local_judge: Judge
+) -> None:
+    url = reverse("judging-run-start", args=[project.slug])
+    form = {"judge": str(local_judge.pk), "scope": "batch", "batch": str(batch.pk)}
+    assert admin.post(url, form).status_code == 302
+    first = JudgeRun.objects.get()
+    response = admin.post(url, form, follow=True)
+    assert JudgeRun.objects.count() == 1
+    assert f"Run {first.pk} of {local_judge.name} over the same outputs is still queued" in response.content.decode()
+
+    # Over other outputs it is another run; once the first has ended, the same outputs make a new one too.
+    assert admin.post(url, {"judge": str(local_judge.pk), "scope": "all"}).status_code == 302
+    assert JudgeRun.objects.count() == 2
+    JudgeRun.objects.filter(pk=first.pk).update(status=JudgeRun.Status.DONE)
+    assert admin.post(url, form).status_code == 302
+    assert JudgeRun.objects.count() == 3
+
+
 def test_triage_without_a_first_pass_says_so(project: Project, admin: Client, batch: Batch) -> None:
     response = admin.post(reverse("judging-triage-start", args=[project.slug]), {"batch": ""})
     assert response.status_code == 400

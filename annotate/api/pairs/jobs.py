@@ -32,18 +32,22 @@ JOB_ID = OpenApiParameter("id", integer(1, MAX_ID), OpenApiParameter.PATH,
 FOR_ADMINS = OpenApiResponse(ErrorSerializer, description="Only the project's admins cancel round jobs.")
 
 
-def round_job_payload(job: Job) -> dict[str, Any]:
+def _job_fields(job: Job) -> dict[str, Any]:
+    """What every cancellable job's answer says: who started it, when it ended, who cancelled it."""
     timestamp = serializers.DateTimeField().to_representation
     return {
         "id": job.pk,
         "status": job.status,
-        "round": job.options.get("number"),
         "error": job.error,
         "created_by": job.created_by.get_username() if job.created_by else None,
         "created_at": timestamp(job.created_at),
         "finished_at": timestamp(job.finished_at) if job.finished_at else None,
         "cancelled_by": job.options.get("cancelled_by"),
     }
+
+
+def round_job_payload(job: Job) -> dict[str, Any]:
+    return {**_job_fields(job), "round": job.options.get("number")}
 
 
 class CancelRoundJobView(APIView):
@@ -93,18 +97,7 @@ class PerturbationJobSerializer(serializers.Serializer):
 
 
 def perturbation_job_payload(job: Job) -> dict[str, Any]:
-    timestamp = serializers.DateTimeField().to_representation
-    return {
-        "id": job.pk,
-        "status": job.status,
-        "done": job.done,
-        "total": job.total,
-        "error": job.error,
-        "created_by": job.created_by.get_username() if job.created_by else None,
-        "created_at": timestamp(job.created_at),
-        "finished_at": timestamp(job.finished_at) if job.finished_at else None,
-        "cancelled_by": job.options.get("cancelled_by"),
-    }
+    return {**_job_fields(job), "done": job.done, "total": job.total}
 
 
 class CancelPerturbationJobView(APIView):
