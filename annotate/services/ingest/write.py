@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.template.defaultfilters import pluralize
 
-from annotate.models import Batch, Job, Project
+from annotate.models import Assignment, Batch, Job, Passage, Project, Sample, SpanAnnotation
 from annotate.services.ingest.annotators import (
     BY_NAME,
     AnnotatorIdConflict,
@@ -23,6 +23,7 @@ from annotate.services.ingest.faithbench import parse_faithbench
 from annotate.services.ingest.parsed import ParsedBatch
 from annotate.services.ingest.prepare import prepare_import
 from annotate.services.ingest.samples import parse_samples_jsonl
+from annotate.services.planner import analyze_after_commit
 
 
 @dataclass
@@ -114,6 +115,7 @@ def import_batches(
     )
     with transaction.atomic():
         created = prepared.write()
+        analyze_after_commit(Sample, Passage, SpanAnnotation, Assignment)
         job = queue_embedding(project, created_by=created_by)
     accounts = prepared.accounts
     return ImportReport(

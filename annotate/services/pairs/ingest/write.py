@@ -20,6 +20,7 @@ from annotate.services.pairs.ingest.pairs import parse_pairs
 from annotate.services.pairs.ingest.parsed import ParsedImport
 from annotate.services.pairs.ingest.raw import parse_raw
 from annotate.services.pairs.ingest.repeats import find_repeats, line_ranges, without_items
+from annotate.services.planner import analyze_after_commit
 
 FORMATS: tuple[str, ...] = ("pairs", "hades", "raw")
 PARSERS = {"pairs": parse_pairs, "hades": parse_hades, "raw": parse_raw}
@@ -163,6 +164,7 @@ def _write(
             state=PairItem.State.LABELLED if item.label else PairItem.State.POOL, label=item.label,
         ))
     PairItem.objects.bulk_create(rows, batch_size=BATCH)
+    analyze_after_commit(PairOriginal, PerturbedText, PairItem)
     labelled = sum(1 for item in parsed.items if item.label)
     return ImportReport(
         project=project, format=fmt, created_project=created, originals=len(originals), perturbed_texts=len(texts),

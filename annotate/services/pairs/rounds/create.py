@@ -28,6 +28,7 @@ from annotate.services.pairs.funnel import (
     preview_round,
 )
 from annotate.services.pairs.rounds.refusals import _stale_number, round_job_busy
+from annotate.services.planner import analyze_after_commit
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +118,7 @@ def _write_round(project: Project, user: AbstractBaseUser | None, plan: RoundPla
         ["round", "state", "judges_needed", "taken", "selection"],
         batch_size=UPDATE_BATCH,
     )
+    analyze_after_commit(PairItem, PairRound)  # every drawn item changed state: the queue's plans need it
     plan.timings["write"] = time.perf_counter() - began
     log.info("pairs round %s of %s: %s items drawn", plan.number, project.slug, len(ids))
     return pair_round
