@@ -20,10 +20,13 @@ latency and status. Printed:
 
 The file is FaithBench (``--format faithbench``: one batch, ``--spans`` spans a
 sample from three annotators) or samples JSONL (``--format jsonl``: batches of
-five passages). Texts are drawn from a fixed vocabulary with a seeded RNG.
+five passages). With ``--kind pairs`` it is a pair file uploaded through a
+pairs project's import form instead: ``--format hades`` (--samples HaDes rows,
+--summaries rows a perturbed text) or ``--format raw`` (--samples texts to
+perturb). Texts are drawn from a fixed vocabulary with a seeded RNG.
 
-    .venv/bin/python bench/bench_import_lock.py [--samples 100000] [--format faithbench|jsonl] [--spans 1]
-                                                [--pace-ms 250]
+    .venv/bin/python bench/bench_import_lock.py [--kind spans|pairs] [--samples 100000]
+                                                [--format faithbench|jsonl|hades|raw] [--spans 1] [--pace-ms 250]
 """
 
 from __future__ import annotations
@@ -91,6 +94,27 @@ def faithbench_file(samples: list[dict[str, Any]], spans: int, seed: int) -> byt
 
 def jsonl_file(samples: list[dict[str, Any]]) -> bytes:
     return "\n".join(json.dumps(sample) for sample in samples).encode("utf-8")
+
+
+def hades_file(rows: int, per_text: int, seed: int) -> bytes:
+    """``rows`` HaDes rows, ``per_text`` of them marking a different word of one lower-cased perturbed text."""
+    rng = random.Random(seed)
+    lines: list[str] = []
+    while len(lines) < rows:
+        words = paragraph(rng, rng.randint(2, 3)).lower().replace(".", " .").split()
+        for index in range(min(per_text, rows - len(lines), len(words))):
+            marked = list(words)
+            marked[index] = f"==={marked[index]}==="
+            lines.append(json.dumps({"replaced": " ".join(marked), "replaced_ids": [index, index],
+                                     "hallucination": rng.choice((1, 0, -1))}))
+    return "\n".join(lines).encode("utf-8")
+
+
+def raw_file(texts: int, seed: int) -> bytes:
+    """``texts`` raw texts to perturb, ``{"id", "text"}`` a line."""
+    rng = random.Random(seed)
+    return "\n".join(json.dumps({"id": f"text-{number}", "text": paragraph(rng, rng.randint(3, 4))})
+                     for number in range(texts)).encode("utf-8")
 
 
 @dataclass
@@ -165,6 +189,28 @@ def make_project_with_annotator() -> tuple[Any, Any, int, str]:
     return admin, target, batch.samples.get().pk, create_api_token(annotator, "bench")[1]
 
 
+def make_pairs_target(admin: Any) -> Any:
+    """An empty pairs project, ``admin`` its admin, made as the new-project page makes one."""
+    from annotate.models import Project
+    from annotate.services.projects import create_project
+
+    return create_project("Pairs import target", slug="pairs-target", owner=admin, kind=Project.Kind.PAIRS)
+
+
+def warm_up_pairs(client: Any, admin: Any, fmt: str) -> None:
+    """One small pair upload into a pairs project of its own first, so that no first-call cost is timed."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotate.models import Project
+    from annotate.services.projects import create_project
+
+    create_project("Pairs warm-up", slug="pairs-warm-up", owner=admin, kind=Project.Kind.PAIRS)
+    small = hades_file(20, 5, 1) if fmt == "hades" else raw_file(20, 1)
+    response = client.post("/projects/pairs-warm-up/pairs/import/",
+                           {"files": [SimpleUploadedFile("warm.jsonl", small)], "format": fmt})
+    assert response.status_code == 302, response.status_code
+
+
 def warm_up(client: Any, admin: Any) -> None:
     """One small upload into a project of its own first, so that no first-call cost (imports) is timed."""
     from django.core.files.uploadedfile import SimpleUploadedFile
@@ -220,12 +266,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--summaries", type=int, default=10, help="samples a passage")
-    parser.add_argument("--format", choices=["faithbench", "jsonl"], default="faithbench")
+    parser.add_argument("--kind", choices=["spans", "pairs"], default="spans", help="the project imported into")
+    parser.add_argument("--format", choices=["faithbench", "jsonl", "hades", "raw"], default=None,
+                        help="default: faithbench for spans, hades for pairs")
     parser.add_argument("--spans", type=int, default=1, help="annotations a sample (FaithBench)")
     parser.add_argument("--pace-ms", type=int, default=250)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--saver", nargs=4, metavar=("SAMPLE", "TOKEN", "STOP", "OUT"), help=argparse.SUPPRESS)
     options = parser.parse_args()
+    options.format = options.format or ("faithbench" if options.kind == "spans" else "hades")
+    if (options.kind == "pairs") != (options.format in ("hades", "raw")):
+        parser.error(f"--format {options.format} is not a format of a {options.kind} project")
     if options.saver:
         sample, token, stop, out = options.saver
         return saver(int(sample), token, Path(stop), Path(out), options.pace_ms / 1000)
@@ -241,39 +292,59 @@ def run(options: argparse.Namespace, data_dir: Path) -> int:
     from django.db import connections
     from django.test import Client
 
-    from annotate.models import Sample, SpanAnnotation
+    from annotate.models import PairItem, PairOriginal, Sample, SpanAnnotation
 
     admin, target, sample, token = make_project_with_annotator()
-    samples = make_samples(options.samples, options.summaries, options.seed)
-    if options.format == "faithbench":
-        content, name = faithbench_file(samples, options.spans, options.seed), "big.json"
+    if options.kind == "pairs":
+        target = make_pairs_target(admin)
+        url, form = f"/projects/{target.slug}/pairs/import/", {"format": options.format}
+        if options.format == "hades":
+            content, name = hades_file(options.samples, options.summaries, options.seed), "big.jsonl"
+        else:
+            content, name = raw_file(options.samples, options.seed), "big.jsonl"
     else:
-        content, name = jsonl_file(samples), "big.jsonl"
+        url, form = f"/projects/{target.slug}/import/", {"annotators": "by-name"}
+        samples = make_samples(options.samples, options.summaries, options.seed)
+        if options.format == "faithbench":
+            content, name = faithbench_file(samples, options.spans, options.seed), "big.json"
+        else:
+            content, name = jsonl_file(samples), "big.jsonl"
     print(f"machine: {machine()}; database: {database_version()}")
-    print(f"file {name}: {options.samples} samples, {len(content) / 1e6:.1f} MB, format {options.format}"
-          + (f", {options.spans} span(s) a sample" if options.format == "faithbench" else ""))
+    print(f"file {name}: {options.samples} {'rows' if options.kind == 'pairs' else 'samples'}, "
+          f"{len(content) / 1e6:.1f} MB, format {options.format}"
+          + (f", {options.spans} span(s) a sample" if options.format == "faithbench" else "")
+          + (f", {options.summaries} rows a text" if options.format == "hades" else ""))
     connections.close_all()  # the saver opens its own connection; ours reopens on first use
     stop, out = data_dir / "stop-saver", data_dir / "saves.json"
     child = subprocess.Popen([sys.executable, __file__, "--pace-ms", str(options.pace_ms),  # noqa: S603
                               "--saver", str(sample), token, str(stop), str(out)], env=os.environ.copy())
     client = Client(raise_request_exception=False)
     client.force_login(admin)
-    warm_up(client, admin)
+    if options.kind == "pairs":
+        warm_up_pairs(client, admin, options.format)
+    else:
+        warm_up(client, admin)
     time.sleep(3.0)  # the saver's start-up, and a few saves before the upload
     seen = watch_transactions(threading.get_ident())
     upload = SimpleUploadedFile(name, content, content_type="application/octet-stream")
     with CpuMonitor(extra_roots=[child.pid]) as monitor:
         sent = time.time()
-        response = client.post(f"/projects/{target.slug}/import/", {"files": [upload], "annotators": "by-name"})
+        response = client.post(url, {"files": [upload], **form})
         answered = time.time()
         time.sleep(3.0)
     stop.touch()
     child.wait(timeout=120)
     records = json.loads(out.read_text())
-    imported = Sample.objects.filter(project=target).count()
-    spans = SpanAnnotation.objects.filter(sample__project=target).count()
-    print(f"upload answered {response.status_code} in {answered - sent:.2f} s; imported {imported} samples, "
-          f"{spans} spans")
+    if options.kind == "pairs":
+        model = PairItem if options.format == "hades" else PairOriginal
+        imported = model.objects.filter(project=target).count()
+        print(f"upload answered {response.status_code} in {answered - sent:.2f} s; imported {imported} "
+              f"{'items' if options.format == 'hades' else 'texts to perturb'}")
+    else:
+        imported = Sample.objects.filter(project=target).count()
+        spans = SpanAnnotation.objects.filter(sample__project=target).count()
+        print(f"upload answered {response.status_code} in {answered - sent:.2f} s; imported {imported} samples, "
+              f"{spans} spans")
     began, ended, queries = seen.longest()
     print(f"write lock held (outermost transaction.atomic on the importing thread): longest {ended - began:.2f} s "
           f"({queries} queries), {len(seen.blocks)} blocks, {seen.held():.2f} s in all")

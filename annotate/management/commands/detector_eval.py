@@ -1,4 +1,8 @@
-"""Balanced accuracy and F1-macro of each detector stored in the samples' metadata."""
+"""Balanced accuracy and F1-macro of each detector stored in the samples' metadata, and of each judge.
+
+Prints the results API's object (stats.explained_detector_eval): every detector of the project, one with no
+figures in the round (round 2 before anyone submits it, or no output on the judged samples) with n 0 and the reason.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.commands.agreement import get_project, positive_int
-from annotate.services.stats import project_detector_eval
+from annotate.services.stats import explained_detector_eval
 
 
 class Command(BaseCommand):
@@ -30,7 +34,7 @@ class Command(BaseCommand):
         round_number = positive_int(options["round"], "--round")
         project = get_project(options["project"])
         try:
-            report = project_detector_eval(project, threshold, round_number)
+            report = explained_detector_eval(project, threshold, round_number)
         except ValueError as error:
             raise CommandError(str(error)) from error
         if options["json"]:
@@ -50,6 +54,7 @@ class Command(BaseCommand):
                 f"{detector:<{width}}  {row['n']:>6}  {row['invalid']:>7}  {row['missing']:>7}  "
                 f"{_percent(row['balanced_accuracy']):>11}  {_percent(row['f1_macro']):>10}  {row['rule']}"
             )
+        lines.extend(f"{detector}: {row['reason']}" for detector, row in report.items() if row.get("reason"))
         lines.append("invalid: every prediction left out of n, missing ones included (n + invalid = samples), and "
                      "numbers written as text (\"0.21\"), which are not read; missing: those with no output at all")
         self.stdout.write("\n".join(lines))

@@ -71,3 +71,43 @@ class PreparedInsert:
                     chunk = []
             if chunk:
                 cursor.executemany(sql, chunk)
+
+    def insert_returning_ids(self, rows: Sequence[tuple[Any, ...]]) -> list[int]:
+        """Write prepared rows (each followed by its keys' values) and return their new ids, in the rows' order.
+
+        For rows whose children are written in the same transaction and have no other key to be found by:
+        multi-row ``INSERT ... RETURNING``, the statement ``bulk_create`` sends on SQLite and PostgreSQL (and, as
+        it does, taking the returned ids in the order of the rows), as many rows a statement as the database's
+        limit on parameters allows.
+        """
+        connection = connections[self.using]
+        if not connection.features.can_return_rows_from_bulk_insert:
+            raise RuntimeError(f"database {connection.vendor} returns no ids from a bulk insert; an import needs them")
+        quote = connection.ops.quote_name
+        width = len(self.fields) + len(self.keys)
+        columns = ", ".join(quote(field.column) for field in [*self.fields, *self.keys])
+        row_sql = "(" + ", ".join(["%s"] * width) + ")"
+        returning = quote(self.model._meta.pk.column)
+        per_statement = max(1, min(CHUNK, _parameter_limit(connection) // width))
+        ids: list[int] = []
+        with connection.cursor() as cursor:
+            for first in range(0, len(rows), per_statement):
+                chunk = rows[first : first + per_statement]
+                # Only the model's own table and column names go into the text, quoted; every value is a parameter.
+                sql = (f"INSERT INTO {quote(self.model._meta.db_table)} ({columns}) "  # noqa: S608
+                       f"VALUES {', '.join([row_sql] * len(chunk))} RETURNING {returning}")
+                cursor.execute(sql, [value for row in chunk for value in row])
+                ids.extend(row[0] for row in cursor.fetchall())
+        if len(ids) != len(rows):
+            raise RuntimeError(f"{self.model.__name__}: {len(rows)} rows inserted, {len(ids)} ids returned")
+        return ids
+
+
+def _parameter_limit(connection: Any) -> int:
+    """Parameters one statement may carry: SQLite's own limit (Django assumes 999, the default before 3.32)."""
+    if connection.vendor == "sqlite":
+        import sqlite3
+
+        connection.ensure_connection()
+        return int(connection.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))
+    return int(connection.features.max_query_params or 65535)  # PostgreSQL's protocol: 65535 parameters

@@ -81,12 +81,37 @@ def _what_matched(fmt: str, key: ItemKey) -> str:
     return "the same original, perturbed text and replaced span"
 
 
+def _items_added_since(project: Project, after: int) -> dict[ItemKey, str]:
+    """Key -> description of the project's items with an id above ``after``: those added since it was read."""
+    found: dict[ItemKey, str] = {}
+    rows = (
+        PairItem.objects.filter(project=project, pk__gt=after)
+        .order_by("id")
+        .values_list("pk", "external_id", "perturbed__text", "perturbed__original__text", "perturbed_start",
+                     "perturbed_end", "imported_fields__file", "imported_fields__line")
+    )
+    for pk, external_id, text, original, start, end, file, line in rows:
+        found.setdefault((original, text, start, end), _described(external_id, pk, file, line))
+    return found
+
+
 def find_repeats(project: Project | None, parsed: ParsedImport, fmt: str) -> Repeats:
     """The parsed items that are already in ``project`` (None: a new project, so none); ``fmt`` words the messages."""
-    repeats = Repeats()
     if project is None:
+        return Repeats()
+    return _repeats_of(project, parsed, fmt, _items_in_project(project, {text.text for text in parsed.texts}))
+
+
+def find_repeats_added_since(project: Project, parsed: ParsedImport, fmt: str, after: int) -> Repeats:
+    """The parsed items repeating an item of ``project`` with an id above ``after``: the re-check inside the
+    import's transaction, one query however many rows, of what another writer added after find_repeats ran."""
+    return _repeats_of(project, parsed, fmt, _items_added_since(project, after))
+
+
+def _repeats_of(project: Project, parsed: ParsedImport, fmt: str, existing: dict[ItemKey, str]) -> Repeats:
+    repeats = Repeats()
+    if not existing:
         return repeats
-    existing = _items_in_project(project, {text.text for text in parsed.texts})
     for index, item in enumerate(parsed.items):
         assert item.line is not None
         key = _key(parsed, index)

@@ -1,4 +1,15 @@
-"""Checking parsed pairs against the project and writing them in one transaction."""
+"""Checking parsed pairs against the project and writing them in one short transaction.
+
+On SQLite the import's transaction holds the database's write lock from BEGIN
+to COMMIT, and every other writer (pair answers, span saves, logins, the
+worker) waits for it (docs/performance.md, section 3b). So, as the span import
+does (annotate.services.ingest.prepare), everything that only reads runs
+before it opens: parsing, the checks against the project, and every row's
+values (PreparedInsert). Inside, the transaction re-checks only what another
+writer could have changed meanwhile (ids, groups and HaDes rows added to the
+project since the checks read it: the rows above the highest ids read before
+them, one query each), creates the project when it is new, and inserts.
+"""
 
 from __future__ import annotations
 
@@ -8,23 +19,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
+from django.db.models import Max
 from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from annotate.models import PairConfig, PairItem, PairOriginal, PerturbedText, Project
 from annotate.services import projects
+from annotate.services.ingest.rows import PreparedInsert
 from annotate.services.pairs.ingest.hades import parse_hades
 from annotate.services.pairs.ingest.lines import Line, PairImportFailed, Problems, read_lines
 from annotate.services.pairs.ingest.pairs import parse_pairs
 from annotate.services.pairs.ingest.parsed import ParsedImport
 from annotate.services.pairs.ingest.raw import parse_raw
-from annotate.services.pairs.ingest.repeats import find_repeats, line_ranges, without_items
+from annotate.services.pairs.ingest.repeats import (
+    find_repeats,
+    find_repeats_added_since,
+    line_ranges,
+    without_items,
+)
 from annotate.services.planner import analyze_after_commit
 
 FORMATS: tuple[str, ...] = ("pairs", "hades", "raw")
 PARSERS = {"pairs": parse_pairs, "hades": parse_hades, "raw": parse_raw}
-BATCH = 1000
 IN_CHUNK = 500  # ids per `IN (...)` query: well under SQLite's limit on query parameters
 
 
@@ -86,10 +103,59 @@ def _existing(model: type[models.Model], project: Project, name: str, values: It
     return found
 
 
+@dataclass(frozen=True)
+class HighestIds:
+    """The highest ids of the pair tables, read before the checks: a row above them was added after the checks."""
+
+    original: int
+    text: int
+    item: int
+
+    @classmethod
+    def read(cls) -> HighestIds:
+        return cls(*(model.objects.aggregate(highest=Max("pk"))["highest"] or 0
+                     for model in (PairOriginal, PerturbedText, PairItem)))
+
+
 def _check_against_project(project: Project, parsed: ParsedImport, problems: Problems) -> None:
     """Ids and groups already in the project: imports add rows, they never merge into or overwrite old ones."""
+    _report_taken(
+        project, parsed, problems,
+        originals=_existing(PairOriginal, project, "external_id", parsed.originals),
+        groups=_existing(PerturbedText, project, "group", (t.group for t in parsed.texts if t.group)),
+        item_ids=_existing(PairItem, project, "external_id", (i.external_id for i in parsed.items if i.external_id)),
+    )
+
+
+def _recheck_added_since(project: Project, parsed: ParsedImport, fmt: str, seen: HighestIds) -> None:
+    """Inside the transaction: the checks again, against only the rows another writer added since they ran (one
+    query a table, whatever the import's size). Refuses with the messages the checks give."""
+    problems = Problems()
+    _report_taken(
+        project, parsed, problems,
+        originals=set(PairOriginal.objects.filter(project=project, pk__gt=seen.original)
+                      .values_list("external_id", flat=True)),
+        groups=set(PerturbedText.objects.filter(project=project, pk__gt=seen.text).exclude(group="")
+                   .values_list("group", flat=True)),
+        item_ids=set(PairItem.objects.filter(project=project, pk__gt=seen.item).exclude(external_id="")
+                     .values_list("external_id", flat=True)),
+    )
+    if fmt == "hades":
+        # Also under skip_existing: leaving these out now would mean preparing the rows again with the lock held.
+        repeats = find_repeats_added_since(project, parsed, fmt, seen.item)
+        for repeat in repeats.rows:
+            problems.add(repeat.message, repeat.line.at)
+        problems.already_imported = len(repeats.rows)
+    problems.raise_if_any()
+
+
+def _report_taken(
+    project: Project, parsed: ParsedImport, problems: Problems, *, originals: set[str], groups: set[str],
+    item_ids: set[str],
+) -> None:
+    """A problem for each original id, group and item id of ``parsed`` that the project has (given, found)."""
     slug = project.slug
-    for external_id in sorted(_existing(PairOriginal, project, "external_id", parsed.originals)):
+    for external_id in sorted(originals & parsed.originals.keys()):
         original = parsed.originals[external_id]
         where, name = original.line.where, original.id_field
         if name == "item_id":  # the id made for an original the line gave no original_id
@@ -98,14 +164,12 @@ def _check_against_project(project: Project, parsed: ParsedImport, problems: Pro
         else:
             problems.add(f"{where}: field '{name}' {external_id!r}: project {slug!r} already has an original "
                          "with this id", original.line.at)
-    groups = _existing(PerturbedText, project, "group", (t.group for t in parsed.texts if t.group))
     for text in parsed.texts:
-        if text.group in groups:
+        if text.group and text.group in groups:
             problems.add(f"{text.line.where}: field 'group' {text.group!r}: project {slug!r} already has a perturbed "
                          "text in this group", text.line.at)
-    ids = _existing(PairItem, project, "external_id", (i.external_id for i in parsed.items if i.external_id))
     for item in parsed.items:
-        if item.external_id in ids:
+        if item.external_id and item.external_id in item_ids:
             assert item.line is not None
             problems.add(f"{item.line.where}: field 'item_id' {item.external_id!r}: project {slug!r} already has "
                          "an item with this id", item.line.at)
@@ -124,51 +188,85 @@ def _positions(parsed: ParsedImport) -> list[int]:
     return positions
 
 
-def _saved(rows: list[Any]) -> list[Any]:
-    if any(row.pk is None for row in rows):  # both supported databases return ids from bulk inserts
-        raise RuntimeError("this database returned no ids from a bulk insert; pair import needs them")
-    return rows
+@dataclass
+class PreparedPairs:
+    """Every row a pair import writes, its values made before the transaction; the project's id (a new project
+    has none yet) and the ids of rows written in the same transaction are filled in inside it."""
+
+    parsed: ParsedImport
+    fmt: str
+    originals: PreparedInsert = field(default_factory=lambda: PreparedInsert(PairOriginal, keys=["project"]))
+    texts: PreparedInsert = field(
+        default_factory=lambda: PreparedInsert(PerturbedText, keys=["project", "original"])
+    )
+    items: PreparedInsert = field(default_factory=lambda: PreparedInsert(PairItem, keys=["project", "perturbed"]))
+    original_rows: list[tuple[Any, ...]] = field(default_factory=list)
+    text_rows: list[tuple[str | None, tuple[Any, ...]]] = field(default_factory=list)  # (original's id, row)
+    item_rows: list[tuple[int, tuple[Any, ...]]] = field(default_factory=list)  # (index of its text, row)
+
+    @property
+    def labelled(self) -> int:
+        return sum(1 for item in self.parsed.items if item.label)
 
 
-@transaction.atomic
-def _write(
-    project: Project | None, slug: str, parsed: ParsedImport, fmt: str, user: AbstractBaseUser | None
-) -> ImportReport:
-    created = project is None
-    if project is None:
-        project = projects.create_project(slug, slug=slug, owner=user, kind=Project.Kind.PAIRS)
-    PairConfig.objects.get_or_create(project=project)  # a project made before pairs projects got theirs at creation
+def _prepare(parsed: ParsedImport, fmt: str) -> PreparedPairs:
+    """Each row's values as stored, converted by the fields (what bulk_create did inside the transaction)."""
+    prepared = PreparedPairs(parsed, fmt)
     # Originals of ready pairs are perturbed already: the perturbation job must not make another text of them.
     perturbed_at = None if fmt == "raw" else timezone.now()
-    originals = _saved(PairOriginal.objects.bulk_create(
-        [PairOriginal(project=project, external_id=o.external_id, text=o.text, perturbed_at=perturbed_at)
-         for o in parsed.originals.values()],
-        batch_size=BATCH,
-    ))
-    original_pks = {o.external_id: o.pk for o in originals}
-    texts = _saved(PerturbedText.objects.bulk_create(
-        [PerturbedText(project=project, original_id=original_pks[t.original] if t.original else None, group=t.group,
-                       text=t.text, source=t.source, parameters={"imported_from": t.line.file})
-         for t in parsed.texts],
-        batch_size=BATCH,
-    ))
-    positions = _positions(parsed)
-    rows = []
-    for item, position in zip(parsed.items, positions, strict=True):
-        rows.append(PairItem(
-            project=project, perturbed_id=texts[item.text_index].pk, position=position,
-            external_id=item.external_id, metadata=item.metadata,
+    prepared.original_rows = [
+        prepared.originals.prepare(external_id=o.external_id, text=o.text, perturbed_at=perturbed_at)
+        for o in parsed.originals.values()
+    ]
+    prepared.text_rows = [
+        (t.original, prepared.texts.prepare(group=t.group, text=t.text, source=t.source,
+                                            parameters={"imported_from": t.line.file}))
+        for t in parsed.texts
+    ]
+    for item, position in zip(parsed.items, _positions(parsed), strict=True):
+        prepared.item_rows.append((item.text_index, prepared.items.prepare(
+            position=position, external_id=item.external_id, metadata=item.metadata,
             original_start=item.original_start, original_end=item.original_end, original_words=item.original_words,
             perturbed_start=item.perturbed_start, perturbed_end=item.perturbed_end,
             perturbed_words=item.perturbed_words, imported_fields=item.imported_fields,
             state=PairItem.State.LABELLED if item.label else PairItem.State.POOL, label=item.label,
-        ))
-    PairItem.objects.bulk_create(rows, batch_size=BATCH)
+        )))
+    return prepared
+
+
+def _write(
+    project: Project | None, slug: str, prepared: PreparedPairs, user: AbstractBaseUser | None, seen: HighestIds | None
+) -> ImportReport:
+    """Inside the import's transaction: re-check what another writer could have changed, then only insert."""
+    created = project is None
+    if project is None:
+        project = projects.create_project(slug, slug=slug, owner=user, kind=Project.Kind.PAIRS)
+    else:
+        assert seen is not None
+        _recheck_added_since(project, prepared.parsed, prepared.fmt, seen)
+    PairConfig.objects.get_or_create(project=project)  # a project made before pairs projects got theirs at creation
+    rows = [(*row, project.pk) for row in prepared.original_rows]
+    try:
+        if prepared.text_rows and rows:  # the texts refer to these originals: their ids are needed
+            original_pks = dict(zip(prepared.parsed.originals, prepared.originals.insert_returning_ids(rows),
+                                    strict=True))
+        else:
+            prepared.originals.insert(rows)
+            original_pks = {}
+    except IntegrityError:  # pair_original_id_in_project: on PostgreSQL, an import committed since the re-check
+        raise PairImportFailed([
+            f"project: another import added originals with this import's ids to project {project.slug!r} while "
+            "this one was being checked; nothing was imported. Import the files again."
+        ]) from None
+    text_pks = prepared.texts.insert_returning_ids(
+        [(*row, project.pk, original_pks[original] if original else None) for original, row in prepared.text_rows]
+    )
+    prepared.items.insert((*row, project.pk, text_pks[text_index]) for text_index, row in prepared.item_rows)
     analyze_after_commit(PairOriginal, PerturbedText, PairItem)
-    labelled = sum(1 for item in parsed.items if item.label)
+    items, labelled = len(prepared.item_rows), prepared.labelled
     return ImportReport(
-        project=project, format=fmt, created_project=created, originals=len(originals), perturbed_texts=len(texts),
-        items=len(rows), labelled=labelled, pool=len(rows) - labelled,
+        project=project, format=prepared.fmt, created_project=created, originals=len(prepared.original_rows),
+        perturbed_texts=len(prepared.text_rows), items=items, labelled=labelled, pool=items - labelled,
     )
 
 
@@ -184,8 +282,10 @@ def import_pairs(
 
     ``fmt`` is ``raw`` (texts to perturb), ``pairs`` (FaithLab's pair format) or
     ``hades`` (the HaDes release format). All or nothing: every file is read and
-    checked before anything is written, the writes run in one transaction, and
-    any problem raises PairImportFailed with every message (file, line, field).
+    checked, and every row made, before anything is written; the writes run in
+    one transaction that re-checks what another writer could have changed and
+    inserts (see the module's docstring), and any problem raises
+    PairImportFailed with every message (file, line, field).
     A HaDes row already in the project (same text and replaced span, see
     ``repeats``) is such a problem; with ``skip_existing`` those rows are left out instead and the
     report lists them. Rows of the other formats carry ids, and an id already
@@ -202,6 +302,8 @@ def import_pairs(
         lines.extend(read_lines(name, content, problems, file_index))
     parsed = PARSERS[fmt](lines, problems)
     pairs_project = project is not None and project.kind == Project.Kind.PAIRS
+    # Read before the checks: what the transaction re-checks is what was added after this.
+    seen = HighestIds.read() if pairs_project else None
     skipped: list[Line] = []
     if fmt == "hades" and (pairs_project or project is None):
         repeats = find_repeats(project, parsed, fmt)
@@ -219,8 +321,10 @@ def import_pairs(
         _check_against_project(project, parsed, problems)
     problems.raise_if_any()
     slug = project_or_slug if isinstance(project_or_slug, str) else project_or_slug.slug
+    prepared = _prepare(parsed, fmt)
     try:
-        report = _write(project, slug, parsed, fmt, user)
+        with transaction.atomic():
+            report = _write(project, slug, prepared, user, seen)
     except projects.ProjectError as error:  # e.g. the project was created by someone else meanwhile
         raise PairImportFailed([f"project: {error}"]) from None
     report.skipped = skipped
