@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 
@@ -169,6 +171,38 @@ class Job(Progress):
         """What ``done`` and ``total`` count, in words, so a page says "0 of 36 texts (passages and summaries)"
         rather than a bare "0 / 36" beside other counts of other things."""
         return PROGRESS_UNITS.get(self.kind, "steps")
+
+    @property
+    def cancelled_by(self) -> str | None:
+        """Who cancelled the job (``options["cancelled_by"]``, kept by jobs.cancel_job); None unless cancelled.
+
+        A cancelled job is stored as failed, so the API and every status filter
+        treat it as one; only the pages word it apart.
+        """
+        if self.status != self.Status.FAILED:
+            return None
+        return self.options.get("cancelled_by") or None
+
+    @property
+    def cancelled_at(self) -> datetime | None:
+        """When the job was cancelled, parsed from ``options["cancelled_at"]`` (ISO text); None if absent or unreadable.
+
+        ``error`` keeps the time as text in the zone of the day it was written;
+        pages render this one in the current time zone instead.
+        """
+        stamp = self.options.get("cancelled_at") if self.cancelled_by else None
+        if not isinstance(stamp, str):
+            return None
+        try:
+            moment = datetime.fromisoformat(stamp)
+        except ValueError:
+            return None
+        return moment if moment.tzinfo is not None else None
+
+    @property
+    def status_label(self) -> str:
+        """The status as pages show it: "Cancelled" for a job an admin cancelled, not the "Failed" it is stored as."""
+        return "Cancelled" if self.cancelled_by else self.get_status_display()
 
 
 PROGRESS_UNITS = {

@@ -97,6 +97,24 @@ def _ended_in_words(job: Job, finished_words: Callable[[Job], str]) -> str:
     """Why an ended job cannot be cancelled: how it ended, and that nothing was changed."""
     if job.status == Job.Status.DONE:
         return f"Job {job.pk} is done ({finished_words(job)}); there is nothing to cancel and nothing was changed."
-    if job.options.get("cancelled_by"):
-        return f"Job {job.pk} was already cancelled ({job.error}); nothing was changed."
-    return f"Job {job.pk} has already failed ({job.error or 'no reason recorded'}); nothing was changed."
+    if job.cancelled_by:
+        return f"Job {job.pk} was already cancelled {_cancel_in_words(job)}; nothing was changed."
+    reason = _without_full_stop(job.error or "no reason recorded")
+    return f"Job {job.pk} has already failed ({reason}); nothing was changed."
+
+
+def _cancel_in_words(job: Job) -> str:
+    """Who cancelled ``job`` and when, in the current time zone ("by adam at 2025-06-01 22:35:08 UTC").
+
+    Read from the job's options rather than quoted from ``error``, whose own
+    full stop would end up inside the sentence; an unreadable time falls back to
+    that message, in brackets.
+    """
+    if job.cancelled_at is None:
+        return f"({_without_full_stop(job.error)})"
+    return f"by {job.cancelled_by} at {timezone.localtime(job.cancelled_at):%Y-%m-%d %H:%M:%S %Z}"
+
+
+def _without_full_stop(message: str) -> str:
+    """A stored message quoted inside a sentence: without its closing full stop, so none is doubled after it."""
+    return message.strip().rstrip(".")
