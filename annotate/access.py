@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import F, FilteredRelation, Q, QuerySet
 from django.http import Http404
 
-from annotate.models import ApiToken, Assignment, Batch, Membership, Project, Sample, SpanAnnotation
+from annotate.models import ApiToken, Assignment, Batch, Job, Membership, Project, Sample, SpanAnnotation
 
 Role = Membership.Role
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -98,6 +98,38 @@ def get_project_for_exporter(user: AnyUser, slug: str) -> tuple[Project, str]:
     if role not in EXPORTER_ROLES:
         raise Forbidden("Only the project's admins and auditors may export its data")
     return project, role
+
+
+# Who sees which jobs: the project page's job lines (annotate.services.pages.project_overview for a span project:
+# embedding for admins, exports for admins and auditors; annotate.services.pairs.overview for a pairs project: its
+# jobs for those who see its figures). The API's job endpoint follows the same rule.
+PAIR_JOB_KINDS = (Job.Kind.PERTURB, Job.Kind.PAIR_VECTORS, Job.Kind.PAIR_ROUND)
+PAGE_JOB_KINDS: dict[str, dict[str, tuple[str, ...]]] = {
+    Project.Kind.SPANS: {Role.ADMIN: (Job.Kind.EMBED, Job.Kind.EXPORT), Role.AUDITOR: (Job.Kind.EXPORT,)},
+    Project.Kind.PAIRS: dict.fromkeys((Role.ADMIN, Role.AUDITOR, Role.CURATOR), PAIR_JOB_KINDS),
+}
+
+
+def get_job_for_user(user: AnyUser, slug: str, pk: int) -> Job:
+    """One of the project's jobs, for the roles its project page shows that kind of job to: 404 for outsiders and
+    for a job of another project, 403 for a member whose page does not show that kind of job."""
+    project, role = get_project_for_user(user, slug)
+    job = Job.objects.filter(project=project, pk=pk).first()
+    if job is None:
+        raise Http404("No such job in this project")
+    seen = PAGE_JOB_KINDS[project.kind]
+    if job.kind not in seen.get(role, ()):
+        allowed = {r: kinds for r, kinds in seen.items() if job.kind in kinds}
+        if not allowed:  # a kind no page of this project shows (none today): hidden from everyone
+            raise Http404("No such job in this project")
+        raise Forbidden(f"The project page shows its {job.get_kind_display().lower()} jobs to its "
+                        f"{_roles_in_words(allowed)} only")
+    return job
+
+
+def _roles_in_words(roles: dict[str, Any]) -> str:
+    names = [f"{role}s" for role in roles]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def get_project_for_curator(user: AnyUser, slug: str) -> tuple[Project, str]:

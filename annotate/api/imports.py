@@ -201,6 +201,16 @@ def _import_pairs(project: Project, request: Request, body: dict[str, Any], file
     }
 
 
+def _require_multipart(request: Request) -> None:
+    """A body of another type carries no file, and its fields are not read: one 400 saying what to send, rather
+    than "format: This field is required." about a format that was sent (in JSON)."""
+    sent = request.content_type.split(";")[0].strip().lower()
+    if sent != "multipart/form-data":
+        raise field_error("file", f"The body must be multipart/form-data (this one is {sent or 'untyped'}), with the "
+                                  "file(s) as 'file' and the format as 'format', e.g. curl -F format=faithbench "
+                                  "-F file=@batch_1.json; nothing was imported")
+
+
 class ProjectImportView(APIView):
     # The schema names multipart/form-data only (extend_schema below): the one way to send a file.
     parser_classes = [MultiPartParser, NoFileParser]
@@ -212,8 +222,9 @@ class ProjectImportView(APIView):
             400: OpenApiResponse(
                 ImportRefusedSerializer,
                 description="Nothing was imported: `file` lists every problem of the files (each naming the file, "
-                "the line or sample and the field, as the project page does), or says no file was sent (a body "
-                "that is not multipart/form-data holds none); `format` names a format the project's kind does "
+                "the line or sample and the field, as the project page does), or says no file was sent, or that a "
+                "body that is not multipart/form-data (JSON, say) is not read: send `file` and `format` as "
+                "multipart/form-data; `format` names a format the project's kind does "
                 "not import; an option of the other kind, or a field the import does not take, is named.",
             ),
             403: OpenApiResponse(ErrorSerializer, description="Only the project's admins import data."),
@@ -224,6 +235,7 @@ class ProjectImportView(APIView):
         takes FaithBench batch files or samples JSONL and queues sentence embedding; a pairs project takes raw
         texts, pair files or HaDes files."""
         project, _ = access.get_project_for_user(request.user, slug, admin=True)
+        _require_multipart(request)
         form = ImportRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         body = form.validated_data

@@ -4,8 +4,9 @@ remove a member.
 Thin views over the members page's services (annotate.services.members), so the page's rules hold here too: a
 project keeps an admin, an annotator holding open assignments keeps their role until those are handed on, and a
 member with work in an open assignment is not removed (their unstarted assignments go with them). Bad input is a
-400 naming the field in the page's words; a refused change is a 409 saying who and what; outsiders 404, other
-roles 403, anonymous callers 401.
+400 naming the field; a refused change is a 409 saying who and what; outsiders 404, other
+roles 403, anonymous callers 401. Where the page's words point at its own forms ("create them under ... below"),
+the API says it its own way (the service names the fault: MemberError.reason).
 """
 
 from __future__ import annotations
@@ -113,10 +114,22 @@ def _member_of(project: Project, membership: Membership) -> dict[str, Any]:
     return member_payload(project, row)
 
 
+def _in_api_words(error: MemberError) -> dict[str, list[str]]:
+    """The 400's fields and messages: the page's words, except where they point at the page's own forms (an
+    unknown username's "create them under ... below"), which a script cannot see."""
+    if error.reason == members.UNKNOWN_USER:
+        return {"username": [f"no user is called {error.value!r}; the API adds existing users only: an admin creates "
+                             "users on the project's members page (Create a user), then add them here"]}
+    if error.reason == members.UNKNOWN_ROLE:
+        roles = Membership.Role.values
+        return {"role": [f"{error.value!r} is not a role; send one of {', '.join(roles[:-1])} or {roles[-1]}"]}
+    return error.problems
+
+
 def _refused(error: MemberError) -> Response:
-    """Bad input (the fields at fault, in the page's words) is a 400; a refused change a 409."""
+    """Bad input (the fields at fault) is a 400; a refused change a 409."""
     if error.problems:
-        raise ValidationError(error.problems)
+        raise ValidationError(_in_api_words(error))
     return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
 
 

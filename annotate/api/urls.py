@@ -4,8 +4,10 @@ from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
 from annotate.api import pairs, results
+from annotate.api.assignments import BatchAssignmentsView
 from annotate.api.batches import BatchViewSet
 from annotate.api.imports import ProjectImportView
+from annotate.api.jobs import ProjectJobView
 from annotate.api.members import MemberDetailView, MemberListView
 from annotate.api.projects import ProjectViewSet
 from annotate.api.samples import SampleViewSet
@@ -25,13 +27,18 @@ urlpatterns += [
     path("projects/<slug:slug>/halu-rates/", results.HaluRatesView.as_view(), name="api-halu-rates"),
     path("projects/<slug:slug>/detector-eval/", results.DetectorEvalView.as_view(), name="api-detector-eval"),
 ]
-# Running a campaign from a script (admins): members and imports, as the members page and the import forms do them.
+# Running a campaign from a script: members, imports, a batch's assignments (admins) and a job's progress, as the
+# members page, the import forms, the Assign form and the project page's job lines do them.
 # A username is what Django's username validator allows ([\w.@+-]); any other names no member (404).
 urlpatterns += [
     path("projects/<slug:slug>/members/", MemberListView.as_view(), name="api-members"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/members/(?P<username>[\w.@+-]+)/$", MemberDetailView.as_view(),
             name="api-member"),
     path("projects/<slug:slug>/imports/", ProjectImportView.as_view(), name="api-imports"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/jobs/(?P<id>[0-9]{1,18})/$", ProjectJobView.as_view(),
+            name="api-project-job"),
+    re_path(r"^batches/(?P<id>[0-9]{1,18})/assignments/$", BatchAssignmentsView.as_view(),
+            name="api-batch-assignments"),
 ]
 # Pairs (HaDes): ids as [0-9]{1,18}, like the routers' lookups, so a longer number names no object (404, not 500).
 urlpatterns += [

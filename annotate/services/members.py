@@ -37,6 +37,9 @@ from annotate.services import progress
 from annotate.services.rounds import RECONCILIATION_ROUND
 
 Role = Membership.Role
+# MemberError.reason values that a caller other than the members page words itself (the API, which has no form
+# "below" to point at).
+UNKNOWN_USER, UNKNOWN_ROLE = "unknown_user", "unknown_role"
 # One character of a username, as Django's UnicodeUsernameValidator allows them.
 USERNAME_CHARACTER = re.compile(r"[\w.@+-]")
 
@@ -46,12 +49,15 @@ class MemberError(ValueError):
     ("Username: ..."), a refused change says who and what ("alice still holds ...").
 
     ``problems`` maps each bad field of a form to its messages (empty for a refused change), so the page shows every
-    one beside its field at once rather than one per try.
+    one beside its field at once rather than one per try. ``reason`` (with ``value``, what was sent) names the fault
+    for a caller that words it its own way: the message is the members page's, which points at its own forms.
     """
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, reason: str = "", value: str = "") -> None:
         super().__init__(message)
         self.problems: dict[str, list[str]] = {field: [message]} if field else {}
+        self.reason = reason
+        self.value = value
 
     @classmethod
     def of(cls, problems: dict[str, list[str]]) -> MemberError:
@@ -91,7 +97,7 @@ class NewMember:
 def _role(role: str) -> str:
     if role not in Role.values:
         raise MemberError(f"Role: {role!r} is not a role here; choose {', '.join(Role.values[:-1])} or {Role.values[-1]}",
-                          field="role")
+                          field="role", reason=UNKNOWN_ROLE, value=role)
     return role
 
 
@@ -268,7 +274,7 @@ def add_or_change_member(project: Project, username: str, role: str) -> AddedMem
     ).order_by("pk").first()
     if user is None:
         raise MemberError(f"Username: no user is called {username.strip()!r}; create them under \"Create a user\" "
-                          "below", field="username")
+                          "below", field="username", reason=UNKNOWN_USER, value=username.strip())
     membership = Membership.objects.filter(project=project, user=user).select_related("user", "project").first()
     if membership is not None:
         return AddedMember(change_role(membership, role), created=False)

@@ -218,6 +218,11 @@ EXPECTED: dict[str, Rule] = {
     # The project page's round buttons: admins. An annotator of another batch does not see the batch (404).
     "batch-round-two": api_post(ADMINS, kinds=None, batch_bound=True),  # the demo's batch 2 is ready: opened
     "batch-reopen": api_post(ADMINS, kinds=None, batch_bound=True),  # no annotator or reason: 400
+    # The project page's Assign form: admins (POST in MORE_METHODS). An annotator of another batch: 404.
+    "api-batch-assignments": api(ADMINS, kinds=None, batch_bound=True),
+    # A job, for the roles whose project page shows its kind: the demo's embedding job, admins only (a pairs
+    # project's jobs and a span project's exports, with their wider roles: tests/annotate/test_api_jobs.py).
+    "api-project-job": api(ADMINS),
     # --- pairs API ---------------------------------------------------------------------------------------------------
     "api-pairs": api(MEMBERS, kinds=None, query="project={pairs}"),
     "api-pairs-next": api(JUDGES, kinds=None, query="project={pairs}", ok=frozenset({200, 204})),
@@ -270,6 +275,8 @@ MORE_METHODS: dict[str, tuple[Rule, ...]] = {
     # Adding a member (an empty body: 400 naming username and role); removing the spare member (no work): 200.
     "api-members": (api_post(ADMINS, kinds=BOTH),),
     "api-member": (Rule(ADMINS, method="DELETE", ok=WRITE, api=True, kinds=BOTH),),
+    # Assigning with an empty body: 400 naming annotators.
+    "api-batch-assignments": (api_post(ADMINS, kinds=None, batch_bound=True),),
     # Reading and changing part of a saved verdict: its own auditor only, as PUT (an empty PATCH changes nothing).
     "api-audit-change": (
         api((AUDITOR,), kinds=None),

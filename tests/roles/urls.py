@@ -58,6 +58,8 @@ PARAMETERS: dict[str, dict[str, str]] = {
     "batch-submit": {"pk": "batch"},
     "batch-round-two": {"pk": "batch"},
     "batch-reopen": {"pk": "batch"},
+    "api-batch-assignments": {"id": "batch"},
+    "api-project-job": {"id": "job"},
     "api-member": {"username": "member_username"},
     "flag-resolve": {"pk": "flag"},
     "sample": {"pk": "sample"},
