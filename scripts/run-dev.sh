@@ -32,12 +32,16 @@ declare -A role=()
 stop_children() {
   # Further signals are ignored while stopping (no re-entry); the stop is bounded by the grace period.
   trap '' INT TERM HUP
-  local pid status deadline=$((SECONDS + grace))
+  # The deadline in microseconds (EPOCHREALTIME): bash's whole-second SECONDS could stretch the grace by up to a
+  # second, which a loaded machine then spends on top of killing and reaping.
+  local pid status now deadline=$(( ${EPOCHREALTIME/[.,]/} + grace * 1000000 ))
   for pid in "$@"; do
     kill -TERM "$pid" 2>/dev/null
   done
   for pid in "$@"; do
-    while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+    while kill -0 "$pid" 2>/dev/null; do
+      now=${EPOCHREALTIME/[.,]/}
+      [ "$now" -lt "$deadline" ] || break
       sleep 0.1
     done
     kill -KILL "$pid" 2>/dev/null

@@ -166,8 +166,10 @@ def test_load_demo_keeps_detector_outputs_and_queues_embedding_on_commit(
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         load_demo()
-    # One job for the span project's embeddings, one for the pairs project's span vectors.
-    assert len(callbacks) == 2
+    # One job for the span project's embeddings, one for the pairs project's span vectors (the others refresh
+    # PostgreSQL's planner statistics after the imports and the round draw: annotate.services.planner).
+    queued = [callback for callback in callbacks if "analyze_after_commit" not in callback.__qualname__]
+    assert len(queued) == 2
     jobs = {job.kind: job for job in Job.objects.all()}
     assert set(jobs) == {Job.Kind.EMBED, Job.Kind.PAIR_VECTORS}
     assert all(job.status == Job.Status.QUEUED for job in jobs.values())
