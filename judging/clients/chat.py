@@ -14,15 +14,16 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
-from openai.types.chat import ChatCompletion
 from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
 from judging.clients.deadline import deadline_hooks
 from judging.clients.retries import RetryWaits, capped_note, is_transient
 from judging.labels import setting_label
+
+if TYPE_CHECKING:
+    import openai
 
 # The modes a request can ask for, strongest first; an endpoint moves down this list only when it refuses one.
 MODE_JSON_SCHEMA = "json_schema"
@@ -117,6 +118,8 @@ def _api_key(endpoint: Endpoint) -> str:
 
 
 def _client(endpoint: Endpoint, key: str) -> openai.OpenAI:
+    import openai  # imported at first use: the SDK's ~500 modules cost every process (web, worker, commands) ~1 s
+
     # The process id is part of the key: a client's pooled connections must not cross a fork (Celery's prefork pool).
     cache_key = (os.getpid(), endpoint.base_url, key, float(endpoint.timeout_seconds))
     client = _clients.get(cache_key)
@@ -199,6 +202,8 @@ def _server_message(error: openai.APIError) -> str:
 
 def _endpoint_error(error: openai.OpenAIError, endpoint: Endpoint, attempts: int, key: str) -> EndpointError:
     """The EndpointError an SDK error becomes, naming the judge setting to fix where one is to blame."""
+    import openai
+
     where = endpoint.base_url
     tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if isinstance(error, openai.APITimeoutError):
@@ -274,6 +279,9 @@ def chat(
     EndpointError (with the time the call took) when the call fails for good; a
     missing API-key variable is refused before any request.
     """
+    import openai
+    from openai.types.chat import ChatCompletion
+
     key = _api_key(endpoint)
     client = _client(endpoint, key)
     mode = _start_mode(endpoint, json_schema)
@@ -344,6 +352,9 @@ def check_endpoint(endpoint: Endpoint) -> None:
     has no list) one one-token chat call decides, so proxies that route models
     they do not list are not refused.
     """
+    import openai
+    from openai.types.chat import ChatCompletion
+
     key = _api_key(endpoint)
     client = _client(endpoint, key)
     attempts = 0

@@ -8,7 +8,6 @@ import random
 import time
 from typing import Any
 
-import openai
 from tenacity import RetryCallState, wait_exponential_jitter
 
 # A Retry-After longer than this is cut down: a run would rather retry and be refused again than sit idle for minutes.
@@ -20,6 +19,8 @@ _backoff = wait_exponential_jitter(initial=0.5, max=8.0, jitter=0.25)
 
 def is_transient(error: BaseException) -> bool:
     """Worth trying again: rate limits, server errors, timeouts and dropped connections."""
+    import openai
+
     if isinstance(error, openai.APIConnectionError):  # timeouts included (APITimeoutError is a subclass)
         return True
     if isinstance(error, openai.APIStatusError):
