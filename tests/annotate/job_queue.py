@@ -4,6 +4,11 @@ The embedded broker's folders point at the test's folder (tests/judging/broker_q
 ``delay`` sends a real message there, as a worker's would. ``WorkerKilled`` stands for SIGKILL: raised from inside a
 job's work, it passes every ``except Exception`` (no failure is recorded, the job stays running), the transaction
 in progress is rolled back and the job's lock file is let go, as the kernel does for a killed process.
+
+The kill-then-restart tests take the ``queue`` fixture, which they import (``job_queue_fixture  # noqa: F401``;
+the function has another name than the fixture so ruff sees no redefinition where a test takes ``queue``). A test
+kills the worker with ``kill_on_call`` and ``run_until_killed``, then lets the next one take the job over with
+``finished_after_worker_start`` (or its two halves, ``queued_again_at_worker_start`` and ``deliver_all``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 import pytest
 
 from annotate import tasks
+from annotate.models import Job
 from annotate.services.jobs import RESUMING_TASKS, locks
 from config.celery import app
 from tests.judging.broker_queue import messages_in, publish, use_broker_queue
@@ -30,6 +36,27 @@ def use_job_queue(settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         task = getattr(tasks, name)
         monkeypatch.setattr(task, "delay", lambda number, task=task: publish(task, number))
     return queue
+
+
+@pytest.fixture(name="queue")
+def job_queue_fixture(settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test's own queue folder (``use_job_queue``), with lock files and exports in its own data folder."""
+    settings.DATA_DIR = tmp_path / "data"
+    return use_job_queue(settings, tmp_path, monkeypatch)
+
+
+def kill_on_call(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, call: int) -> None:
+    """``module.name`` kills the worker on its ``call``-th call (counting from 1); the other calls go through."""
+    real = getattr(module, name)
+    seen = [0]
+
+    def dying(*args: Any, **kwargs: Any) -> Any:
+        seen[0] += 1
+        if seen[0] == call:
+            raise WorkerKilled
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, dying)
 
 
 def worker_start() -> None:
@@ -57,4 +84,34 @@ def deliver_all(queue: Path, capture_on_commit: Any, limit: int = 50) -> list[tu
         with capture_on_commit(execute=True):
             app.tasks[name](number)
         ran.append(message)
+    return ran
+
+
+def run_until_killed(task: Any, job: Job) -> None:
+    """A worker runs ``task`` for ``job`` and is killed in it (the test set where); ``job`` reloaded after."""
+    with pytest.raises(WorkerKilled):
+        task(job.pk)
+    job.refresh_from_db()
+
+
+def queued_again_at_worker_start(queue: Path, task: Any, job: Job, starts: int = 1) -> None:
+    """``starts`` workers start (one after the other); the killed job's task is queued again, once, and nothing else.
+
+    Two starts check that a worker starting beside another does not queue the job a second time.
+    """
+    for _ in range(starts):
+        worker_start()
+    assert waiting(queue) == [(task.name, job.pk)]
+
+
+def finished_after_worker_start(
+    queue: Path, task: Any, job: Job, capture_on_commit: Any, starts: int = 1
+) -> list[tuple[str, int]]:
+    """Workers start, the job is queued again once and a live worker runs what is queued; ``job`` reloaded after.
+
+    The (task name, job id) the live worker ran, in order (``deliver_all``).
+    """
+    queued_again_at_worker_start(queue, task, job, starts)
+    ran = deliver_all(queue, capture_on_commit)
+    job.refresh_from_db()
     return ran

@@ -21,17 +21,21 @@ from annotate.models import Batch, Job, Passage, Project, Sample
 from annotate.services import embedding, export, jobs
 from annotate.services.export import jobs as export_jobs
 from annotate.services.jobs import failure, recovery
-from tests.annotate.job_queue import WorkerKilled, deliver_all, use_job_queue, waiting, worker_start
+from tests.annotate.job_queue import (
+    WorkerKilled,
+    deliver_all,
+    finished_after_worker_start,
+    job_queue_fixture,  # noqa: F401  (the queue fixture)
+    kill_on_call,
+    queued_again_at_worker_start,
+    run_until_killed,
+    waiting,
+    worker_start,
+)
 
 pytestmark = pytest.mark.django_db
 
 SUMMARIES = [f"Summary {number} says the bridge reopened. It cost {number} million euros." for number in range(6)]
-
-
-@pytest.fixture
-def queue(settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    settings.DATA_DIR = tmp_path / "data"  # lock files and exports of the test's own
-    return use_job_queue(settings, tmp_path, monkeypatch)
 
 
 def texts_project() -> Project:
@@ -59,20 +63,6 @@ def small_groups(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     return calls
 
 
-def kill_on_call(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, call: int) -> None:
-    """``module.name`` kills the worker on its ``call``-th call (counting from 1); the calls before go through."""
-    real = getattr(module, name)
-    seen = [0]
-
-    def dying(*args: Any, **kwargs: Any) -> Any:
-        seen[0] += 1
-        if seen[0] == call:
-            raise WorkerKilled
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, dying)
-
-
 def embedded_rows(project: Project) -> dict[tuple[str, int], bytes]:
     rows = {("passage", row.pk): bytes(row.embeddings) for row in Passage.objects.filter(project=project)
             if row.embeddings is not None and row.sentences}
@@ -92,20 +82,15 @@ def test_a_killed_embedding_job_is_finished_by_the_next_worker_embedding_each_te
     job = embedding.queue_embedding(project)
     assert job.total == 7
     kill_on_call(monkeypatch, embedder, "embed", 4)  # three texts written, the worker dies on the fourth (only)
-    with pytest.raises(WorkerKilled):
-        tasks.embed_project_texts(job.pk)
-    job.refresh_from_db()
+    run_until_killed(tasks.embed_project_texts, job)
     before = embedded_rows(project)
     assert (job.status, job.done, len(before)) == (Job.Status.RUNNING, 3, 3)
     assert waiting(queue) == []  # the killed worker's message is gone with it
 
-    worker_start()
-    worker_start()  # a second worker starting beside the first: the job's message already waits
-    assert waiting(queue) == [(tasks.embed_project_texts.name, job.pk)]
     calls_before = len(small_groups)
-    ran = deliver_all(queue, django_capture_on_commit_callbacks)
-
-    job.refresh_from_db()
+    # Two workers start, the second beside the first: the job's message already waits, it is not queued twice.
+    ran = finished_after_worker_start(queue, tasks.embed_project_texts, job, django_capture_on_commit_callbacks,
+                                      starts=2)
     assert ran == [(tasks.embed_project_texts.name, job.pk)]
     assert (job.status, job.done, job.total) == (Job.Status.DONE, 7, 7) and job.error == ""
     after = embedded_rows(project)
@@ -157,19 +142,16 @@ def test_a_killed_export_starts_its_file_again_from_scratch_at_the_next_worker_s
         raise WorkerKilled
 
     monkeypatch.setattr(export_jobs, "jsonl_lines", first_line_then_killed)
-    with pytest.raises(WorkerKilled):
-        tasks.run_export(job.pk)
+    run_until_killed(tasks.run_export, job)
     folder = export.exports_dir() / str(job.pk)
     (partial,) = folder.iterdir()
     assert len(partial.read_text(encoding="utf-8").splitlines()) == 1  # what the killed worker left on disk
-    job.refresh_from_db()
     assert job.status == Job.Status.RUNNING and job.result_path == ""
 
     monkeypatch.setattr(export_jobs, "jsonl_lines", real_lines)
-    worker_start()
+    queued_again_at_worker_start(queue, tasks.run_export, job)
     job.refresh_from_db()
     assert not folder.exists() and job.done == 0  # the partial file is gone before the job runs again
-    assert waiting(queue) == [(tasks.run_export.name, job.pk)]
     deliver_all(queue, django_capture_on_commit_callbacks)
 
     job.refresh_from_db()

@@ -18,7 +18,14 @@ from annotate.models import Job, PairConfig, PairItem, PairOriginal, PairRound, 
 from annotate.services import jobs
 from annotate.services.pairs import perturb, rounds, vectors
 from annotate.services.pairs.rounds import job as round_job_module
-from tests.annotate.job_queue import WorkerKilled, deliver_all, use_job_queue, waiting, worker_start
+from tests.annotate.job_queue import (
+    finished_after_worker_start,
+    job_queue_fixture,  # noqa: F401  (the queue fixture)
+    kill_on_call,
+    run_until_killed,
+    waiting,
+    worker_start,
+)
 from tests.conftest import login
 from tests.pairs.conftest import make_pair_items
 from tests.pairs.factories_perturbation import TEXTS, build_tiny_models
@@ -37,12 +44,6 @@ def model_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture
-def queue(settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    settings.DATA_DIR = tmp_path / "data"
-    return use_job_queue(settings, tmp_path, monkeypatch)
-
-
-@pytest.fixture
 def perturbable(pairs_project: Project, model_dirs: tuple[Path, Path], settings: Any) -> Project:
     """Four originals to perturb with the tiny models (the project's own paths)."""
     settings.PAIRS_MASKED_LM = settings.PAIRS_CAUSAL_LM = settings.PAIRS_SPACY_PIPELINE = ""
@@ -52,20 +53,6 @@ def perturbable(pairs_project: Project, model_dirs: tuple[Path, Path], settings:
         for index, text in enumerate(TEXTS):
             PairOriginal.objects.create(project=pairs_project, external_id=f"t{index}-{copy}", text=text)
     return pairs_project
-
-
-def kill_on_call(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, call: int) -> None:
-    """``module.name`` kills the worker on its ``call``-th call (counting from 1); the other calls go through."""
-    real = getattr(module, name)
-    seen = [0]
-
-    def dying(*args: Any, **kwargs: Any) -> Any:
-        seen[0] += 1
-        if seen[0] == call:
-            raise WorkerKilled
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, dying)
 
 
 def texts_of(project: Project) -> list[tuple[int, str, str]]:
@@ -81,20 +68,13 @@ def test_a_killed_perturbation_keeps_what_it_perturbed_and_the_next_worker_does_
 ) -> None:
     job = perturb.start_perturbation(perturbable, admin_user, seed=5)
     kill_on_call(monkeypatch, perturb, "save_perturbation", 2)  # dies while saving the second original
-    with pytest.raises(WorkerKilled):
-        tasks.perturb_originals(job.pk)
-    job.refresh_from_db()
+    run_until_killed(tasks.perturb_originals, job)
     first = texts_of(perturbable)
     assert (job.status, job.done, len(first)) == (Job.Status.RUNNING, 1, 1)
     with pytest.raises(perturb.PerturbationError, match="already running"):
         perturb.start_perturbation(perturbable, admin_user)  # what the stuck job used to do for good
 
-    worker_start()
-    worker_start()
-    assert waiting(queue) == [(tasks.perturb_originals.name, job.pk)]
-    deliver_all(queue, django_capture_on_commit_callbacks)
-
-    job.refresh_from_db()
+    finished_after_worker_start(queue, tasks.perturb_originals, job, django_capture_on_commit_callbacks, starts=2)
     assert (job.status, job.done, job.total) == (Job.Status.DONE, 4, 4)
     texts = texts_of(perturbable)
     assert texts[:1] == first  # kept as it was, not made again
@@ -208,16 +188,11 @@ def test_a_killed_span_vector_job_is_finished_by_the_next_worker_without_computi
 
     monkeypatch.setattr(vectors, "features_for_texts", recorded)
     kill_on_call(monkeypatch, vectors, "features_for_texts", 3)  # two texts' items written, then killed
-    with pytest.raises(WorkerKilled):
-        tasks.compute_pair_vectors(job.pk)
-    job.refresh_from_db()
+    run_until_killed(tasks.compute_pair_vectors, job)
     kept = dict(PairItem.objects.filter(vector__isnull=False).values_list("pk", "vector"))
     assert (job.status, job.done, len(kept)) == (Job.Status.RUNNING, 2, 2)
 
-    worker_start()
-    assert waiting(queue) == [(tasks.compute_pair_vectors.name, job.pk)]
-    deliver_all(queue, django_capture_on_commit_callbacks)
-    job.refresh_from_db()
+    finished_after_worker_start(queue, tasks.compute_pair_vectors, job, django_capture_on_commit_callbacks)
     assert (job.status, job.done, job.total) == (Job.Status.DONE, 4, 4)
     assert sorted(encoded) == sorted(PairItem.objects.values_list("pk", flat=True))  # each item encoded once
     assert {pk: vector for pk, vector in PairItem.objects.values_list("pk", "vector") if pk in kept} == kept
@@ -229,16 +204,11 @@ def test_a_killed_round_job_draws_its_round_once_at_the_next_worker_start(
 ) -> None:
     job = rounds.start_round_job(detector_project, admin_user, number=2, seed=3, **ROUND_TWO)
     kill_on_call(monkeypatch, round_job_module, "create_round", 1)  # killed while writing the round
-    with pytest.raises(WorkerKilled):
-        tasks.create_pair_round(job.pk)
-    job.refresh_from_db()
+    run_until_killed(tasks.create_pair_round, job)
     assert job.status == Job.Status.RUNNING and not PairRound.objects.filter(number=2).exists()
     assert rounds.round_job_busy(detector_project) is not None  # the wizard would refuse every round
 
-    worker_start()
-    assert waiting(queue) == [(tasks.create_pair_round.name, job.pk)]
-    deliver_all(queue, django_capture_on_commit_callbacks)
-    job.refresh_from_db()
+    finished_after_worker_start(queue, tasks.create_pair_round, job, django_capture_on_commit_callbacks)
     drawn = PairRound.objects.get(project=detector_project, number=2)
     assert job.status == Job.Status.DONE and job.options["round_id"] == drawn.pk and drawn.seed == 3
     assert drawn.items.count() == 4

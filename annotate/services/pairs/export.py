@@ -31,23 +31,28 @@ An item HaDes cannot carry faithfully (a span of whitespace only, a span
 starting or ending with a "=" token, a text too long for a HaDes import
 once split) refuses the whole export with an ExportError naming each such
 item, raised by ``export_lines`` before the first line, so no partial or
-wrong file is written or sent.
+wrong file is written or sent. To refuse before the first line, a HaDes
+export makes every line while it checks the items, in one pass, and keeps
+them in a temporary file (in memory while small) until they are sent:
+each text is tokenised once, rather than once to check and once to write.
 
 Items are read in id order with ``.iterator()``; the votes take one query,
 so an export is two queries whatever the project's size (a HaDes export
-reads the items twice: once to check them, once to write them).
+reads the items once).
 """
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from tempfile import SpooledTemporaryFile
+from typing import IO, Any
 
 from django.db.models import QuerySet
 
-from annotate.models import PairItem, PairJudgement, Project
+from annotate.models import PairItem, PairJudgement, PerturbedText, Project
 from annotate.services.export import ExportError
 from annotate.services.ingest.checks import MAX_MESSAGES, MAX_TEXT_CHARS
 from annotate.services.pairs.agreement import ItemAnswers, answers_by_item
@@ -65,6 +70,11 @@ __all__ = ["FORMATS", "export_lines", "export_pairs", "hades_line", "hades_row",
 
 FORMATS: tuple[str, ...] = ("pairs", "hades")
 CHUNK = 2000
+# A HaDes export's lines stay in memory up to this size, then go to a temporary file, until they are sent.
+SPOOL_BYTES = 16 * 1024 * 1024
+# Texts whose tokens a HaDes export keeps: items of a text are usually next to each other in id order, but a
+# pair file's rows can alternate between texts, and a text left this far behind is tokenised again if it returns.
+TEXTS_KEPT = 64
 _JSON_SPACE = " \t\n\r"  # the whitespace JSON allows between tokens
 _JSON_DECODER = json.JSONDecoder()
 HADES_VALUES = {"H": 1, "N": 0}
@@ -207,7 +217,7 @@ def export_lines(project: Project, fmt: str) -> Iterator[str]:
 
     Every check runs when this is called, before the first line: a view can
     answer an error instead of a stream cut short, and the command writes no
-    file. A HaDes export reads the items once to check them all.
+    file. A HaDes export reads the items once, checking each and making its line.
     """
     if fmt not in FORMATS:
         raise ExportError(f"format: {fmt!r} is not a pairs format; choose one of {', '.join(FORMATS)}")
@@ -215,8 +225,7 @@ def export_lines(project: Project, fmt: str) -> Iterator[str]:
         raise ExportError(f"format: {fmt!r} is for pairs projects; {project.slug!r} is a span annotation project")
     items = PairItem.objects.filter(project=project).order_by("id")
     if fmt == "hades":
-        _check_hades(project, items)
-        return (hades_line(item, tokens) + "\n" for item, tokens in _hades_items(items))
+        return _hades_lines(project, items)
     return _pair_lines(project, items)
 
 
@@ -226,19 +235,27 @@ def _pair_lines(project: Project, items: QuerySet[PairItem]) -> Iterator[str]:
         yield json.dumps(pair_row(item, answers.get(item.pk)), ensure_ascii=False) + "\n"
 
 
-def _hades_items(items: QuerySet[PairItem]) -> Iterator[tuple[PairItem, list[Token] | None]]:
-    """Items in id order with their text's HaDes tokens (None for an imported row, written as it came).
+class _HadesTexts:
+    """Each perturbed text's HaDes tokens, and why they would not read back the same (or None), made once.
 
-    A text is tokenised once for its run of items (the items of a text are made together).
+    The last ``kept`` texts used are kept, so items of a text that are not
+    next to each other in id order still share its tokens.
     """
-    text_id, tokens = None, None
-    for item in items.select_related("perturbed").iterator(chunk_size=CHUNK):
-        if _imported_hades_row(item) is not None:
-            yield item, None
-            continue
-        if item.perturbed_id != text_id:
-            text_id, tokens = item.perturbed_id, hades_tokens(item.perturbed.text)
-        yield item, tokens
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._texts: OrderedDict[int, tuple[list[Token], str | None]] = OrderedDict()
+
+    def tokens(self, text: PerturbedText) -> tuple[list[Token], str | None]:
+        found = self._texts.get(text.pk)
+        if found is None:
+            tokens = hades_tokens(text.text)
+            found = self._texts[text.pk] = (tokens, _text_problem(tokens))
+            if len(self._texts) > self._kept:
+                self._texts.popitem(last=False)
+        else:
+            self._texts.move_to_end(text.pk)
+        return found
 
 
 def _text_problem(tokens: list[Token]) -> str | None:
@@ -250,35 +267,70 @@ def _text_problem(tokens: list[Token]) -> str | None:
     return None
 
 
-def _item_problem(item: PairItem, tokens: list[Token]) -> str | None:
-    """Why the item cannot be written in HaDes form, or None."""
-    try:
-        hades_line(item, tokens)
-    except HadesUnwritable as error:
-        return str(error)
-    return None
+def _checked_hades_line(item: PairItem, texts: _HadesTexts) -> str:
+    """The item's HaDes line; raises HadesUnwritable, its text's problem first, when HaDes cannot carry it."""
+    if _imported_hades_row(item) is not None:
+        return hades_line(item)  # the imported line, as it came: nothing to tokenise
+    tokens, text_problem = texts.tokens(item.perturbed)
+    if text_problem:
+        raise HadesUnwritable(text_problem)
+    return hades_line(item, tokens)
 
 
-def _check_hades(project: Project, items: QuerySet[PairItem]) -> None:
-    """Refuse the export, naming every item HaDes cannot carry faithfully, rather than write a wrong file."""
+def _spool_hades_lines(items: QuerySet[PairItem], spool: IO[str]) -> list[str]:
+    """Write every item's HaDes line to ``spool`` in id order; what is wrong with each item HaDes cannot carry.
+
+    Once an item is refused no more lines are written (the export is refused),
+    but every item is still checked, so that the refusal names them all.
+    """
     problems: list[str] = []
-    text_id, text_problem = None, None
-    for item, tokens in _hades_items(items):
-        if tokens is None:
+    texts = _HadesTexts(TEXTS_KEPT)
+    for item in items.select_related("perturbed").iterator(chunk_size=CHUNK):
+        try:
+            line = _checked_hades_line(item, texts)
+        except HadesUnwritable as error:
+            problems.append(f"item {item.external_id or f'item-{item.pk}'!r}: {error}")
             continue
-        if item.perturbed_id != text_id:  # a text's round trip is checked once, with its first item
-            text_id, text_problem = item.perturbed_id, _text_problem(tokens)
-        problem = text_problem or _item_problem(item, tokens)
-        if problem:
-            problems.append(f"item {item.external_id or f'item-{item.pk}'!r}: {problem}")
-    if problems:
-        count = len(problems)
-        listed = "; ".join(problems[:MAX_MESSAGES]) + (f"; and {count - MAX_MESSAGES} more" if count > MAX_MESSAGES else "")
-        raise ExportError(
-            f"hades cannot carry {count} item{'s' if count > 1 else ''} of {project.slug!r} faithfully (the pairs "
-            f"format carries any text): {listed}",
-            field="format",
-        )
+        if not problems:
+            spool.write(line + "\n")
+    return problems
+
+
+def _refusal(project: Project, problems: list[str]) -> ExportError:
+    """The refusal of a HaDes export, naming every item HaDes cannot carry faithfully (the first MAX_MESSAGES)."""
+    count = len(problems)
+    listed = "; ".join(problems[:MAX_MESSAGES]) + (f"; and {count - MAX_MESSAGES} more" if count > MAX_MESSAGES else "")
+    return ExportError(
+        f"hades cannot carry {count} item{'s' if count > 1 else ''} of {project.slug!r} faithfully (the pairs "
+        f"format carries any text): {listed}",
+        field="format",
+    )
+
+
+def _hades_lines(project: Project, items: QuerySet[PairItem]) -> Iterator[str]:
+    """Check every item and make its line now, refusing the export rather than write a wrong file; the lines after.
+
+    The spool reads back exactly what was written: no newline translation and
+    lines split at "\\n" only (a line holds none but its last), and any code
+    point written back as it came.
+    """
+    spool = SpooledTemporaryFile(  # closed by _read_spool, or here on a refusal
+        max_size=SPOOL_BYTES, mode="w+", encoding="utf-8", errors="surrogatepass", newline="\n"
+    )
+    try:
+        problems = _spool_hades_lines(items, spool)
+        if problems:
+            raise _refusal(project, problems)
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
+    return _read_spool(spool)
+
+
+def _read_spool(spool: IO[str]) -> Iterator[str]:
+    with spool:
+        yield from spool
 
 
 def export_pairs(project: Project, fmt: str) -> str:
