@@ -48,7 +48,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's, answering 503 when saving the session finds the database busy (config/database_busy.py).
+    "config.database_busy.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -139,10 +140,16 @@ STORAGES = {
 MEDIA_ROOT = DATA_DIR / "media"
 # Uploads of FaithBench batches can be large; 200 MB is far above any real file.
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("DATA_UPLOAD_MAX_MEMORY_SIZE", 200 * 1024 * 1024)
-# The largest file an import takes (page or API), in MB, checked before the file is read: reading and importing one
-# takes about 6 times its size in the web process's memory (docs/performance.md, section 3); 200 MB is twice a
-# 100,000-sample FaithBench file.
+# The most an import takes (page or API), in MB, its files together, checked before they are received: reading and
+# importing them takes about 6 times their size in the web process's memory (docs/performance.md, section 3); 200 MB
+# is twice a 100,000-sample FaithBench file.
 MAX_UPLOAD_MB = envint("FAITHLAB_MAX_UPLOAD_MB", 200, minimum=1)
+# The limit's handler first: it stops an upload over MAX_UPLOAD_MB before its files are received (annotate/uploads.py).
+FILE_UPLOAD_HANDLERS = [
+    "annotate.uploads.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 REST_FRAMEWORK = {
     # DRF answers an anonymous call 401 with the FIRST class's WWW-Authenticate challenge, and 403 when

@@ -10,15 +10,19 @@ released and the same save succeeds.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
+from django.contrib.sessions.backends.db import SessionStore
 from django.db import OperationalError
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 
-from config.database_busy import BUSY_DETAIL, DatabaseBusyMiddleware, is_database_busy
+from config.database_busy import BUSY_DETAIL, SESSION_BUSY_DETAIL, DatabaseBusyMiddleware, is_database_busy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -116,3 +120,45 @@ def test_only_a_lock_counts_as_busy_other_database_errors_stay_server_errors() -
     assert middleware.process_exception(request, OperationalError("no such column: x")) is None
     response = middleware.process_exception(request, OperationalError("database is locked"))
     assert response is not None and response.status_code == 503
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "json_answer"), [("/", False), ("/api/projects/", True)])
+def test_a_busy_session_save_after_the_view_answers_503_not_500(
+    admin_user: Any, settings: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, path: str,
+    json_answer: bool,
+) -> None:
+    # The session middleware saves after the view, outside every view's process_exception; every request saves here.
+    settings.SESSION_SAVE_EVERY_REQUEST = True
+    client = Client(raise_request_exception=False)
+    client.force_login(admin_user)  # saved now, before the database turns busy
+
+    def locked(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(SessionStore, "save", locked)
+    with caplog.at_level(logging.WARNING):
+        response = client.get(path)
+    assert (response.status_code, response.headers.get("Retry-After")) == (503, "10"), response.content[:300]
+    if json_answer:
+        assert response.json() == {"detail": SESSION_BUSY_DETAIL}
+    else:
+        html = response.content.decode()
+        assert "<title>Busy, try again · FaithLab</title>" in html
+        assert "could not save your session" in html and "Traceback" not in html
+    assert f"database busy: GET {path} answered 503, saving the session (database is locked)" in caplog.text
+    assert "Internal Server Error" not in caplog.text
+
+
+@pytest.mark.django_db
+def test_another_error_saving_the_session_stays_a_server_error(admin_user: Any, settings: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    settings.SESSION_SAVE_EVERY_REQUEST = True
+    client = Client(raise_request_exception=False)
+    client.force_login(admin_user)
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("no such table: django_session")
+
+    monkeypatch.setattr(SessionStore, "save", broken)
+    assert client.get("/").status_code == 500

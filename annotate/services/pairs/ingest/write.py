@@ -9,6 +9,9 @@ values (PreparedInsert). Inside, the transaction re-checks only what another
 writer could have changed meanwhile (ids, groups and HaDes rows added to the
 project since the checks read it: the rows above the highest ids read before
 them, one query each), creates the project when it is new, and inserts.
+Imports into one project take turns for that (_take_turn): on PostgreSQL a
+second import waits for the first's commit, so its re-check sees the first's
+rows.
 """
 
 from __future__ import annotations
@@ -149,6 +152,27 @@ def _recheck_added_since(project: Project, parsed: ParsedImport, fmt: str, seen:
     problems.raise_if_any()
 
 
+def _create_project(slug: str, user: AbstractBaseUser | None) -> Project:
+    """The new project; refused when another import, still uncommitted when create_project looked, made it first."""
+    try:
+        return projects.create_project(slug, slug=slug, owner=user, kind=Project.Kind.PAIRS)
+    except IntegrityError:  # PostgreSQL: the slug's unique index waited for the other import's commit
+        raise PairImportFailed([
+            f"project: another import created project {slug!r} while this one was being checked; nothing was "
+            "imported. Import the files again to add them to it."
+        ]) from None
+
+
+def _take_turn(project: Project) -> None:
+    """Imports into one project take turns from here to their commit, so that the re-check sees what the one before
+    wrote. Only original ids have a unique constraint; without the turn, two PostgreSQL imports with the same group
+    or item id would both pass the re-check (neither sees the other's uncommitted rows) and both be written. The
+    lock is the project's settings row (made here for a project older than pairs settings; a new project gets it
+    from create_project): no other writer holds it for long. SQLite needs none of this (one write transaction at a
+    time) and ignores the lock."""
+    PairConfig.objects.select_for_update(no_key=True).get_or_create(project=project)
+
+
 def _report_taken(
     project: Project, parsed: ParsedImport, problems: Problems, *, originals: set[str], groups: set[str],
     item_ids: set[str],
@@ -240,11 +264,11 @@ def _write(
     """Inside the import's transaction: re-check what another writer could have changed, then only insert."""
     created = project is None
     if project is None:
-        project = projects.create_project(slug, slug=slug, owner=user, kind=Project.Kind.PAIRS)
+        project = _create_project(slug, user)
     else:
         assert seen is not None
+        _take_turn(project)
         _recheck_added_since(project, prepared.parsed, prepared.fmt, seen)
-    PairConfig.objects.get_or_create(project=project)  # a project made before pairs projects got theirs at creation
     rows = [(*row, project.pk) for row in prepared.original_rows]
     try:
         if prepared.text_rows and rows:  # the texts refer to these originals: their ids are needed
@@ -253,7 +277,7 @@ def _write(
         else:
             prepared.originals.insert(rows)
             original_pks = {}
-    except IntegrityError:  # pair_original_id_in_project: on PostgreSQL, an import committed since the re-check
+    except IntegrityError:  # pair_original_id_in_project: a writer that took no turn (_take_turn) added one
         raise PairImportFailed([
             f"project: another import added originals with this import's ids to project {project.slug!r} while "
             "this one was being checked; nothing was imported. Import the files again."
