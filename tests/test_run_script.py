@@ -21,10 +21,20 @@ SCRIPT = ROOT / "scripts" / "run-dev.sh"
 STARTUP_LIMIT_S = 120  # both servers, on a busy two-core machine
 
 
-# The stop is bounded by STOP_GRACE_SECONDS (7) plus killing and reaping. In the full suite on 2 loaded cores the
-# stop ran past 10 s three times in a row at stop 21 while passing alone; 20 s keeps the bound a test (a stop that
-# hangs still fails) while that is investigated (stop 21's note).
-STOP_WAIT_SECONDS = 20
+# What the issue asks of one Ctrl-C. The worker's own warm shutdown takes 3-5 s (Celery notices the signal within its
+# 2 s broker poll, stops its timer within 1 s, then the interpreter exits); the script kills a child still running
+# after STOP_GRACE_SECONDS (7).
+STOP_WAIT_SECONDS = 10
+
+
+def stop_within(process: subprocess.Popen, lines: list[str]) -> float:
+    """Seconds the script took to exit after the Ctrl-C; fails, with what it printed, past STOP_WAIT_SECONDS."""
+    started = time.monotonic()
+    try:
+        process.wait(timeout=STOP_WAIT_SECONDS)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running {STOP_WAIT_SECONDS} s after one Ctrl-C; it printed:\n" + "".join(lines[-20:]))
+    return time.monotonic() - started
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -89,7 +99,8 @@ def test_one_interrupt_stops_worker_and_web_server_within_ten_seconds(dev_env: d
         seen_before = len(lines)
 
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground group
-        assert process.wait(timeout=STOP_WAIT_SECONDS) == 130
+        stop_within(process, lines)
+        assert process.returncode == 130
         reader.join(timeout=5)
 
         output = "".join(lines)
@@ -160,7 +171,8 @@ def test_a_killed_worker_is_started_again_and_ctrl_c_still_stops_both(
         assert answers(url)  # the web server never went down
 
         os.killpg(process.pid, signal.SIGINT)
-        assert process.wait(timeout=STOP_WAIT_SECONDS) == 130
+        stop_within(process, lines)
+        assert process.returncode == 130
         reader.join(timeout=5)
         output = "".join(lines)
         assert f"run-dev: worker (pid {new_worker}) stopped" in output
