@@ -183,6 +183,52 @@ def test_an_auditors_malformed_verdict_is_still_400_naming_the_field(audit_item:
     assert "score" in response.json()
 
 
+# --------------------------------------------------------------------------- flagging a sample
+
+
+def flag_write(client: Client, method: str, sample: Sample, body: dict[str, Any]) -> Any:
+    send: Callable[..., Any] = getattr(client, method)
+    return send(f"/api/samples/{sample.pk}/flag/", json.dumps(body), content_type=JSON)
+
+
+@pytest.mark.parametrize("body", [{}, {"kind": "odd"}, {"kind": "broken", "stray": "field"}, {"round": "x"}])
+@pytest.mark.parametrize("role", [Membership.Role.ADMIN, Membership.Role.AUDITOR, Membership.Role.CURATOR])
+def test_a_member_who_does_not_annotate_the_batch_gets_403_for_a_bad_flag_as_for_a_valid_one(
+    sample: Sample, role: str, body: dict[str, Any]
+) -> None:
+    client = client_of(member(sample.project, "grace", role))
+    before = row_counts(SampleFlag)
+    valid = flag_write(client, "post", sample, {"kind": "broken", "comment": "cut off"})
+    refused = flag_write(client, "post", sample, body)
+    assert valid.status_code == 403
+    assert refused.status_code == valid.status_code, refused.json()
+    assert "only the annotators of batch" in refused.json()["detail"]
+    assert row_counts(SampleFlag) == before
+
+
+@pytest.mark.parametrize("body", [{}, {"kind": "odd"}, {"stray": "field"}])
+def test_an_outsiders_bad_flag_gets_the_same_404_as_a_valid_one(sample: Sample, charlie: Any,
+                                                                 body: dict[str, Any]) -> None:
+    client = client_of(charlie)
+    valid = flag_write(client, "post", sample, {"kind": "broken"})
+    refused = flag_write(client, "post", sample, body)
+    assert valid.status_code == refused.status_code == 404
+    assert refused.json() == valid.json()
+    assert row_counts(SampleFlag) == {"SampleFlag": 0}
+
+
+def test_withdrawing_a_flag_asks_who_may_flag_before_reading_the_body(sample: Sample, admin_user: Any) -> None:
+    refused = flag_write(client_of(admin_user), "delete", sample, {"stray": "field"})
+    assert refused.status_code == 403, refused.json()
+
+
+def test_the_batchs_annotator_still_gets_400_naming_the_bad_flag_field(sample: Sample, alice: Any) -> None:
+    response = flag_write(client_of(alice), "post", sample, {"kind": "odd"})
+    assert response.status_code == 400
+    assert "kind" in response.json()
+    assert not SampleFlag.objects.exists()
+
+
 # --------------------------------------------------------------------------- every other write with an object
 
 

@@ -24,7 +24,8 @@ from rest_framework.views import APIView
 from annotate import access
 from annotate.api.errors import field_error
 from annotate.api.schema import BATCH_ID
-from annotate.api.serializers import ErrorSerializer, FieldErrorsSerializer, RejectsUnknownFields
+from annotate.api.serializers import ErrorSerializer, FieldErrorsSerializer
+from annotate.api.validation import RejectsUnknownFields
 from annotate.models import Assignment, Batch, Membership
 from annotate.services import projects
 

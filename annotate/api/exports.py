@@ -10,7 +10,8 @@ from django.utils.http import content_disposition_header
 from rest_framework import serializers
 
 from annotate.api.errors import field_error
-from annotate.api.serializers import MAX_ROUND, QueryParamsSerializer
+from annotate.api.serializers import MAX_ROUND
+from annotate.api.validation import QueryParamsSerializer
 from annotate.models import Project
 from annotate.services import export
 from annotate.services.pairs import export as pair_export

@@ -12,21 +12,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate import access
 from annotate.api.errors import field_error
-from annotate.api.parsers import NoFileParser
-from annotate.api.serializers import ErrorSerializer, FieldErrorsSerializer, RejectsUnknownFields
+from annotate.api.parsers import FILE_PARSERS, read_file_field, refuse_stopped_upload
+from annotate.api.serializers import ErrorSerializer, FieldErrorsSerializer
+from annotate.api.validation import RejectsUnknownFields, UploadField
 from annotate.models import Project
 from annotate.services import ingest
 from annotate.services.pairs import ingest as pair_ingest
-from annotate.uploads import UploadTooLarge, read_uploads
 
 FORMATS_OF_KIND: dict[str, tuple[str, ...]] = {
     Project.Kind.SPANS: ingest.FORMATS,
@@ -37,12 +36,6 @@ SPAN_OPTIONS = ("annotators", "roster")
 PAIR_OPTIONS = ("skip_existing",)
 # An importer's message about one of the form's options starts with its name; every other one is about the files.
 OPTION_MESSAGE = re.compile(r"(format|annotators|skip_existing): |roster name ")
-
-
-@extend_schema_field({"type": "string", "format": "binary"})
-class UploadField(serializers.FileField):
-    """A file part of the multipart body, documented as OpenAPI describes an upload (spectacular's own mapping
-    describes how a file field is shown, as a URI)."""
 
 
 # Form fields other than these are refused by name (RejectsUnknownFields), not dropped unread. (A comment, not a
@@ -212,8 +205,7 @@ def _require_multipart(request: Request) -> None:
 
 
 class ProjectImportView(APIView):
-    # The schema names multipart/form-data only (extend_schema below): the one way to send a file.
-    parser_classes = [MultiPartParser, NoFileParser]
+    parser_classes = FILE_PARSERS
 
     @extend_schema(
         request={"multipart/form-data": ImportRequestSerializer},
@@ -236,14 +228,12 @@ class ProjectImportView(APIView):
         texts, pair files or HaDes files."""
         project, _ = access.get_project_for_user(request.user, slug, admin=True)
         _require_multipart(request)
+        refuse_stopped_upload(request)
         form = ImportRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         body = form.validated_data
         _check_options(project, request.data, body["format"])
-        try:
-            files = read_uploads(request.FILES.getlist("file"))
-        except UploadTooLarge as refused:
-            raise field_error("file", *refused.messages) from None
+        files = read_file_field(request)
         importer = _import_pairs if project.kind == Project.Kind.PAIRS else _import_spans
         result = importer(project, request, body, files)
         answer = {"project": project.slug, "kind": project.kind, "format": body["format"], **result}

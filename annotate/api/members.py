@@ -21,7 +21,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate import access
-from annotate.api.serializers import ErrorSerializer, RejectsUnknownFields
+from annotate.api.serializers import ErrorSerializer
+from annotate.api.validation import RejectsUnknownFields
 from annotate.models import Membership, Project
 from annotate.services import members
 from annotate.services.members import MemberError

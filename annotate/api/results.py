@@ -10,7 +10,7 @@ every generator and every detector of the project is listed, with n 0, null figu
 (stats.explained_halu_rates, stats.explained_detector_eval); where every figure is defined the objects are the
 commands' ones. Bad query parameters get
 400 with the parameter named: ``{"scheme": ["..."]}``; an empty one (``?level=``)
-too, rather than the default (annotate.api.serializers.QueryParamsSerializer).
+too, rather than the default (annotate.api.validation.QueryParamsSerializer).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from rest_framework.views import APIView
 
 from annotate import agreement
 from annotate.api.errors import field_error
-from annotate.api.serializers import MAX_ROUND, ErrorSerializer, QueryParamsSerializer
+from annotate.api.serializers import MAX_ROUND, ErrorSerializer
+from annotate.api.validation import QueryParamsSerializer
 from annotate.models import Project
 from annotate.services import stats
 from annotate.views.results import get_project_for_results

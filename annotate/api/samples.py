@@ -289,10 +289,12 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
 
         POST raises it (201) or changes it (200); DELETE withdraws it (204; round in
         the query or body, default 1; any other body field gets 400 naming it); GET
-        shows it (404 when there is none).
+        shows it (404 when there is none). Who may flag is asked before the body is read: a member who annotates
+        the batch in no round gets 403 whatever they send, an outsider 404.
         """
         sample, _ = access.get_sample_for_user(request.user, int(pk or 0))
         try:
+            flags.check_batch_flagger(sample, request.user)
             if request.method == "POST":
                 body = FlagRequestSerializer(data=request.data)
                 body.is_valid(raise_exception=True)

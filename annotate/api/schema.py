@@ -30,9 +30,9 @@ from annotate.api.serializers import (
     MAX_VERSION,
     ErrorSerializer,
     FieldErrorsSerializer,
-    RejectsUnknownFields,
     SpanConflictSerializer,
 )
+from annotate.api.validation import RejectsUnknownFields
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 

@@ -4,13 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from annotate.api.validation import (  # noqa: F401 - imported from here by the API's modules
-    NO_BODY,
-    NoBodySerializer,
-    QueryParamsSerializer,
-    RejectsUnknownFields,
-    StrictBooleanField,
-)
+from annotate.api.validation import QueryParamsSerializer, RejectsUnknownFields, StrictBooleanField
 from annotate.models import Batch, GoldLabel, Membership, Project, Sample
 
 # Ranges of the numbers the API reads: what the columns hold (SQLite cannot even compare a bigger
@@ -50,6 +44,11 @@ class SampleSerializer(serializers.ModelSerializer):
     )
     batch_id = serializers.IntegerField(read_only=True, help_text="The batch's id, what ?batch= filters by.")
     project = serializers.CharField(source="project.slug", read_only=True)
+    generator = serializers.CharField(
+        read_only=True, allow_null=True,
+        help_text="The model that wrote the summary; \"\" when the sample names none. null: hidden from you (an "
+        "annotator of a project that keeps generators blind; its admins may reveal them in the project's settings).",
+    )
 
     class Meta:
         model = Sample
@@ -69,7 +68,7 @@ class SampleSerializer(serializers.ModelSerializer):
         if role not in SEES_METADATA:
             data["metadata"] = {}
             if not sample.project.reveal_generator:
-                data["generator"] = ""
+                data["generator"] = None  # not "": that is a sample whose generator is empty
         return data
 
 

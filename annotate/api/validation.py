@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from django.http import QueryDict
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import SkipField, empty
 
@@ -175,3 +176,9 @@ def _shown(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)[:80]
     except (TypeError, ValueError):
         return repr(value)[:80]
+
+
+@extend_schema_field({"type": "string", "format": "binary"})
+class UploadField(serializers.FileField):
+    """A file part of a multipart body, described as OpenAPI describes an upload (spectacular's own mapping of a
+    FileField describes how a stored file is shown, as a URI): every import's ``file`` field."""

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from annotate.access import AssignmentStates
 from annotate.models import Assignment, Project, Sample, SampleFlag
 
 MAX_COMMENT = 2000
@@ -35,6 +36,17 @@ class NotFlagger(FlagError):
 
 class NoFlag(FlagError):
     """There is no flag of this annotator on the sample in that round."""
+
+
+def check_batch_flagger(sample: Sample, user: AbstractBaseUser) -> None:
+    """Refuse (``NotFlagger``) a user who annotates the sample's batch in no round, before any input is read.
+
+    Asked first so that a caller who may not flag learns that whatever they send, not what their body lacks;
+    the round they name is checked afterwards (``_check_flagger``). The access lookup's assignments, left on
+    the sample for an annotator, spare a query.
+    """
+    if not AssignmentStates.of(sample, user).rounds:
+        raise NotFlagger("round", f"only the annotators of batch {sample.batch.name!r} flag its samples")
 
 
 def _check_flagger(sample: Sample, annotator: AbstractBaseUser, round: Any) -> int:

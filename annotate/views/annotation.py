@@ -88,7 +88,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def project_import(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = access.get_project_for_user(request.user, slug, admin=True)
     try:
-        files = read_uploads(request.FILES.getlist("files"))
+        files = read_uploads(request.FILES.getlist("files"), request=request)
     except UploadTooLarge as refused:
         for line in refused.page_messages():
             messages.error(request, line)

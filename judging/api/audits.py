@@ -6,7 +6,8 @@ Same rules as the audit page (judging.services.audits serves and records for bot
 members (judging.api.lookups). The API has no blind mode: a client that wants its auditor's own score first
 simply asks for it before showing ``judges`` (a verdict sent here has no ``blind_score``).
 
-An item is answered once (POST; a second is 409); the auditor reads their own saved verdict with GET on the audit
+An item is answered once (POST; a second verdict is 409, the same verdict sent again a retry answered 200 with the
+saved one, nothing changed); the auditor reads their own saved verdict with GET on the audit
 and changes it afterwards (the page's ``u``) with PUT (the whole verdict: every field required) or PATCH (the
 fields sent), never another auditor's (403). A change keeps ``answered_at`` and ``seconds`` from the first answer
 and sets ``changed_at``.
@@ -27,7 +28,8 @@ from rest_framework.views import APIView
 
 from annotate.api.errors import field_error
 from annotate.api.schema import id_in_path
-from annotate.api.serializers import MAX_ID, ErrorSerializer, RejectsUnknownFields
+from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.validation import RejectsUnknownFields
 from annotate.models import Project
 from judging import access
 from judging.api.lookups import NOT_A_SPAN_PROJECT, span_project_lookup
@@ -192,7 +194,8 @@ class AuditConflictSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What happened, for a person to read; nothing was changed.")
     code = serializers.ChoiceField(
         choices=["already_audited", "not_served", "nothing_to_agree", "not_answered"],
-        help_text="already_audited: you gave a verdict on this item before (change it with PATCH or PUT /api/audits/{id}/); "
+        help_text="already_audited: you gave another verdict on this item before (change it with PATCH or PUT "
+        "/api/audits/{id}/; the same verdict again is a retry, answered 200); "
         "not_served: ask for your next item first; nothing_to_agree: the shown answer has no 1-5 score (a failure, "
         "or an NLI probability); not_answered: the audit holds no verdict yet, so there is nothing to change.",
     )
@@ -279,12 +282,19 @@ class AuditVerdictView(APIView):
         parameters=[id_in_path("audit item")],
         request=AuditRequestSerializer,
         responses={
-            201: AuditResultSerializer,
+            200: OpenApiResponse(
+                AuditResultSerializer,
+                description="A retry: you sent this verdict for this item already and it is your saved verdict. "
+                "Nothing was changed (its `answered_at`, `seconds` and `changed_at` included); the body is the "
+                "saved verdict, as the 201 gave it.",
+            ),
+            201: OpenApiResponse(AuditResultSerializer, description="Your verdict was recorded."),
             403: FOR_AUDITORS,
             404: OpenApiResponse(ErrorSerializer, description="No such audit item in a project of yours."),
             409: OpenApiResponse(
                 AuditConflictSerializer,
-                description="Nothing was recorded: you audited this item already, it was not served to you (or your serve "
+                description="Nothing was recorded: you audited this item already with another verdict (change it with "
+                "PATCH or PUT /api/audits/{id}/), it was not served to you (or your serve "
                 "expired and went to another auditor), or you "
                 "agreed with an answer that has no 1-5 score (see code).",
             ),
@@ -292,7 +302,10 @@ class AuditVerdictView(APIView):
     )
     def post(self, request: Request, id: str) -> Response:
         """Your verdict on the item served to you: a score 1-5, or agreed (the shown judge's score); once (change it
-        afterwards with PATCH or PUT /api/audits/{id}/)."""
+        afterwards with PATCH or PUT /api/audits/{id}/).
+
+        Safe to retry: the same verdict sent again answers 200 with the saved one and changes nothing, so a client
+        whose connection dropped after the verdict was recorded learns that it was."""
         item_id = int(id)
         if not 1 <= item_id <= MAX_ID:
             raise NotFound("No such audit item")
@@ -303,14 +316,14 @@ class AuditVerdictView(APIView):
         body.is_valid(raise_exception=True)
         verdict = body.validated_data
         try:
-            audit = audits.submit_audit(
+            audit, recorded = audits.submit_audit_retry(
                 project, request.user, item.pk,
                 score=verdict.get("score"), agreed=verdict["agreed"],
                 reasoning_wrong=verdict["reasoning_wrong"], note=verdict.get("note", ""),
             )
         except AuditError as error:
             return _refusal(error)
-        return Response(audit_result(audit), status=status.HTTP_201_CREATED)
+        return Response(audit_result(audit), status=status.HTTP_201_CREATED if recorded else status.HTTP_200_OK)
 
 
 def audit_result(audit: Audit) -> dict[str, Any]:

@@ -5,7 +5,7 @@ Who gets what is judging.access's ``get_project_for_export``, as on the pages: a
 audits (judgements 403), annotators 403 (they work blind), outsiders 404, anonymous callers 401; a pairs project
 400 on ``project`` to its members (judging.api.lookups).
 A choice that cannot be used is a 400 ``{"field": ["message"]}`` before any line is sent; an empty one too
-(``?format=``), rather than the default (annotate.api.serializers.QueryParamsSerializer).
+(``?format=``), rather than the default (annotate.api.validation.QueryParamsSerializer).
 ``bom=1`` starts a CSV download with the UTF-8 byte order mark, for Excel, as the span export's ``bom`` does (and is
 refused the same way with jsonl).
 """
@@ -25,7 +25,8 @@ from rest_framework.views import APIView
 from annotate.access import AnyUser
 from annotate.api.errors import field_error
 from annotate.api.exports import BOM_HELP
-from annotate.api.serializers import MAX_ID, ErrorSerializer, QueryParamsSerializer
+from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.validation import QueryParamsSerializer
 from annotate.models import Project
 from annotate.services.export import bom_refusal
 from judging import access

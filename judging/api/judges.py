@@ -14,18 +14,16 @@ from django.urls import path, re_path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotate.api.errors import as_field_errors, field_error
-from annotate.api.parsers import NoFileParser
+from annotate.api.parsers import FILE_PARSERS, read_file_field, refuse_stopped_upload
 from annotate.api.schema import integer
 from annotate.api.serializers import MAX_ID, ErrorSerializer
 from annotate.models import Batch, Project
-from annotate.uploads import UploadTooLarge, read_uploads
 from judging import access
 from judging.api.lookups import NOT_A_SPAN_PROJECT, NOT_A_SPAN_PROJECT_OR_BAD_INPUT, span_project_lookup
 from judging.api.serializers import (
@@ -185,8 +183,7 @@ class JudgeRunJudgementsView(generics.GenericAPIView):
 
 
 class JudgementImportView(APIView):
-    # The schema names multipart/form-data only (extend_schema below): the one way to send a file.
-    parser_classes = [MultiPartParser, NoFileParser]
+    parser_classes = FILE_PARSERS
 
     @extend_schema(
         request={"multipart/form-data": JudgementImportRequestSerializer},
@@ -215,12 +212,10 @@ class JudgementImportView(APIView):
         other than `file` and `flag` gets 400 naming it. Judgements imported before get 409: the files are not at
         fault, what the project holds already is, so sending them again never duplicates a run."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
+        refuse_stopped_upload(request)
         body = JudgementImportRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            files = read_uploads(request.FILES.getlist("file"), default_name="upload.jsonl")
-        except UploadTooLarge as refused:
-            raise field_error("file", *refused.messages) from None
+        files = read_file_field(request, default_name="upload.jsonl")
         try:
             report = ingest.import_judgements(project, files, by=request.user, flag=body.validated_data["flag"])
         except ingest.JudgementsAlreadyImported as repeated:

@@ -14,7 +14,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from annotate.api.serializers import MAX_ID, FieldErrorsSerializer, RejectsUnknownFields
+from annotate.api.serializers import MAX_ID, FieldErrorsSerializer
+from annotate.api.validation import RejectsUnknownFields, UploadField
 from judging.models import Judge, Judgement, JudgeRun
 from judging.models.judges import SCORE_LABELS
 from judging.services.judges import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_SECONDS
@@ -223,7 +224,7 @@ class JudgementSerializer(serializers.ModelSerializer):
 # A form field the import does not take is refused by name (RejectsUnknownFields), not dropped unread: a misspelt
 # `flagg=true` imported without flagging anything. (A comment, not a docstring, which would become the schema's.)
 class JudgementImportRequestSerializer(RejectsUnknownFields):
-    file = serializers.FileField(
+    file = UploadField(
         help_text="JSONL, one judgement a line (README: LLM judges and audit). Repeat the field to send several files.",
         error_messages={
             "required": "No file was sent: send one or more JSONL files as the field 'file' of a multipart/form-data "

@@ -326,9 +326,12 @@ def _saved_text(audit: Audit, *, changed: bool = False) -> str:
     agreed = " (agreed with the judge)" if audit.agreed else ""
     # Audit.blind: the final score is the one given before the judges' answers were shown; blind_score that one.
     blind = ", given blind" if audit.blind else f", {audit.blind_score} given blind" if audit.blind_score else ""
+    # seconds is None when the server clock went back between serve and answer (annotate.services.clock).
+    first = "time" if audit.seconds is None else f"{audit.seconds:.1f} s"
     if changed:
-        return f"Changed: score {audit.score}{agreed}{blind} (the first answer's {audit.seconds:.1f} s kept)."
-    return f"Saved: score {audit.score}{agreed}{blind}, {audit.seconds:.1f} s on the item (server time)."
+        return f"Changed: score {audit.score}{agreed}{blind} (the first answer's {first} kept)."
+    timed = "time on the item not known" if audit.seconds is None else f"{first} on the item (server time)"
+    return f"Saved: score {audit.score}{agreed}{blind}, {timed}."
 
 
 @never_cache

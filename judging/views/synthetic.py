@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotate.models import Project
+from annotate.uploads import stopped_upload
 from judging import access
 from judging import synthetic as nesting
 from judging.charts import sensitivity_chart
@@ -125,6 +126,10 @@ def synthetic_create(request: HttpRequest, slug: str) -> HttpResponse:
 def synthetic_import(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.get_project_for_judging_admin(request.user, slug)
     form = SyntheticImportForm(request.POST, request.FILES, auto_id="import_%s")  # ids apart from the create form's
+    stopped = stopped_upload(request)
+    if stopped is not None:  # over FAITHLAB_MAX_UPLOAD_MB: never received, so not "required" but too large
+        form.errors.pop("file", None)
+        form.add_error("file", stopped.messages)
     if form.is_valid():
         upload = form.cleaned_data["file"]
         if upload.size > MAX_IMPORT_BYTES:

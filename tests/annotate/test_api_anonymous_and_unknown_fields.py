@@ -3,7 +3,7 @@ that dropped unknown fields unread (withdrawing a sample flag, the multipart jud
 
 An anonymous caller of an unknown address got the JSON 404, where every endpoint answers 401: it learnt that the
 address was wrong, not that it must sign in. Signed-in callers keep the 404 (tests/annotate/test_api_not_found.py).
-The flag's DELETE and the import share RejectsUnknownFields with every other write (annotate.api.serializers).
+The flag's DELETE and the import share RejectsUnknownFields with every other write (annotate.api.validation).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 DRF reads a query as a form, where an empty optional value counts as not sent: ``?level=`` answered the nominal
 alpha, ``?round=`` round 1's figures, ``?state=`` every item. A client that builds its query from an unset
-variable learns so instead of getting other figures than it meant (annotate.api.serializers.QueryParamsSerializer).
+variable learns so instead of getting other figures than it meant (annotate.api.validation.QueryParamsSerializer).
 """
 
 from __future__ import annotations

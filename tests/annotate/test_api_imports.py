@@ -284,3 +284,22 @@ def test_the_schema_documents_the_multipart_body(admin_user: Any) -> None:
         operation["requestBody"]["content"]["multipart/form-data"]["schema"]["$ref"].rsplit("/", 1)[-1]]
     assert form["properties"]["file"]["format"] == "binary"
     assert set(form["required"]) == {"file", "format"}
+
+
+def test_every_multipart_file_field_in_the_schema_is_an_upload(admin_user: Any) -> None:
+    """Each import's ``file`` field is described as an upload (binary), never as a stored file's URI, which is how
+    spectacular shows a plain FileField: the judge-output import once said ``format: uri``."""
+    document = login(admin_user).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    schemas = document["components"]["schemas"]
+    forms = {
+        path: schemas[body["schema"]["$ref"].rsplit("/", 1)[-1]]
+        for path, operations in document["paths"].items()
+        for operation in operations.values() if isinstance(operation, dict)
+        for media, body in operation.get("requestBody", {}).get("content", {}).items()
+        if media == "multipart/form-data" and "$ref" in body.get("schema", {})
+    }
+    assert len(forms) >= 2, sorted(forms)  # the data import and the judge-output import at least
+    for path, form in forms.items():
+        field = form["properties"]["file"]
+        described = field.get("items", field)
+        assert described.get("format") == "binary", (path, field)

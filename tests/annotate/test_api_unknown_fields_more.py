@@ -3,7 +3,7 @@ does: the gold label, a sample's flag, the similarity request, pair undo and lif
 
 They used to drop such fields unread: ``{"span_ids": [], "label": "U"}`` saved a consistent gold label and lost
 the label; a flag's misspelt ``coment`` raised the flag without its comment. They share one mechanism,
-annotate.api.serializers.RejectsUnknownFields (NoBodySerializer for the actions that take no fields).
+annotate.api.validation.RejectsUnknownFields (NoBodySerializer for the actions that take no fields).
 """
 
 from __future__ import annotations

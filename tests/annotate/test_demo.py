@@ -274,4 +274,4 @@ def test_demo_round_one_is_frozen_for_carol_and_bob_works_blind(db: None) -> Non
     mine = Sample.objects.filter(batch__name="demo-batch-1").first()
     assert mine.metadata, "the demo ships detector outputs"
     detail = bob_client.get(f"/api/samples/{mine.pk}/").json()
-    assert detail["metadata"] == {} and detail["generator"] == ""
+    assert detail["metadata"] == {} and detail["generator"] is None  # hidden, not empty

@@ -185,8 +185,8 @@ def test_annotators_work_blind_through_the_api(batch: Any, sample: Any, alice: A
     detail = login(alice).get(f"/api/samples/{sample.pk}/").json()
     listed = login(alice).get("/api/samples/?project=demo").json()
     listed = listed.get("results", listed)
-    assert detail["metadata"] == {} and detail["generator"] == ""
-    assert all(row["metadata"] == {} and row["generator"] == "" for row in listed)
+    assert detail["metadata"] == {} and detail["generator"] is None  # hidden: null, never a name nor ""
+    assert all(row["metadata"] == {} and row["generator"] is None for row in listed)
     admin_view = login(admin_user).get(f"/api/samples/{sample.pk}/").json()
     assert admin_view["metadata"] == {"hhem-2.1": 0.12, "gpt_4o": 0} and admin_view["generator"] == "model-a"
 

@@ -1,20 +1,30 @@
-"""Imported files over FAITHLAB_MAX_UPLOAD_MB are refused by their size, before they are read, on every import.
+"""Imports over FAITHLAB_MAX_UPLOAD_MB are refused by their size, before their files are received, on every import.
 
-The message names the file, its size, the limit and the setting; nothing is imported.
+An upload (the files of one import together) whose body declares more than the
+limit is stopped at its first file, its body unread but for the fields before
+it; one within its declared length is stopped as soon as the file bytes pass
+the limit, its file dropped with its temporary file. A file over the limit
+that reaches read_uploads anyway is refused before any file is read. The
+message gives the size (the upload's, or the file's), the limit and the
+setting; nothing is imported.
 """
 
 from __future__ import annotations
 
 import html
+import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client, RequestFactory
+from django.urls import reverse
 
 from annotate.models import Batch, Membership, PairOriginal, Project
-from annotate.uploads import UploadTooLarge, read_uploads
-from judging.models import JudgeRun
+from annotate.uploads import FORM_ALLOWANCE, UploadTooLarge, read_uploads, stopped_upload
+from judging.models import JudgeRun, SyntheticSet
 from tests.conftest import login
 
 pytestmark = pytest.mark.django_db
@@ -22,6 +32,10 @@ pytestmark = pytest.mark.django_db
 LINE = json.dumps({"passage_id": "p1", "source": "One. Two.", "summary": "One.", "generator": "g"})
 BIG = "big.jsonl: the file is 1.5 MB, over the 1 MB limit on imported files; split it into smaller files, or raise " \
       "the limit with the setting FAITHLAB_MAX_UPLOAD_MB."
+ADVICE = "over the 1 MB limit on imported files (the files of one import together); split it into smaller files and " \
+         "import them in turn, or raise the limit with the setting FAITHLAB_MAX_UPLOAD_MB."
+UPLOAD = f"The upload is 1.5 MB, {ADVICE}"  # a body of 1.5 MB and a few hundred bytes
+PASSED = f"big.jsonl: with this file the upload is {ADVICE}"
 
 
 def big_file(name: str = "big.jsonl") -> SimpleUploadedFile:
@@ -54,7 +68,7 @@ def test_the_project_page_refuses_a_file_over_the_limit_and_imports_nothing(proj
     client = login(admin_user)
     small = SimpleUploadedFile("small.jsonl", LINE.encode())
     page = client.post("/projects/demo/import/", {"files": [small, big_file()]}, follow=True)
-    assert f"Nothing was imported. {BIG}" in html.unescape(page.content.decode())
+    assert f"Nothing was imported. {UPLOAD}" in html.unescape(page.content.decode())
     assert not Batch.objects.exists()
     done = client.post("/projects/demo/import/", {"files": [SimpleUploadedFile("small.jsonl", LINE.encode())]},
                        follow=True)
@@ -62,9 +76,10 @@ def test_the_project_page_refuses_a_file_over_the_limit_and_imports_nothing(proj
 
 
 def test_the_import_api_refuses_a_file_over_the_limit_naming_it(project: Project, admin_user: Any) -> None:
+    # The format comes after the file, so it is never read: the answer is about the size, not a missing format.
     answer = login(admin_user).post("/api/projects/demo/imports/", {"file": [big_file()], "format": "jsonl"})
     assert answer.status_code == 400
-    assert answer.json() == {"file": [BIG]}
+    assert answer.json() == {"file": [UPLOAD]}
     assert not Batch.objects.exists()
 
 
@@ -73,12 +88,118 @@ def test_the_pairs_page_refuses_a_file_over_the_limit(admin_user: Any) -> None:
     Membership.objects.create(project=pairs, user=admin_user, role=Membership.Role.ADMIN)
     page = login(admin_user).post("/projects/pairs/pairs/import/", {"format": "raw", "files": [big_file()]},
                                   follow=True)
-    assert f"Nothing was imported. {BIG}" in html.unescape(page.content.decode())
+    assert f"Nothing was imported. {UPLOAD}" in html.unescape(page.content.decode())
     assert not PairOriginal.objects.exists()
 
 
 def test_the_judgement_import_api_refuses_a_file_over_the_limit(project: Project, admin_user: Any) -> None:
     answer = login(admin_user).post("/api/projects/demo/judgements/import/", {"file": big_file()})
     assert answer.status_code == 400
-    assert answer.json() == {"file": [BIG]}
+    assert answer.json() == {"file": [UPLOAD]}
     assert not JudgeRun.objects.exists()
+
+
+def test_the_rewrites_import_page_says_the_upload_is_too_large_not_missing(project: Project, admin_user: Any) -> None:
+    response = login(admin_user).post(reverse("judging-synthetic-import", args=[project.slug]),
+                                      {"name": "imp", "file": big_file(), "seed": "0"})
+    assert response.status_code == 400
+    assert response.context["import_form"].errors["file"] == [UPLOAD]  # not "This field is required."
+    assert UPLOAD in html.unescape(response.content.decode())
+    assert not SyntheticSet.objects.exists()
+
+
+# --- refused before the body is read, or as soon as the files pass the limit ----------------------------------------
+
+BOUNDARY = "faithlab-test-boundary"
+
+
+class EndlessBody(io.RawIOBase):
+    """A WSGI input: ``head``, then file bytes without end; reading more than ``allowed`` bytes fails the test."""
+
+    def __init__(self, head: bytes, allowed: int) -> None:
+        self.head, self.allowed, self.given = head, allowed, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        wanted = len(buffer)
+        assert self.given + wanted <= self.allowed, f"the body was read past {self.allowed} bytes"
+        head = self.head[self.given : self.given + wanted]
+        chunk = head + b"x" * (wanted - len(head))
+        buffer[:wanted] = chunk
+        self.given += wanted
+        return wanted
+
+
+def multipart_head(fields: dict[str, str], file_field: str) -> bytes:
+    """The body's start: the fields, then the headers of a file ``big.jsonl`` in ``file_field``."""
+    parts = [f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+             for name, value in fields.items()]
+    parts.append(f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{file_field}"; filename="big.jsonl"\r\n'
+                 "Content-Type: application/octet-stream\r\n\r\n")
+    return "".join(parts).encode()
+
+
+def post_endless(client: Client, path: str, head: bytes, declared: int) -> tuple[Any, EndlessBody]:
+    body = EndlessBody(head, allowed=256 * 1024)
+    response = client.request(**{
+        "REQUEST_METHOD": "POST", "PATH_INFO": path, "CONTENT_TYPE": f"multipart/form-data; boundary={BOUNDARY}",
+        "CONTENT_LENGTH": str(declared), "wsgi.input": io.BufferedReader(body),
+    })
+    return response, body
+
+
+TEN_GB = 10 * 1024**3
+DECLARED = f"The upload is 10240.0 MB, {ADVICE}"
+
+
+def test_a_body_declaring_ten_gigabytes_is_refused_on_the_page_reading_only_the_fields_before_its_file(
+    project: Project, admin_user: Any
+) -> None:
+    client = Client(enforce_csrf_checks=True)  # the CSRF token, sent before the file, must still be read
+    client.force_login(admin_user)
+    client.get("/projects/demo/")
+    token = client.cookies["csrftoken"].value
+    response, body = post_endless(client, "/projects/demo/import/",
+                                  multipart_head({"csrfmiddlewaretoken": token}, "files"), TEN_GB)
+    assert response.status_code == 302, response.content[:300]
+    assert body.given <= 128 * 1024  # the parser's first chunks, not the 10 GB
+    page = html.unescape(client.get(response["Location"]).content.decode())
+    assert f"Nothing was imported. {DECLARED}" in page
+    assert not Batch.objects.exists()
+
+
+def test_a_body_declaring_ten_gigabytes_is_refused_by_the_api_without_reading_it(project: Project,
+                                                                                  admin_user: Any) -> None:
+    response, body = post_endless(login(admin_user), "/api/projects/demo/imports/", multipart_head({}, "file"),
+                                  TEN_GB)
+    assert (response.status_code, response.json()) == (400, {"file": [DECLARED]})
+    assert body.given <= 128 * 1024
+
+
+def test_a_file_passing_the_limit_within_the_declared_allowance_is_stopped_and_its_temporary_file_dropped(
+    settings: Any, tmp_path: Path
+) -> None:
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 0  # every file to a temporary file, as a large one goes
+    settings.FILE_UPLOAD_TEMP_DIR = str(tmp_path)
+    over = SimpleUploadedFile("big.jsonl", b"x" * (1024 * 1024 + FORM_ALLOWANCE // 2))
+    request = RequestFactory().post("/projects/demo/import/", {"files": [over]})
+    assert int(request.META["CONTENT_LENGTH"]) <= 1024 * 1024 + FORM_ALLOWANCE  # not refused by its length
+    assert request.FILES.getlist("files") == []  # the parse stops at the limit
+    stopped = stopped_upload(request)
+    assert stopped is not None and stopped.messages == [PASSED]
+    assert list(tmp_path.iterdir()) == []  # no temporary file kept, though the request is still open
+    with pytest.raises(UploadTooLarge) as refused:
+        read_uploads(request.FILES.getlist("files"), request=request)
+    assert refused.value.page_messages() == [f"Nothing was imported. {PASSED}"]
+
+
+def test_a_file_of_exactly_the_limit_is_received_whole(settings: Any, tmp_path: Path) -> None:
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 0
+    settings.FILE_UPLOAD_TEMP_DIR = str(tmp_path)
+    exactly = SimpleUploadedFile("exactly.jsonl", b"x" * (1024 * 1024))
+    request = RequestFactory().post("/projects/demo/import/", {"files": [exactly], "format": "raw"})
+    assert [upload.size for upload in request.FILES.getlist("files")] == [1024 * 1024]
+    assert stopped_upload(request) is None and request.POST["format"] == "raw"
+    assert read_uploads(request.FILES.getlist("files"), request=request) == [("exactly.jsonl", b"x" * (1024 * 1024))]

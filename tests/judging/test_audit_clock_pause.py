@@ -237,3 +237,13 @@ def test_reloading_the_change_page_and_coming_back_twice_leave_the_change_out_on
     assert shown_elapsed(page(client, scene)) == 4.0  # Esc: 200 s changing, left out
     clock.advance(10)
     assert shown_elapsed(page(client, scene)) == 14.0  # a reload: nothing left out again
+
+
+def test_a_clock_that_went_back_records_no_time_rather_than_zero(scene: AuditScene, clock: Clock) -> None:
+    """The server clock set back between serve and verdict: the time is not known (None), not 0 s, which would pass
+    for the fastest audit there is in the per-auditor times."""
+    held_audit(scene)
+    clock.advance(-60)
+    saved = answer(scene, scene.auditor)
+    assert saved.answered_at == clock.moment and saved.seconds is None
+    assert Audit.objects.get(pk=saved.pk).seconds is None

@@ -68,3 +68,30 @@ def test_the_message_after_a_plain_post_says_given_blind(project: Project, batch
     assert [str(m) for m in get_messages(response.wsgi_request)] == [
         "Saved: score 5, given blind, 3.0 s on the item (server time)."
     ]
+
+
+def test_a_verdict_whose_time_is_not_known_says_so_on_the_page_and_in_the_message(
+    project: Project, batch: Batch, clock: Clock
+) -> None:
+    """The server clock went back between serve and answer: seconds is None, and the page and the message say the
+    time is not known instead of failing or showing " s"."""
+    scene = build_scene(project, batch, blind=True)
+    first, second, _ = scene.queue_order
+    client = login(scene.auditor)
+    page, reveal, submit = urls(project, first.pk)
+    client.get(page)
+    client.post(reveal, {"score": "4"}, **HTMX)
+    clock.advance(-30)
+    response = client.post(submit, {"score": "4"}, **HTMX)
+    assert response.status_code == 200
+    assert Audit.objects.get(item=first, auditor=scene.auditor).seconds is None
+    assert saved_line(response) == "Saved: score 4, given blind, time not known · u to change it"
+
+    _, reveal, submit = urls(project, second.pk)
+    client.post(reveal, {"score": "5"}, **HTMX)
+    clock.advance(-30)
+    response = client.post(submit, {"score": "5"})
+    assert response.status_code == 302
+    assert [str(m) for m in get_messages(response.wsgi_request)] == [
+        "Saved: score 5, given blind, time on the item not known."
+    ]

@@ -140,6 +140,19 @@ def test_a_held_serve_of_an_item_whose_round_closed_goes_back_and_another_item_c
 # --------------------------------------------------------------------------- answering and consensus
 
 
+def test_a_clock_that_went_back_records_no_time_rather_than_zero(pairs_project: Project, alice: Any,
+                                                                   clock: Clock) -> None:
+    """A server clock set back between serve and answer (NTP, a VM restored): the time is not known, so it is stored as
+    None, which the speed flag leaves out, instead of 0 s, which would count as the fastest answer there is."""
+    make_pair_items(pairs_project, 1)
+    served = queue.serve_next_item(pairs_project, alice)
+    clock.advance(-30)
+    judgement = queue.record_judgement(pairs_project, alice, served.item_id, "H")
+    assert judgement.label == "H" and judgement.answered_at == clock.moment
+    assert judgement.seconds is None
+    assert PairJudgement.objects.get(pk=judgement.pk).seconds is None
+
+
 def test_an_answer_records_the_label_and_the_server_measured_seconds(pairs_project: Project, alice: Any,
                                                                      clock: Clock) -> None:
     item = make_pair_items(pairs_project, 1)[0]

@@ -20,7 +20,8 @@ from annotate.api.pairs.serializers import (
     UnblockResultSerializer,
 )
 from annotate.api.schema import integer
-from annotate.api.serializers import MAX_ID, NO_BODY, ErrorSerializer, NoBodySerializer
+from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.validation import NO_BODY, NoBodySerializer
 from annotate.models import JudgeFlag, Project
 from annotate.pairmath import spam
 from annotate.services.pairs import flags

@@ -27,7 +27,8 @@ from annotate.api.pairs.serializers import (
     PairToJudgeSerializer,
 )
 from annotate.api.schema import id_in_path
-from annotate.api.serializers import MAX_ID, NO_BODY, ErrorSerializer, NoBodySerializer
+from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.validation import NO_BODY, NoBodySerializer
 from annotate.models import PairJudgement
 from annotate.services.pairs import queue
 
@@ -86,18 +87,28 @@ class PairJudgementView(APIView):
         parameters=[id_in_path("pair item")],
         request=PairJudgementRequestSerializer,
         responses={
-            201: PairJudgementResultSerializer,
+            200: OpenApiResponse(
+                PairJudgementResultSerializer,
+                description="A retry: you answered this item with this label already, and that answer stands (not "
+                "undone). Nothing new was recorded; the body is the 201's, with the answer as first recorded (its "
+                "`seconds` and `answered_at`) and your current next item and progress.",
+            ),
+            201: OpenApiResponse(PairJudgementResultSerializer, description="Your answer was recorded."),
             403: REFUSED,
             404: OpenApiResponse(ErrorSerializer, description="No such pair item in a pairs project of yours."),
             409: OpenApiResponse(
                 PairConflictSerializer,
-                description="Nothing was recorded: you judged this item already, it was not served to you, or "
-                "your serve expired and its slot went to another judge (see code).",
+                description="Nothing was recorded: you judged this item already with another label (undo is the "
+                "way to change an answer: POST /api/pairs/undo/ while it is your last one, then answer again), it "
+                "was not served to you, or your serve expired and its slot went to another judge (see code).",
             ),
         },
     )
     def post(self, request: Request, id: str) -> Response:
-        """Answer H, N or ? on the item served to you; the answer carries your next item (``next``)."""
+        """Answer H, N or ? on the item served to you; the answer carries your next item (``next``).
+
+        Safe to retry: sending the same label again for an answer that stands answers 200 with it and records
+        nothing, so a client whose connection dropped after the answer was recorded learns that it was."""
         item_id = int(id)
         if not 1 <= item_id <= MAX_ID:
             raise NotFound("No such pair item")
@@ -124,7 +135,7 @@ class PairJudgementView(APIView):
             "next": item_to_judge(answered.next, answered.progress) if answered.next is not None else None,
             "progress": answered.progress,
         }
-        return Response(payload, status=status.HTTP_201_CREATED)
+        return Response(payload, status=status.HTTP_201_CREATED if answered.recorded else status.HTTP_200_OK)
 
 
 class UndoPairView(APIView):

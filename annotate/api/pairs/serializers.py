@@ -9,7 +9,8 @@ from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 from annotate.api.schema import FIELD_ERRORS_SCHEMA
-from annotate.api.serializers import MAX_ROUND, ErrorSerializer, QueryParamsSerializer, RejectsUnknownFields
+from annotate.api.serializers import MAX_ROUND, ErrorSerializer
+from annotate.api.validation import QueryParamsSerializer, RejectsUnknownFields
 from annotate.models import JudgeFlag, PairItem, PairRound
 from annotate.services.pairs import flags, queue
 
@@ -73,7 +74,8 @@ class PairConflictSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What happened, for a person to read; nothing was changed.")
     code = serializers.ChoiceField(
         choices=["already_judged", "not_served", "serve_expired", "round_closed", "nothing_to_undo"],
-        help_text="already_judged: you judged this item before; not_served: it was not served to you; "
+        help_text="already_judged: you judged this item before with another label (the same label again is a "
+        "retry, answered 200; undo your last answer to change it); not_served: it was not served to you; "
         "serve_expired: your serve expired and its slot went to another judge; round_closed: the item's round "
         "was closed (the next round was created) while it was on your screen; nothing_to_undo: no answer to "
         "undo, or your last answer is in a closed round and final.",

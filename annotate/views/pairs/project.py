@@ -72,7 +72,7 @@ def pairs_import(request: HttpRequest, slug: str) -> HttpResponse:
     project = _pairs_project_for_admin(request, slug)
     fmt = request.POST.get("format", "")
     try:
-        files = read_uploads(request.FILES.getlist("files"))
+        files = read_uploads(request.FILES.getlist("files"), request=request)
     except UploadTooLarge as refused:
         for line in refused.page_messages():
             messages.error(request, line)

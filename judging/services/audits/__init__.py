@@ -9,7 +9,8 @@ A serve holds its slot for SERVE_MINUTES: after that, another auditor may take t
 released then); until someone does, the auditor who walked away still has the item.
 
 Answering. A score 1-5, or ``agreed`` (the score of the judge's answer the auditor was shown); an item is
-answered once (a second answer to it is refused). The time per item is the server's: answered_at - served_at,
+answered once (a second answer to it is refused; through the API, the same verdict sent again is taken for a
+retry of the first and answered with it, nothing changed: ``submit_audit_retry``). The time per item is the server's: answered_at - served_at,
 both read from ``clock.now()``, the one clock tests move (``monkeypatch.setattr(audits.clock, "now", ...)``).
 
 Changing. An auditor may change their own saved verdict (the page's ``u``; the API's PUT /api/audits/<id>/, or
@@ -42,7 +43,14 @@ from judging.services.audits.queue import (
     resume_item_clock,
     serve_next_audit,
 )
-from judging.services.audits.verdicts import MAX_NOTE, amend_audit, change_audit, own_answered_audit, submit_audit
+from judging.services.audits.verdicts import (
+    MAX_NOTE,
+    amend_audit,
+    change_audit,
+    own_answered_audit,
+    submit_audit,
+    submit_audit_retry,
+)
 from judging.services.audits.view import (
     SHADES,
     item_view,
@@ -58,5 +66,5 @@ __all__ = [
     "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "ClockPause", "amend_audit",
     "audit_progress", "change_audit", "check_auditor", "clock", "item_view", "judge_panels", "judging_settings_of",
     "latest_sample_judgements", "output_sentences", "own_answered_audit", "pause_item_clock", "resume_item_clock",
-    "score_text", "sentence_shading", "serve_next_audit", "shown_judgement", "submit_audit",
+    "score_text", "sentence_shading", "serve_next_audit", "shown_judgement", "submit_audit", "submit_audit_retry",
 ]

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from annotate.models import Project
+from annotate.services.clock import elapsed_seconds
 from judging.models import Audit, AuditItem
 from judging.services.audits import clock
 from judging.services.audits.auditors import AuditError, check_auditor
@@ -43,6 +44,38 @@ def submit_audit(
     (change the saved verdict with :func:`change_audit`), or nothing to agree with (the shown answer has no 1-5
     score).
     """
+    audit, _ = _submit(project, auditor, item_id, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong,
+                       note=note, blind_score=blind_score, retry=False)
+    return audit
+
+
+def submit_audit_retry(
+    project: Project, auditor: Any, item_id: int, *, score: int | None, agreed: bool, reasoning_wrong: bool, note: str
+) -> tuple[Audit, bool]:
+    """:func:`submit_audit` for API clients, which retry a POST whose answer a dropped connection lost.
+
+    Returns the audit and whether this call recorded it. The same verdict sent again on an item the auditor has
+    answered (the saved one: the same final score, agreement, reasoning mark and note) is a retry: the saved audit
+    comes back unchanged (``answered_at``, ``seconds``, ``changed_at`` included) with False. Any other verdict on
+    it is refused (409 already_audited) as :func:`submit_audit` refuses it.
+    """
+    return _submit(project, auditor, item_id, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong, note=note,
+                   blind_score=None, retry=True)
+
+
+def _submit(
+    project: Project,
+    auditor: Any,
+    item_id: int,
+    *,
+    score: int | None,
+    agreed: bool,
+    reasoning_wrong: bool,
+    note: str,
+    blind_score: int | None,
+    retry: bool,
+) -> tuple[Audit, bool]:
+    """Record a verdict (True), or with ``retry`` recognise a repeat of the saved one (False, nothing written)."""
     check_auditor(project, auditor)
     score, note = _clean_verdict(score, agreed, note)
     with transaction.atomic():
@@ -62,6 +95,9 @@ def submit_audit(
                 code="not_served",
             )
         if audit.answered_at is not None:
+            if retry and _repeats_saved(audit, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong,
+                                        note=note, blind_score=blind_score):
+                return audit, False
             raise AuditError(
                 f"you audited this item already (score {audit.score}); an item is answered once: change that verdict "
                 f"as audit {audit.pk} instead (u on the audit page, PUT /api/audits/{audit.pk}/)",
@@ -76,13 +112,25 @@ def submit_audit(
         audit.blind_score = blind_score
         audit.blind = blind_score is not None and blind_score == score
         audit.answered_at = moment
-        audit.seconds = max(0.0, (moment - audit.served_at).total_seconds())
+        audit.seconds = elapsed_seconds(audit.served_at, moment)  # None when the clock went back
         audit.save(
             update_fields=[
                 "score", "agreed", "reasoning_wrong", "note", "blind_score", "blind", "answered_at", "seconds",
             ]
         )
-    return audit
+    return audit, True
+
+
+def _repeats_saved(
+    audit: Audit, *, score: int | None, agreed: bool, reasoning_wrong: bool, note: str, blind_score: int | None
+) -> bool:
+    """Whether a verdict, as the first answer would have saved it, is the audit's saved verdict."""
+    try:
+        final = _final_score(audit, score, agreed)
+    except AuditError:  # a verdict that could not be saved is no repeat of one that was
+        return False
+    sent = (final, bool(agreed), bool(reasoning_wrong), note.strip(), blind_score)
+    return sent == (audit.score, audit.agreed, audit.reasoning_wrong, audit.note, audit.blind_score)
 
 
 def _final_score(audit: Audit, score: int | None, agreed: bool) -> int:

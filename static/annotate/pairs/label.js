@@ -307,7 +307,8 @@ async function answer(label) {
       if (button) button.setAttribute("aria-pressed", "false");
       return;
     }
-    if (result.status === 201) {
+    // 200: a retry whose first try got through (same label, nothing new recorded): the same body as the 201.
+    if (result.status === 201 || result.status === 200) {
       state.lastAnswer = { words: item.perturbed_words, label };
       const next = result.data ? result.data.next : null;
       setProgress(result.data && result.data.progress);
@@ -319,7 +320,7 @@ async function answer(label) {
     els.item.classList.remove("answering");
     if (button) button.setAttribute("aria-pressed", "false");
     if (result.status === 409) {
-      // Already answered (a retry whose first try got through), not served to this judge, or the
+      // Already answered with another label (in another tab), not served to this judge, or the
       // serve expired and its slot went to someone else: say which, then carry on with what is next.
       notice(refusedAnswerNotice(result.data, result.status), "warn");
       showServed(await request("GET", api.next_url));

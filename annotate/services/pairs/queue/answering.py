@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import F
 
 from annotate.models import PairConfig, PairItem, PairJudgement, PairRound, Project
+from annotate.services.clock import elapsed_seconds
 from annotate.services.pairs.config import loaded_config
 from annotate.services.pairs.queue import locks
 from annotate.services.pairs.queue.errors import (
@@ -72,8 +73,10 @@ def _answer(project: Project, user: Any, config: PairConfig, item_id: int, label
     item = judgement.item
     if judgement.answered_at is not None:
         raise AlreadyJudged(
-            f"you already judged item {item_id} ({judgement.label}); an item is judged once per judge "
-            "(undo your last answer to change it)"
+            f"you already judged item {item_id} as {judgement.label}, and an item is judged once per judge: to "
+            "change your answer, undo it while it is your last one (u on the labeling page, POST "
+            f"/api/pairs/undo/?project={project.slug}) and answer again",
+            judgement=judgement,
         )
     closed = item.round
     if closed is not None and closed.status != PairRound.Status.OPEN:
@@ -98,7 +101,7 @@ def _answer(project: Project, user: Any, config: PairConfig, item_id: int, label
     moment = locks.now()
     judgement.label = label
     judgement.answered_at = moment
-    judgement.seconds = max(0.0, (moment - judgement.served_at).total_seconds())
+    judgement.seconds = elapsed_seconds(judgement.served_at, moment)
     _sql_rows_written(_ANSWER_SQL, [label, _db_moment(moment), judgement.seconds, judgement.counted, judgement.pk])
     recompute_item(item, config)
     _sql_rows_written(_OUTCOME_SQL, [item.votes_h, item.votes_n, item.votes_unsure, item.state, item.label,
@@ -133,6 +136,8 @@ class Answered:
     judgement: PairJudgement
     next: PairJudgement | None
     progress: dict[str, int] = field(default_factory=dict)
+    # False for a retry of an answer that stands (same judge, item and label): nothing was written this time.
+    recorded: bool = True
 
 
 def record_and_serve_next(project: Project, user: AbstractBaseUser, item_id: int, label: str) -> Answered:
@@ -144,31 +149,63 @@ def record_and_serve_next(project: Project, user: AbstractBaseUser, item_id: int
     answering at once cannot deadlock. In the rare moment when every
     candidate is held by others, the answer commits first and the next item
     is then claimed as ``serve_next_item`` does, waiting for one.
+
+    A retry of an answer that stands (the same label on an item the judge
+    answered, not undone since) records nothing: it returns that answer, with
+    its first ``seconds`` and ``answered_at``, and the judge's current next
+    item and progress, with ``recorded`` False. A client whose connection
+    dropped after the server recorded the answer learns it got through; a
+    different label is still ``AlreadyJudged``.
     """
     label = _check_label(label)
     config = loaded_config(project)
     following: PairJudgement | None = None
-    with transaction.atomic():
-        judge = _lock_judge(project, user)
-        judgement = _answer(project, user, config, item_id, label)
-        judge.answered += 1
-        _check_spam(project, user, config, judge)
-        if judge.held_id == judgement.pk:
-            judge.held_id = None
-        moment = locks.now()
-        if judge.expired:
-            _release_expired(project, config, moment)
-        following = _held_serve(judge)
-        all_held = False
-        if following is None:
-            try:
-                following = _claim_next(project, user, moment, may_wait=False)
-            except _AllHeld:
-                all_held = True
+    try:
+        with transaction.atomic():
+            judge = _lock_judge(project, user)
+            judgement = _answer(project, user, config, item_id, label)
+            judge.answered += 1
+            _check_spam(project, user, config, judge)
+            if judge.held_id == judgement.pk:
+                judge.held_id = None
+            moment = locks.now()
+            if judge.expired:
+                _release_expired(project, config, moment)
+            following = _held_serve(judge)
+            all_held = False
+            if following is None:
+                try:
+                    following = _claim_next(project, user, moment, may_wait=False)
+                except _AllHeld:
+                    all_held = True
+    except AlreadyJudged as refusal:  # raised before anything was written: the rollback undoes nothing
+        standing = _standing_answer(refusal, label)
+        if standing is None:
+            raise
+        return _repeated_answer(project, user, config, standing)
     # Reads after the commit: the items' locks are held no longer than the writes need.
     if all_held:
         following, judge = _serve(project, user, config)
     return Answered(judgement, _show(following), {"answered": judge.answered, "left": _items_left(project, user)})
+
+
+def _standing_answer(refusal: AlreadyJudged, label: str) -> PairJudgement | None:
+    """The judge's recorded answer when ``label`` repeats it and it still counts; None when the retry differs."""
+    standing = refusal.judgement
+    if standing is None or standing.label != label or not standing.counted or standing.answered_at is None:
+        return None
+    return standing
+
+
+def _repeated_answer(project: Project, user: Any, config: PairConfig, standing: PairJudgement) -> Answered:
+    """A retry of ``standing``: nothing is recorded; the judge gets that answer and what is theirs to do now.
+
+    The next item is the one the first request served them (their outstanding serve), or the one a request for
+    their next item would give now, as ``serve_next_item`` does.
+    """
+    following, judge = _serve(project, user, config)
+    progress = {"answered": judge.answered, "left": _items_left(project, user)}
+    return Answered(standing, following, progress, recorded=False)
 
 
 # --------------------------------------------------------------------------- undo and progress

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class PairQueueError(Exception):
     """Refused: ``status`` is the HTTP status the API answers with, ``code`` a short name, the message says why."""
@@ -41,7 +43,13 @@ class NoSuchItem(PairQueueError):
 
 
 class AlreadyJudged(PairQueueError):
+    """The judge answered the item before; ``judgement`` is that answer, so a retry of it can be told apart."""
+
     code = "already_judged"
+
+    def __init__(self, message: str, judgement: Any = None) -> None:
+        super().__init__(message)
+        self.judgement = judgement
 
 
 class NotServed(PairQueueError):
