@@ -17,6 +17,13 @@
 # each within RESTART_AFTER_SECONDS of its start, before the script gives up and stops everything).
 set -u
 
+# A shell started with INT ignored (a background job of a non-interactive shell: `make run &` in a script, a test
+# runner started that way) cannot trap it (POSIX), so Ctrl-C or kill -INT would do nothing: start again with INT at
+# its default first (GNU env; where env cannot, TERM still stops everything).
+if [ -n "$(trap -p INT)" ] && [ -z "${RUN_DEV_INT_RESTORED:-}" ] && env --default-signal=INT true 2>/dev/null; then
+  RUN_DEV_INT_RESTORED=1 exec env --default-signal=INT bash "$0" "$@"
+fi
+
 cd "$(dirname "$0")/.."
 venv="${VENV:-.venv}"
 host="${HOST:-127.0.0.1}"
