@@ -42,6 +42,12 @@ def answers(url: str) -> bool:
         return False
 
 
+def default_sigint() -> None:
+    """SIGINT at its default in the script, as in a terminal, even when this benchmark was started with it ignored
+    (an older script, the baseline, cannot undo that itself)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def one_stop(root: Path) -> tuple[float, list[str]]:
     """Seconds from the SIGINT to the script's exit, and the lines it printed after the signal."""
     folder = tempfile.mkdtemp(prefix="faithlab-bench-stop-")
@@ -50,7 +56,8 @@ def one_stop(root: Path) -> tuple[float, list[str]]:
                HOST="127.0.0.1", VENV=str(Path(sys.executable).parent.parent), PYTHONUNBUFFERED="1")
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=root, env=env, check=True)
     process = subprocess.Popen([str(root / "scripts" / "run-dev.sh")], cwd=root, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                               preexec_fn=default_sigint)  # noqa: PLW1509 (nothing else runs in the child)
     lines: list[tuple[float, str]] = []
     reader = threading.Thread(target=lambda: lines.extend((time.monotonic(), line) for line in process.stdout),
                               daemon=True)
