@@ -8,6 +8,12 @@ request allows, by :class:`UploadLimitHandler`, the first upload handler
 room for the form's other fields) is stopped at its first file, before any of
 its files is received; any other stops as soon as the file bytes received pass
 the limit, and the file being received is dropped with its temporary file.
+The rest of a stopped body is read and thrown away (nothing is kept) when it
+is at most DRAIN_FACTOR times the limit or DRAIN_FLOOR_BYTES, whichever is
+more: a server that stops reading (gunicorn drains 64 KB) closes the
+connection while the browser is still sending, and the browser then shows
+"connection reset" instead of the refusal. A larger body is not read further;
+its sender may see that reset.
 Django parses the body when something first reads request.POST or FILES (the
 CSRF check does, for a page), and the fields sent before the files (the CSRF
 token) are kept. Every import, page or API, reads its files through
@@ -32,6 +38,10 @@ FORM_ALLOWANCE = 64 * 1024
 # Where UploadLimitHandler leaves its refusal on the request, for read_uploads.
 STOPPED = "faithlab_upload_stopped"
 ADVICE = f"split it into smaller files and import them in turn, or raise the limit with the setting {SETTING}."
+# A stopped body up to this many times the limit, or up to DRAIN_FLOOR_BYTES, is read to its end (and thrown away),
+# so the browser gets the refusal page; a larger one is left unread (see the module docstring).
+DRAIN_FACTOR = 4
+DRAIN_FLOOR_BYTES = 1024**3
 
 
 class UploadTooLarge(ValueError):
@@ -64,10 +74,12 @@ class UploadLimitHandler(FileUploadHandler):
     def __init__(self, request: HttpRequest | None = None) -> None:
         super().__init__(request)
         self.declared_over: int | None = None  # the body's declared length, when over the limit
+        self.declared = 0  # the body's declared length
         self.received = 0  # file bytes received so far, all files together
 
     def handle_raw_input(self, input_data: Any, META: dict[str, Any], content_length: int, boundary: bytes,  # noqa: N803
                          encoding: str | None = None) -> None:
+        self.declared = content_length
         if content_length > _limit_bytes() + FORM_ALLOWANCE:
             self.declared_over = content_length
         # Parsing goes on up to the first file, so that the fields before it (the CSRF token) are read.
@@ -81,18 +93,20 @@ class UploadLimitHandler(FileUploadHandler):
     def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
         self.received += len(raw_data)
         if self.received > _limit_bytes():
-            self._stop(f"{self.file_name}: with this file the upload is over the {settings.MAX_UPLOAD_MB} MB limit on "
-                       f"imported files (the files of one import together); {ADVICE}")
+            self._stop(f"{self.file_name}: with this file the upload ({_megabytes(self.declared)}) is over the "
+                       f"{settings.MAX_UPLOAD_MB} MB limit on imported files (the files of one import together); "
+                       f"{ADVICE}")
         return raw_data
 
     def file_complete(self, file_size: int) -> None:
         return None  # the next handler makes the file
 
     def _stop(self, message: str) -> None:
-        """Leaves the refusal for read_uploads and ends the parse without reading the rest of the body; Django
-        closes (and so deletes) the file the next handlers were receiving."""
+        """Leaves the refusal for read_uploads and ends the parse; Django closes (and so deletes) the file the next
+        handlers were receiving, and reads the rest of the body without keeping it unless it is larger than both
+        DRAIN_FACTOR times the limit and DRAIN_FLOOR_BYTES."""
         setattr(self.request, STOPPED, UploadTooLarge([message]))
-        raise StopUpload(connection_reset=True)
+        raise StopUpload(connection_reset=self.declared > max(DRAIN_FACTOR * _limit_bytes(), DRAIN_FLOOR_BYTES))
 
 
 def too_large(uploads: Sequence[UploadedFile], default_name: str = "upload") -> list[str]:

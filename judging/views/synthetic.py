@@ -62,15 +62,16 @@ class SyntheticSetForm(WordedForm):
 
 class SyntheticImportForm(WordedForm):
     name = forms.CharField(max_length=100)
-    file = forms.FileField(label="Rewrites (JSONL)",
-                           help_text='One line per rewrite: {"sample", "sentence", "type", "rewritten"}, '
-                                     'and "batch" where the sample id repeats across batches.')
     seed = forms.IntegerField(min_value=0, initial=0)
     sentences_per_output = forms.IntegerField(
         min_value=1, max_value=20, initial=nesting.DEFAULT_SENTENCES_PER_OUTPUT, required=False,
         label="Sentences per output",
         help_text="Only outputs of exactly this many sentences are used; the sets go from 0 to 100% in steps of one "
                   "sentence (5: 20% steps, as in the paper).")
+    # Last, so the browser sends the other fields first: an upload stopped for its size (annotate.uploads) keeps them.
+    file = forms.FileField(label="Rewrites (JSONL)",
+                           help_text='One line per rewrite: {"sample", "sentence", "type", "rewritten"}, '
+                                     'and "batch" where the sample id repeats across batches.')
 
 
 def _per_output(form: forms.Form) -> int:

@@ -35,7 +35,11 @@ BIG = "big.jsonl: the file is 1.5 MB, over the 1 MB limit on imported files; spl
 ADVICE = "over the 1 MB limit on imported files (the files of one import together); split it into smaller files and " \
          "import them in turn, or raise the limit with the setting FAITHLAB_MAX_UPLOAD_MB."
 UPLOAD = f"The upload is 1.5 MB, {ADVICE}"  # a body of 1.5 MB and a few hundred bytes
-PASSED = f"big.jsonl: with this file the upload is {ADVICE}"
+
+
+def passed(declared: int) -> str:
+    """The refusal of a file that passed the limit within a body of ``declared`` bytes."""
+    return f"big.jsonl: with this file the upload ({declared / (1024 * 1024):.1f} MB) is {ADVICE}"
 
 
 def big_file(name: str = "big.jsonl") -> SimpleUploadedFile:
@@ -100,10 +104,14 @@ def test_the_judgement_import_api_refuses_a_file_over_the_limit(project: Project
 
 
 def test_the_rewrites_import_page_says_the_upload_is_too_large_not_missing(project: Project, admin_user: Any) -> None:
+    # In the page's order (the file last, as the form lists it): every other field arrives before the file.
     response = login(admin_user).post(reverse("judging-synthetic-import", args=[project.slug]),
-                                      {"name": "imp", "file": big_file(), "seed": "0"})
+                                      {"name": "imp", "seed": "7", "file": big_file()})
     assert response.status_code == 400
-    assert response.context["import_form"].errors["file"] == [UPLOAD]  # not "This field is required."
+    form = response.context["import_form"]
+    assert form.errors == {"file": [UPLOAD]}  # not "This field is required.", and nothing about the other fields
+    assert form["seed"].value() == "7" and form["name"].value() == "imp"  # kept for the next try
+    assert list(form.fields)[-1] == "file"
     assert UPLOAD in html.unescape(response.content.decode())
     assert not SyntheticSet.objects.exists()
 
@@ -141,8 +149,9 @@ def multipart_head(fields: dict[str, str], file_field: str) -> bytes:
     return "".join(parts).encode()
 
 
-def post_endless(client: Client, path: str, head: bytes, declared: int) -> tuple[Any, EndlessBody]:
-    body = EndlessBody(head, allowed=256 * 1024)
+def post_endless(client: Client, path: str, head: bytes, declared: int, allowed: int = 256 * 1024
+                 ) -> tuple[Any, EndlessBody]:
+    body = EndlessBody(head, allowed=allowed)
     response = client.request(**{
         "REQUEST_METHOD": "POST", "PATH_INFO": path, "CONTENT_TYPE": f"multipart/form-data; boundary={BOUNDARY}",
         "CONTENT_LENGTH": str(declared), "wsgi.input": io.BufferedReader(body),
@@ -178,6 +187,23 @@ def test_a_body_declaring_ten_gigabytes_is_refused_by_the_api_without_reading_it
     assert body.given <= 128 * 1024
 
 
+def test_a_body_a_few_times_the_limit_is_read_to_its_end_so_the_browser_gets_the_refusal_page(
+    project: Project, admin_user: Any
+) -> None:
+    """Up to DRAIN_FACTOR times the limit (at least DRAIN_FLOOR_BYTES), the rest of a refused body is read and thrown away: a server that stopped
+    reading would close the connection while the browser still sends, and the browser would show "connection reset"
+    (gunicorn did, for a 20 MB file over a 1 MB limit) instead of the message."""
+    declared = 3 * 1024 * 1024
+    client = login(admin_user)
+    response, body = post_endless(client, "/projects/demo/import/", multipart_head({}, "files"), declared,
+                                  allowed=declared)
+    assert response.status_code == 302
+    assert body.given == declared  # read to its end, kept nowhere
+    page = html.unescape(client.get(response["Location"]).content.decode())
+    assert "Nothing was imported. The upload is 3.0 MB, over the 1 MB limit" in page
+    assert not Batch.objects.exists()
+
+
 def test_a_file_passing_the_limit_within_the_declared_allowance_is_stopped_and_its_temporary_file_dropped(
     settings: Any, tmp_path: Path
 ) -> None:
@@ -188,11 +214,11 @@ def test_a_file_passing_the_limit_within_the_declared_allowance_is_stopped_and_i
     assert int(request.META["CONTENT_LENGTH"]) <= 1024 * 1024 + FORM_ALLOWANCE  # not refused by its length
     assert request.FILES.getlist("files") == []  # the parse stops at the limit
     stopped = stopped_upload(request)
-    assert stopped is not None and stopped.messages == [PASSED]
+    assert stopped is not None and stopped.messages == [passed(int(request.META["CONTENT_LENGTH"]))]
     assert list(tmp_path.iterdir()) == []  # no temporary file kept, though the request is still open
     with pytest.raises(UploadTooLarge) as refused:
         read_uploads(request.FILES.getlist("files"), request=request)
-    assert refused.value.page_messages() == [f"Nothing was imported. {PASSED}"]
+    assert refused.value.page_messages() == [f"Nothing was imported. {stopped.messages[0]}"]
 
 
 def test_a_file_of_exactly_the_limit_is_received_whole(settings: Any, tmp_path: Path) -> None:
