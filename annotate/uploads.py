@@ -8,12 +8,14 @@ request allows, by :class:`UploadLimitHandler`, the first upload handler
 room for the form's other fields) is stopped at its first file, before any of
 its files is received; any other stops as soon as the file bytes received pass
 the limit, and the file being received is dropped with its temporary file.
-The rest of a stopped body is read and thrown away (nothing is kept) when it
-is at most DRAIN_FACTOR times the limit or DRAIN_FLOOR_BYTES, whichever is
-more: a server that stops reading (gunicorn drains 64 KB) closes the
-connection while the browser is still sending, and the browser then shows
-"connection reset" instead of the refusal. A larger body is not read further;
-its sender may see that reset.
+The rest of a stopped body is read a chunk at a time and thrown away (every
+file skipped, the fields after them kept) when it is at most DRAIN_FACTOR
+times the limit or DRAIN_FLOOR_BYTES, whichever is more: a server that stops
+reading (gunicorn drains 64 KB) closes the connection while the browser is
+still sending, and the browser then shows "connection reset" instead of the
+refusal. A larger body is not read further; its sender may see that reset
+(and Django's development server reads that rest in one piece when it closes
+the request).
 Django parses the body when something first reads request.POST or FILES (the
 CSRF check does, for a page), and the fields sent before the files (the CSRF
 token) are kept. Every import, page or API, reads its files through
@@ -28,7 +30,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.core.files.uploadhandler import FileUploadHandler, SkipFile, StopUpload
 from django.http import HttpRequest
 
 SETTING = "FAITHLAB_MAX_UPLOAD_MB"
@@ -76,6 +78,7 @@ class UploadLimitHandler(FileUploadHandler):
         self.declared_over: int | None = None  # the body's declared length, when over the limit
         self.declared = 0  # the body's declared length
         self.received = 0  # file bytes received so far, all files together
+        self.stopped = False  # refused: every file from here on is skipped
 
     def handle_raw_input(self, input_data: Any, META: dict[str, Any], content_length: int, boundary: bytes,  # noqa: N803
                          encoding: str | None = None) -> None:
@@ -86,6 +89,8 @@ class UploadLimitHandler(FileUploadHandler):
 
     def new_file(self, field_name: str, file_name: str, *args: Any, **kwargs: Any) -> None:
         super().new_file(field_name, file_name, *args, **kwargs)
+        if self.stopped:
+            raise SkipFile
         if self.declared_over is not None:
             self._stop(f"The upload is {_megabytes(self.declared_over)}, over the {settings.MAX_UPLOAD_MB} MB limit "
                        f"on imported files (the files of one import together); {ADVICE}")
@@ -102,11 +107,16 @@ class UploadLimitHandler(FileUploadHandler):
         return None  # the next handler makes the file
 
     def _stop(self, message: str) -> None:
-        """Leaves the refusal for read_uploads and ends the parse; Django closes (and so deletes) the file the next
-        handlers were receiving, and reads the rest of the body without keeping it unless it is larger than both
-        DRAIN_FACTOR times the limit and DRAIN_FLOOR_BYTES."""
-        setattr(self.request, STOPPED, UploadTooLarge([message]))
-        raise StopUpload(connection_reset=self.declared > max(DRAIN_FACTOR * _limit_bytes(), DRAIN_FLOOR_BYTES))
+        """Leaves the refusal for read_uploads and drops the file being received (Django closes, and so deletes,
+        what the next handlers made of it). The rest of the body is read in chunks and thrown away (SkipFile: this
+        file's rest, then every later file), the fields after the files kept, unless the body is larger than both
+        DRAIN_FACTOR times the limit and DRAIN_FLOOR_BYTES: then the parse ends and the rest is left unread."""
+        if not self.stopped:
+            setattr(self.request, STOPPED, UploadTooLarge([message]))
+            self.stopped = True
+        if self.declared > max(DRAIN_FACTOR * _limit_bytes(), DRAIN_FLOOR_BYTES):
+            raise StopUpload(connection_reset=True)
+        raise SkipFile
 
 
 def too_large(uploads: Sequence[UploadedFile], default_name: str = "upload") -> list[str]:

@@ -72,7 +72,8 @@ FILE_PARSERS = (MultiPartParser, NoFileParser)
 
 def refuse_stopped_upload(request: Request) -> None:
     """A 400 under ``file`` when the upload was stopped for its size (annotate.uploads), before the other fields are
-    checked: those sent after the files were never read, and "format: This field is required." would be wrong."""
+    checked: past the size that is read to its end (annotate.uploads.DRAIN_FLOOR_BYTES) those sent after the files
+    are never read, and "format: This field is required." would be wrong."""
     request.data  # noqa: B018  (parses the body, or takes Django's parse when a CSRF check read it first)
     stopped = stopped_upload(request._request)
     if stopped is not None:

@@ -182,8 +182,10 @@ class AuditResultSerializer(serializers.Serializer):
     served_at = serializers.DateTimeField()
     answered_at = serializers.DateTimeField(help_text="The first verdict's time; a change leaves it.")
     seconds = serializers.FloatField(
+        allow_null=True,
         help_text="Server-measured: from serving the item to receiving the first verdict, less the time spent meanwhile "
-        "changing saved verdicts on the audit page (a change leaves it)."
+        "changing saved verdicts on the audit page (a change leaves it); null when not known (the server clock went "
+        "back in between).",
     )
     changed_at = serializers.DateTimeField(
         allow_null=True, help_text="When the saved verdict was last changed; null: never changed."

@@ -138,7 +138,8 @@ def test_after_an_undo_the_same_label_is_a_new_answer_not_a_retry(
     assert PairJudgement.objects.get(item=item, judge=alice).seconds == 20.0
 
 
-def test_a_retry_does_not_run_the_spam_rules_again(pairs_project: Project, alice: Any, clock: Clock) -> None:
+def test_a_retry_does_not_run_the_spam_rules_again(pairs_project: Project, alice: Any, clock: Clock,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The rules ran when the answer was recorded; a retry adds no answer, so it must not add a flag."""
     config = pairs_project.pair_config
     config.min_judgements = 1
@@ -149,7 +150,14 @@ def test_a_retry_does_not_run_the_spam_rules_again(pairs_project: Project, alice
     assert post_label(client, item.pk, "H").status_code == 201  # answered at once: too fast, all H
     flags = list(JudgeFlag.objects.filter(judge=alice).values_list("rule", "figures", "updated_at"))
     assert flags, "the first answer trips a rule"
+    checks: list[Any] = []
+    from annotate.services.pairs import flags as spam_rules
+
+    real_check = spam_rules.check_judge
+    monkeypatch.setattr(spam_rules, "check_judge", lambda *args, **kwargs: checks.append(args) or real_check(
+        *args, **kwargs))
     assert post_label(client, item.pk, "H").status_code == 200
+    assert checks == []  # the rules did not run (running them again would leave the flags as they are, unseen)
     assert list(JudgeFlag.objects.filter(judge=alice).values_list("rule", "figures", "updated_at")) == flags
 
 
@@ -176,3 +184,20 @@ def test_the_schema_describes_the_retry(client: Client, admin_user: Any) -> None
     assert retry["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/PairJudgementResult"}
     assert "retry" in retry["description"].lower() and "Nothing new was recorded" in retry["description"]
     assert "undo" in responses["409"]["description"]
+
+
+def test_an_answer_whose_time_is_not_known_says_null_as_the_schema_allows(pairs_project: Project, alice: Any,
+                                                                          clock: Clock) -> None:
+    """The server clock went back between serve and answer: the 201 (and its retry) says seconds null, and the
+    schema says the field may be null, so a client generated from it reads the answer it got."""
+    item = make_pair_items(pairs_project, 1)[0]
+    client = client_of(alice)
+    client.get("/api/pairs/next/?project=pairs")
+    clock.advance(-30)
+    first = post_label(client, item.pk, "N")
+    assert first.status_code == 201 and first.json()["seconds"] is None
+    again = post_label(client, item.pk, "N")
+    assert again.status_code == 200 and again.json()["seconds"] is None
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    assert schema["components"]["schemas"]["PairJudgementResult"]["properties"]["seconds"]["nullable"] is True
+    assert schema["components"]["schemas"]["AuditResult"]["properties"]["seconds"]["nullable"] is True

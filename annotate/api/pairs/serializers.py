@@ -62,7 +62,11 @@ class PairJudgementRequestSerializer(RejectsUnknownFields):
 class PairJudgementResultSerializer(serializers.Serializer):
     item = serializers.IntegerField(help_text="The item you judged.")
     label = serializers.ChoiceField(choices=list(queue.LABELS))
-    seconds = serializers.FloatField(help_text="Server-measured: from serving the item to receiving the answer.")
+    seconds = serializers.FloatField(
+        allow_null=True,
+        help_text="Server-measured: from serving the item to receiving the answer; null when not known (the server "
+        "clock went back in between).",
+    )
     answered_at = serializers.DateTimeField()
     next = PairToJudgeSerializer(
         allow_null=True, help_text="Your next item, served already (null when nothing is left for you)."
