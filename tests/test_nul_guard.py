@@ -19,7 +19,7 @@ from rest_framework import serializers
 from annotate.api.pairs.serializers import BlockRequestSerializer
 from annotate.api.serializers import FlagRequestSerializer, SpanUpdateSerializer, SpanWriteSerializer
 from annotate.models import Batch, LabelSetVersion, Project, SpanAnnotation
-from judging.api.audits import AuditRequestSerializer
+from judging.api.audits.serializers import AuditRequestSerializer
 from judging.api.serializers import JudgeCreateSerializer
 from tests.annotate.test_labelsets import default_labels, form_of
 from tests.conftest import login

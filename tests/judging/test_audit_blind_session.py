@@ -20,7 +20,8 @@ from django.urls import reverse
 from django_htmx.middleware import HtmxDetails
 
 from judging.services import audits
-from judging.views.audit import AuditSession, audit_page
+from judging.views.audit.page import audit_page
+from judging.views.audit.session import AuditSession
 from tests.conftest import login
 from tests.judging import audit_helpers
 from tests.judging.audit_helpers import HTMX, AuditScene, Element, read_html

@@ -2,7 +2,7 @@
  * session: sessionStorage, so a reload keeps them too), the latest saved last; u shows the latest, and u again on a
  * saved verdict the one saved before it, one at a time. Saving a change moves that verdict to the top again, as the
  * "Changed: ..." line's "u to change it" says. The server shows and changes only the auditor's own answered audits
- * (judging/views/audit.py): this list only says which ones to ask for. Esc leaves a saved verdict as it is.
+ * (judging/views/audit/saved.py): this list only says which ones to ask for. Esc leaves a saved verdict as it is.
  * The toolbar's Change button is u for a touch or mouse: shown whenever u has a saved verdict to go to. */
 
 import { hint, refusedWhileBusy } from "./messages.js";

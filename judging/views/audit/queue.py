@@ -1,0 +1,93 @@
+"""The audit page's queue actions: the verdict on the served item (``audit_submit``), the score given blind that
+reveals the judges (``audit_reveal``) and the blind-mode switch (``audit_blind``); each answers with the page."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from annotate.views.members import HtmxHttpRequest
+from judging.access import get_project_for_auditor
+from judging.services import audits
+from judging.services.audits import AuditError
+from judging.views.audit.page import VerdictForm, audit_view, refused, saved_text
+from judging.views.audit.session import AuditSession
+
+
+@never_cache
+@require_POST
+@login_required
+def audit_submit(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpResponse:
+    """The verdict on the item served to the auditor; answers with the next item."""
+    project, role = get_project_for_auditor(request.user, slug)
+    item = int(item_id)
+    session = AuditSession.load(request, project)
+    form = VerdictForm.read(request.POST)
+    try:
+        if form.error:
+            raise AuditError(form.error, status=400, field="score")
+        audit = audits.submit_audit(
+            project, request.user, item,
+            score=form.score, agreed=form.agreed, reasoning_wrong=form.reasoning_wrong, note=form.note,
+            blind_score=session.pending.get(str(item)),
+        )
+    except AuditError as failure:
+        return refused(request, project, role, failure, form=form, form_item=item)
+    session.forget(item)
+    session.save(request, project)
+    if not request.htmx:
+        messages.success(request, saved_text(audit))
+        return HttpResponseRedirect(reverse("judging-audit", args=[project.slug]))
+    return audit_view(request, project, role, last=audit)
+
+
+@never_cache
+@require_POST
+@login_required
+def audit_reveal(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpResponse:
+    """Blind mode: the auditor's own score, before the judges' answers; answers with them revealed."""
+    project, role = get_project_for_auditor(request.user, slug)
+    item = int(item_id)
+    form = VerdictForm.read(request.POST)
+    if form.error or form.score is None:
+        failure = AuditError(form.error or "give your score (1-5) to see the judges' answers", status=400)
+        return refused(request, project, role, failure, form=form, form_item=item)
+    held = audits.serve_next_audit(project, request.user)
+    if held is None or held.item_id != item:
+        failure = AuditError("this item is not the one served to you; here is your current item", code="not_served")
+        return refused(request, project, role, failure)
+    session = AuditSession.load(request, project)
+    session.pending[str(item)] = form.score
+    if item not in session.revealed:
+        session.revealed.append(item)
+    session.save(request, project)
+    if not request.htmx:
+        return HttpResponseRedirect(reverse("judging-audit", args=[project.slug]))
+    return audit_view(request, project, role, form=form, form_item=item)
+
+
+@never_cache
+@require_POST
+@login_required
+def audit_blind(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """Switch blind mode on or off for this auditor in this project (kept in the session)."""
+    project, role = get_project_for_auditor(request.user, slug)
+    session = AuditSession.load(request, project)
+    session.choose(request.POST.get("blind", "") in ("1", "on", "true"))
+    session.save(request, project)
+    # Stored now, not once the answer below is ready: a reload sent meanwhile reads the new choice.
+    request.session.save()
+    held = audits.serve_next_audit(project, request.user)
+    notice = ""
+    if session.blind and held is not None and not session.hides(held):
+        notice = "Blind mode is on: the judges' answers stay hidden from your next item on (this one's are shown already)."
+    if not request.htmx:
+        if notice:
+            messages.info(request, notice)
+        return HttpResponseRedirect(reverse("judging-audit", args=[project.slug]))
+    return audit_view(request, project, role, notice=notice)
+

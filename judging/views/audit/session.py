@@ -1,0 +1,97 @@
+"""What the audit page keeps in the session, per auditor and project: the blind-mode switch, the scores given
+blind before the reveal, the items whose judges were shown, and the held item's clock pause.
+
+The session is one stored blob, and a request writes back all of it: a page load that read it before the blind
+switch saved would, by writing, undo the switch (``b`` then a reload, both in flight). So a render that changes
+nothing writes nothing, a write keeps a choice saved since the request read the session, and the switch is
+saved at once rather than when its answer is ready.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotate.models import Project
+from judging.models import Audit
+from judging.services import audits
+
+REMEMBERED_ITEMS = 50  # items whose reveal the session remembers, per project
+
+
+@dataclass
+class AuditSession:
+    """What the session keeps for an auditor in one project."""
+
+    default_blind: bool  # the project's blind_by_default
+    choice: bool | None = None  # the auditor's own switch, once they used it
+    pending: dict[str, int] = field(default_factory=dict)  # item id -> the score given before the reveal
+    revealed: list[int] = field(default_factory=list)  # items whose judges' answers were shown to the auditor
+    pause: audits.ClockPause | None = None  # the held item's clock, stopped while a saved verdict is being changed
+    stored: dict[str, Any] | None = None  # the entry as this request read it
+    chose: bool = False  # this request set ``choice`` (the switch): it wins over a choice saved meanwhile
+
+    @property
+    def blind(self) -> bool:
+        return self.default_blind if self.choice is None else self.choice
+
+    @staticmethod
+    def key(project: Project) -> str:
+        return f"judging-audit:{project.pk}"
+
+    @classmethod
+    def load(cls, request: Any, project: Project) -> AuditSession:
+        default = audits.judging_settings_of(project).blind_by_default
+        stored = request.session.get(cls.key(project))
+        if not isinstance(stored, dict):
+            return cls(default_blind=default)
+        choice = stored.get("blind")
+        return cls(
+            default_blind=default,
+            choice=choice if isinstance(choice, bool) else None,
+            pending={str(k): int(v) for k, v in (stored.get("pending") or {}).items()},
+            revealed=[int(pk) for pk in stored.get("revealed") or []],
+            pause=audits.ClockPause.from_json(stored.get("pause")),
+            stored=stored,
+        )
+
+    def choose(self, blind: bool) -> None:
+        """The auditor's own switch."""
+        self.choice = blind
+        self.chose = True
+
+    def save(self, request: Any, project: Project) -> None:
+        """Keep the entry in the session, unless nothing changed (see the module docstring for why)."""
+        self.revealed = self.revealed[-REMEMBERED_ITEMS:]
+        self.pending = dict(list(self.pending.items())[-REMEMBERED_ITEMS:])
+        entry: dict[str, Any] = {"blind": self.choice, "pending": self.pending, "revealed": self.revealed}
+        if self.pause is not None:
+            entry["pause"] = self.pause.as_json()
+        if entry == self.stored:
+            return
+        if not self.chose:
+            entry["blind"] = self._choice_saved_since(request, project)
+        request.session[self.key(project)] = entry
+        self.stored = entry
+
+    def _choice_saved_since(self, request: Any, project: Project) -> bool | None:
+        """The choice as the session store holds it now: another request's switch, saved since this one read the
+        session, or else this request's own."""
+        read = (self.stored or {}).get("blind")
+        session = request.session
+        if session.session_key is None:
+            return self.choice
+        now = session.__class__(session_key=session.session_key).get(self.key(project))
+        if isinstance(now, dict) and now.get("blind") != read and isinstance(now.get("blind"), bool | None):
+            return now.get("blind")
+        return self.choice
+
+    def hides(self, audit: Audit) -> bool:
+        """Blind mode, and the auditor has neither scored this item nor seen its judges yet."""
+        return self.blind and audit.item_id not in self.revealed and str(audit.item_id) not in self.pending
+
+    def forget(self, item_id: int) -> None:
+        self.pending.pop(str(item_id), None)
+        if item_id in self.revealed:
+            self.revealed.remove(item_id)
+
