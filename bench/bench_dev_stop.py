@@ -14,32 +14,18 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (a loopback http URL)
-            return response.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
+from tests.loopback import answers, free_port  # noqa: E402 (after the path)
 
 
 def default_sigint() -> None:

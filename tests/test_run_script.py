@@ -5,17 +5,16 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests.loopback import answers, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "run-dev.sh"
@@ -36,20 +35,6 @@ def stop_within(process: subprocess.Popen, lines: list[str]) -> float:
     except subprocess.TimeoutExpired:
         pytest.fail(f"still running {STOP_WAIT_SECONDS} s after one Ctrl-C; it printed:\n" + "".join(lines[-20:]))
     return time.monotonic() - started
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (a loopback http URL)
-            return response.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
 
 def alive(pid: int) -> bool:
     try:
@@ -186,7 +171,9 @@ def test_a_killed_worker_is_started_again_and_ctrl_c_still_stops_both(
         new_worker = int(again[1])
         pids.append(new_worker)
         assert new_worker != old_worker and alive(new_worker) and alive(web)
-        assert answers(url)  # the web server never went down
+        # The web server never went down (same pid, alive); it answers, if slowly while the new worker starts on two
+        # loaded cores (one 2 s try failed once that way).
+        assert any(answers(url) or time.sleep(0.5) for _ in range(20))
 
         os.killpg(process.pid, signal.SIGINT)
         stop_within(process, lines)

@@ -8,12 +8,9 @@ end (up to annotate.uploads.DRAIN_FLOOR_BYTES or more), which the Django test cl
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PASSWORD
+from tests.loopback import answers, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -31,20 +29,6 @@ admin = get_user_model().objects.create_user(username="adam", password={PASSWORD
 project = Project.objects.create(name="Demo", slug="demo")
 Membership.objects.create(project=project, user=admin, role=Membership.Role.ADMIN)
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 (a loopback http URL)
-            return response.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email.utils
-import socket
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,7 @@ from judging.clients import (
 from judging.models import Judge
 from judging.prompts import answer_schema
 from tests.judging.llm_server import LoopbackLLM, Reply
+from tests.loopback import free_port
 
 MESSAGES = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Rate this."}]
 SCHEMA = answer_schema(True)
@@ -51,12 +51,6 @@ def response_format_type(body: dict[str, Any]) -> str | None:
 
 def header(server: LoopbackLLM, index: int, name: str) -> str | None:
     return {key.lower(): value for key, value in server.headers_seen[index].items()}.get(name.lower())
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_structured_output_is_asked_first_and_accepted() -> None:
