@@ -14,6 +14,7 @@ from annotate.models import Batch, Project
 from judging import prompts
 from judging.models import Judge, JudgeRun
 from judging.services import judges as judge_services
+from judging.services.judges import edit as judge_edit
 from judging.services.judges import save_prompt
 from tests.conftest import login
 
@@ -138,7 +139,7 @@ def test_a_name_taken_meanwhile_names_the_judge_too(batch: Batch, monkeypatch: p
         cleaned, problems = checked(project, **{**kwargs, "name": "unused"})
         return {**cleaned, "name": "gpt-judge"}, problems
 
-    monkeypatch.setattr(judge_services, "check_new_judge", check_before_the_other_save)
+    monkeypatch.setattr(judge_edit, "check_new_judge", check_before_the_other_save)  # create_judge calls it
     with pytest.raises(judge_services.JudgeSettingsError) as refused:
         judge_services.create_judge(batch.project, name="gpt-judge", kind="rubric",
                                     base_url="http://127.0.0.1:9/v1", model="tiny")

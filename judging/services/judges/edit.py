@@ -1,0 +1,148 @@
+"""Creating and changing a project's judges: checked whole first (every refusal at once), then written; and the
+`judge` command's judge for an endpoint, made when there is none."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from annotate.models import Project
+from judging.labels import setting_label
+from judging.models import Judge
+from judging.services.judges.validation import (
+    NLI_SETTINGS,
+    RUBRIC_SETTINGS,
+    JudgeSettingsError,
+    add_problems,
+    clean_each,
+    clean_judge_settings,
+    completeness_problems,
+)
+
+
+def _clean_name(project: Project, name: Any, *, exclude: int | None = None) -> str:
+    cleaned = str(name or "").strip()
+    if not cleaned or len(cleaned) > 100:
+        raise JudgeSettingsError("name", f"{setting_label('name')} must be 1 to 100 characters.")
+    taken = Judge.objects.filter(project=project, name=cleaned)
+    if exclude is not None:
+        taken = taken.exclude(pk=exclude)
+    holder = taken.values_list("pk", flat=True).first()
+    if holder is not None:
+        raise JudgeSettingsError("name", _name_taken(cleaned, holder))
+    return cleaned
+
+
+def _name_taken(name: str, holder: int | None) -> str:
+    """The refusal of a judge name in use, naming the judge that holds it, so a script can go on with that one."""
+    which = f" (id {holder})" if holder is not None else ""
+    return f"{setting_label('name')} {name!r} is already used by another judge of this project{which}."
+
+
+def check_new_judge(
+    project: Project, *, name: Any, kind: Any, settings: dict[str, Any], refused: Collection[str] = ()
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """A judge to be created, checked whole: its cleaned name and settings, and every problem, field -> messages.
+
+    ``refused`` names fields a caller has refused already (an API request's types and ranges): they are not
+    checked again, nor reported missing, so one answer can list every field's problem. Nothing is written.
+    """
+    cleaned: dict[str, Any] = {}
+    problems: dict[str, list[str]] = {}
+    if "name" not in refused:
+        try:
+            cleaned["name"] = _clean_name(project, name)
+        except JudgeSettingsError as error:
+            add_problems(problems, error.problems)
+    if "kind" not in refused:
+        settings_cleaned, settings_problems = clean_each(kind, {f: v for f, v in settings.items() if f not in refused})
+        cleaned |= settings_cleaned
+        add_problems(problems, settings_problems)
+        if "kind" not in settings_problems:
+            add_problems(problems, completeness_problems(kind, settings_cleaned, skip={*refused, *settings_problems}))
+    return cleaned, problems
+
+
+def create_judge(project: Project, *, name: str, kind: str, by: Any = None, **settings: Any) -> Judge:
+    """A new judge of the project, after checking every setting (all refusals at once); nothing is written then."""
+    cleaned, problems = check_new_judge(project, name=name, kind=kind, settings=settings)
+    if problems:
+        raise JudgeSettingsError.of(problems)
+    judge_name = cleaned.pop("name")
+    try:
+        with transaction.atomic():
+            return Judge.objects.create(project=project, name=judge_name, kind=kind, created_by=by, **cleaned)
+    except IntegrityError:  # the same name saved by someone else meanwhile
+        holder = Judge.objects.filter(project=project, name=judge_name).values_list("pk", flat=True).first()
+        raise JudgeSettingsError("name", _name_taken(judge_name, holder)) from None
+
+
+def check_judge_update(
+    judge: Judge, settings: dict[str, Any], *, refused: Collection[str] = ()
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Changes to a judge's settings (and ``name``), checked whole: the cleaned changes and every problem.
+
+    ``refused``: fields a caller has refused already (a form's types and ranges), neither checked again nor
+    counted as changed. Nothing is written.
+    """
+    settings = {field: value for field, value in settings.items() if field not in refused}
+    name = settings.pop("name", None)
+    cleaned, problems = clean_each(judge.kind, settings)
+    merged = {field: getattr(judge, field) for field in (*RUBRIC_SETTINGS, *NLI_SETTINGS)} | cleaned
+    add_problems(problems, completeness_problems(judge.kind, merged, skip={*refused, *problems}))
+    if name is not None:
+        try:
+            cleaned["name"] = _clean_name(judge.project, name, exclude=judge.pk)
+        except JudgeSettingsError as error:
+            add_problems(problems, error.problems)
+    return cleaned, problems
+
+
+def update_judge(judge: Judge, **settings: Any) -> Judge:
+    """Change some settings (and the name) of a judge; all are checked before any is saved (every refusal at once)."""
+    cleaned, problems = check_judge_update(judge, settings)
+    if problems:
+        raise JudgeSettingsError.of(problems)
+    for field, value in cleaned.items():
+        setattr(judge, field, value)
+    if cleaned:
+        judge.save(update_fields=list(cleaned))
+    return judge
+
+
+def endpoint_judge(
+    project: Project,
+    *,
+    base_url: str,
+    model: str,
+    api_key_env: str = "",
+    with_reasoning: bool = True,
+    concurrency: int | None = None,
+    by: Any = None,
+) -> Judge:
+    """The project's rubric judge for this endpoint, model and mode, created when there is none (the `judge` command).
+
+    A different api_key_env or concurrency given here replaces the stored one.
+    """
+    values: dict[str, Any] = {"base_url": base_url, "model": model, "api_key_env": api_key_env,
+                              "with_reasoning": with_reasoning}
+    if concurrency is not None:
+        values["concurrency"] = concurrency
+    cleaned = clean_judge_settings(Judge.Kind.RUBRIC, values)
+    found = Judge.objects.filter(
+        project=project, kind=Judge.Kind.RUBRIC, base_url=cleaned["base_url"], model=cleaned["model"],
+        with_reasoning=with_reasoning,
+    ).order_by("pk").first()
+    if found is not None:
+        changes = {field: cleaned[field] for field in ("api_key_env", "concurrency")
+                   if field in cleaned and getattr(found, field) != cleaned[field]}
+        return update_judge(found, **changes) if changes else found
+    mode = "reasoning" if with_reasoning else "score only"
+    base = f"{cleaned['model'][: 100 - len(mode) - 10]} ({mode})"
+    name, number = base, 1
+    while Judge.objects.filter(project=project, name=name).exists():  # the same model on another endpoint
+        number += 1
+        name = f"{base} #{number}"
+    return create_judge(project, name=name, kind=Judge.Kind.RUBRIC, by=by, **cleaned)
