@@ -58,9 +58,9 @@ def test_low_batch_cells_link_to_the_disputed_samples(scene: dict[str, Any]) -> 
 
 
 def test_per_batch_table_is_paged(scene: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    from annotate.views import agreement as agreement_views
+    from annotate.views.agreement import tables as agreement_tables
 
-    monkeypatch.setattr(agreement_views, "BATCHES_PER_PAGE", 1)
+    monkeypatch.setattr(agreement_tables, "BATCHES_PER_PAGE", 1)
     client = login(scene["admin"])
     first = tags(client.get("/projects/demo/agreement/?level=nominal"))
     assert [row["data-batch"] for row in first.find("tr") if "data-batch" in row] == [str(scene["batch1"].pk)]
