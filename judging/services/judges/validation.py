@@ -230,8 +230,3 @@ def completeness_problems(kind: str, values: dict[str, Any], *, skip: Collection
                 f"{setting_label('nli_overlap')} must be smaller than {setting_label('nli_max_length')}."
             ]})
     return problems
-
-
-def _check_complete(kind: str, values: dict[str, Any]) -> None:
-    if problems := completeness_problems(kind, values):
-        raise JudgeSettingsError.of(problems)
