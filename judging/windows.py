@@ -21,19 +21,20 @@ def reference_windows(
 ) -> list[tuple[int, int]]:
     """Token ranges ``[start, end)`` into the reference tokens, one per window, in order.
 
-    Each window holds at most ``budget = max_length - specials - hypothesis_len``
-    reference tokens, so with the special tokens and the whole hypothesis it
-    never passes ``max_length``. Window 2 onwards repeat the last ``overlap``
-    tokens of the window before and add ``segment = budget - overlap`` new ones
-    (DESIGN.md's segment length). The first window has no window before it,
-    so it spends the overlap budget on reference tokens too: it covers
-    ``[0, budget)``. Consecutive windows therefore overlap by exactly
-    ``overlap`` tokens, every reference token is in some window, and only the
-    last window may be shorter than ``budget``.
+    DESIGN.md's rule, literally: the reference is cut into segments of
+    ``segment = max_length - specials - hypothesis_len - overlap`` tokens, and
+    each window is the last ``overlap`` tokens of the segment before (none for
+    the first) followed by its own segment. So window k covers
+    ``[max(0, k * segment - overlap), min((k + 1) * segment, reference_len))``:
+    the first window holds ``segment`` tokens, later ones ``segment + overlap``,
+    consecutive windows share exactly ``overlap`` tokens, every reference token
+    is in some window, and with the special tokens and the whole hypothesis no
+    window passes ``max_length``.
 
-    A reference that fits in one window (including an empty one, which gives
-    the single window ``(0, 0)``) is one window, even when the hypothesis
-    leaves no room for a segment after an overlap.
+    A reference of at most ``segment`` tokens (including an empty one, which
+    gives the single window ``(0, 0)``) is one window. When the hypothesis
+    leaves no room for a segment after the overlap, a reference that still fits
+    whole beside it is one window too: no windowing is needed, so none is done.
 
     Raises ValueError naming the lengths when the hypothesis (plus the special
     tokens) leaves no room for reference tokens, or when the reference needs
@@ -52,20 +53,21 @@ def reference_windows(
             f"the hypothesis has {hypothesis_len} tokens; with {specials} special tokens it leaves no room for "
             f"reference tokens in a window of {max_length} tokens (the hypothesis is never truncated)"
         )
-    if reference_len <= budget:
-        return [(0, reference_len)]
     segment = budget - overlap
     if segment < 1:
+        if reference_len <= budget:
+            return [(0, reference_len)]
         raise ValueError(
             f"the reference has {reference_len} tokens and needs several windows, but a hypothesis of "
             f"{hypothesis_len} tokens, {specials} special tokens and an overlap of {overlap} tokens leave no "
             f"room for new reference tokens in a window of {max_length} tokens (segment length {segment})"
         )
-    windows = [(0, budget)]
-    while windows[-1][1] < reference_len:
-        end = windows[-1][1]
-        windows.append((end - overlap, min(end + segment, reference_len)))
-    return windows
+    if reference_len <= segment:
+        return [(0, reference_len)]
+    return [
+        (max(0, start - overlap), min(start + segment, reference_len))
+        for start in range(0, reference_len, segment)
+    ]
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,13 @@ HYPOTHESIS = "the council paid the workers and the bridge reopened after eight w
 
 
 def windows_by_hand(reference_len: int, hypothesis_len: int) -> list[tuple[int, int]]:
-    room = 512 - 3 - hypothesis_len  # [CLS] reference [SEP] hypothesis [SEP]
-    ranges = [(0, min(room, reference_len))]
-    while ranges[-1][1] < reference_len:
-        start = ranges[-1][1] - 32
-        ranges.append((start, min(start + room, reference_len)))
+    """DESIGN.md: segments of 512 - 3 - hypothesis - 32 tokens, each window the 32 tokens before its segment + it."""
+    segment = 512 - 3 - hypothesis_len - 32  # [CLS] overlap + segment [SEP] hypothesis [SEP]
+    ranges = []
+    start = 0
+    while start < reference_len:
+        ranges.append((max(0, start - 32), min(start + segment, reference_len)))
+        start += segment
     return ranges
 
 
@@ -46,7 +48,7 @@ def window_probabilities_by_hand(path: str, reference: str, hypothesis: str) -> 
 def test_p_is_the_max_over_windows_computed_one_at_a_time(tiny_nli_path: str) -> None:
     reference = reference_text(1300, seed=3)
     by_hand = window_probabilities_by_hand(tiny_nli_path, reference, HYPOTHESIS)
-    assert len(by_hand) == 3  # 1,300 tokens in windows of 483 with 32 overlapping
+    assert len(by_hand) == 3  # 1,300 tokens in segments of 512 - 3 - 14 - 32 = 463
     assert max(by_hand) - min(by_hand) > 1e-3  # the windows disagree, so taking the max matters
 
     model = load_nli_model(tiny_nli_path)

@@ -31,9 +31,12 @@ def test_windows_cover_every_reference_token_overlap_by_32_and_fit(reference_len
     assert covered == set(range(reference_len))
     assert windows[0][0] == 0
     assert windows[-1][1] == reference_len
+    segment = budget(hypothesis_len) - 32
+    if len(windows) > 1:
+        assert windows[0] == (0, segment)  # DESIGN.md: the first window is one segment, with nothing before it
     for (_, previous_end), (start, end) in zip(windows, windows[1:], strict=False):
         assert previous_end - start == 32  # exactly the overlap
-        assert end - previous_end == min(budget(hypothesis_len) - 32, reference_len - previous_end)
+        assert end - previous_end == min(segment, reference_len - previous_end)
 
 
 @pytest.mark.parametrize(("reference_len", "hypothesis_len"), LENGTHS)
@@ -41,24 +44,27 @@ def test_window_count_is_the_fewest_the_segment_length_allows(reference_len: int
     windows = reference_windows(reference_len, hypothesis_len)
     room = budget(hypothesis_len)
     segment = room - 32
-    if reference_len <= room:
+    if reference_len <= max(segment, 0) or (segment < 1 and reference_len <= room):
         expected = 1
     else:
-        expected = 1 + -(-(reference_len - room) // segment)  # first window, then ceil(rest / segment)
+        expected = -(-reference_len // segment)  # one window per segment: ceil(reference / segment)
     assert len(windows) == expected
 
 
 def test_windows_worked_by_hand() -> None:
-    # 2,000 reference tokens, 60 hypothesis tokens: 449 reference tokens a window, segments of 417 new ones.
-    assert reference_windows(2000, 60) == [(0, 449), (417, 866), (834, 1283), (1251, 1700), (1668, 2000)]
-    # Tiny numbers: max 20, 3 specials, 5 hypothesis tokens -> 12 a window; overlap 4 -> 8 new a window.
-    assert reference_windows(30, 5, max_length=20, overlap=4) == [(0, 12), (8, 20), (16, 28), (24, 30)]
+    # 2,000 reference tokens, 60 hypothesis tokens: segments of 512 - 3 - 60 - 32 = 417 tokens at 0, 417, 834,
+    # 1251, 1668; each window after the first starts 32 tokens before its segment.
+    assert reference_windows(2000, 60) == [(0, 417), (385, 834), (802, 1251), (1219, 1668), (1636, 2000)]
+    # Tiny numbers: max 20, 3 specials, 5 hypothesis tokens, overlap 4 -> segments of 8 at 0, 8, 16, 24.
+    assert reference_windows(30, 5, max_length=20, overlap=4) == [(0, 8), (4, 16), (12, 24), (20, 30)]
 
 
 def test_short_reference_is_one_window() -> None:
     assert reference_windows(10, 60) == [(0, 10)]
-    assert reference_windows(449, 60) == [(0, 449)]  # exactly the room left: still one window
-    assert reference_windows(450, 60) == [(0, 449), (417, 450)]
+    assert reference_windows(417, 60) == [(0, 417)]  # exactly one segment: one window
+    assert reference_windows(418, 60) == [(0, 417), (385, 418)]
+    # DESIGN.md's segment length holds even where the whole reference would fit beside the hypothesis.
+    assert reference_windows(449, 60) == [(0, 417), (385, 449)]
 
 
 def test_empty_reference_is_one_empty_window() -> None:
@@ -81,9 +87,9 @@ def test_long_reference_with_no_room_for_a_segment_is_an_error() -> None:
     # 480 hypothesis tokens leave 29 a window; after a 32-token overlap nothing new fits.
     with pytest.raises(ValueError, match=r"reference has 100 tokens.*480 tokens.*overlap of 32.*segment length -3"):
         reference_windows(100, 480)
-    # 476 leave 33: one new token a window still works (slowly), and covers everything.
+    # 476 leave 33: segments of one token, each window the 32 before it and itself (slow, but it covers everything).
     windows = reference_windows(40, 476)
-    assert windows == [(0, 33), (1, 34), (2, 35), (3, 36), (4, 37), (5, 38), (6, 39), (7, 40)]
+    assert windows == [(max(0, start - 32), start + 1) for start in range(40)]
 
 
 def test_other_settings_and_bad_settings() -> None:
@@ -107,7 +113,7 @@ def test_roberta_template_has_four_specials_and_no_token_types() -> None:
     assert template.specials == 4
     assert template.build([5, 6], [8]) == ([0, 5, 6, 2, 2, 8, 2], None)
     # With 4 specials the windows leave one token less for the reference.
-    assert reference_windows(1000, 60, specials=template.specials)[0] == (0, 448)
+    assert reference_windows(1000, 60, specials=template.specials)[0] == (0, 416)
 
 
 def test_t5_template_without_prefix() -> None:
