@@ -282,8 +282,10 @@ def sample_disagreements(project: Project, round: int, batch: Batch | None = Non
 def accept_agreed_samples(project: Project, curator: AbstractBaseUser, *, round: int = 1) -> int:
     """Gold labels for every sample where all (two or more) annotators gave the same worst label.
 
-    The gold spans are the annotators' spans of that sample, one copy of each distinct
-    (start, end, labels), the first in (start, id) order. Samples that already have a gold
+    The gold spans are the spans of the annotators who agreed (the batch's submitters, those
+    whose worst labels were compared), one copy of each distinct (start, end, labels), the
+    first in (start, id) order; spans with an empty label list are left out, as everywhere
+    in the figures, and so is the work of anyone who has not submitted. Samples that already have a gold
     label are left alone. The spans are read as plain values, SAMPLES_PER_QUERY samples a
     query, and the labels written with bulk_create: a thousand samples take a few queries
     and no span model instances.
@@ -298,16 +300,19 @@ def accept_agreed_samples(project: Project, curator: AbstractBaseUser, *, round:
     }
     if not agreed:
         return 0
+    roster = _submitted_roster(project, round, None)
     spans: dict[int, dict[tuple, dict[str, Any]]] = defaultdict(dict)
     agreed_ids = sorted(agreed)
     for at in range(0, len(agreed_ids), SAMPLES_PER_QUERY):
         rows = (
             SpanAnnotation.objects.filter(sample_id__in=agreed_ids[at : at + SAMPLES_PER_QUERY], round=round)
             .order_by("start", "id")
-            .values_list("sample_id", *GOLD_SPAN_FIELDS)
+            .values_list("sample_id", "sample__batch_id", "annotator_id", *GOLD_SPAN_FIELDS)
         )
-        for sample_id, *values in rows:
+        for sample_id, batch_id, annotator_id, *values in rows:
             span = _gold_span_values(*values)
+            if annotator_id not in roster.get(batch_id, {}) or not span["labels"]:
+                continue
             spans[sample_id].setdefault((span["start"], span["end"], tuple(span["labels"])), span)
     # ignore_conflicts: a curator saving one of these samples by hand meanwhile (adjudicate_sample locks the
     # sample's row, not the project's) keeps their label; the count below leaves that sample out.

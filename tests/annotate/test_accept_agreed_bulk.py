@@ -83,6 +83,22 @@ def test_round_two_acceptance_takes_round_two_spans(project: Project, alice: Any
     assert (gold.round, gold.category, [s["from_span"] for s in gold.spans]) == (2, "Q", [kept.pk])
 
 
+def test_gold_spans_come_from_the_submitters_only_and_never_from_empty_label_lists(
+    project: Project, alice: Any, bob: Any, admin_user: Any, django_user_model: Any
+) -> None:
+    # Alice and Bob submitted round 2; Cy is assigned but has not submitted, and his spans are work in progress.
+    (sample,) = make_batch(project, "r2", 1, [alice, bob], round=2)
+    cy = django_user_model.objects.create_user("cy", password="pw")
+    Assignment.objects.create(batch=sample.batch, annotator=cy, round=2, status=Assignment.Status.ASSIGNED)
+    kept = span(sample, alice, 7, 12, ["Questionable"], round=2)
+    span(sample, bob, 7, 12, ["Questionable"], round=2)
+    span(sample, cy, 0, 6, ["Unwanted", "Unwanted.Intrinsic"], round=2)
+    span(sample, bob, 13, 18, [], round=2)  # an empty label list counts for nothing in the figures
+    assert rounds.accept_agreed_samples(project, admin_user, round=2) == 1
+    gold = GoldLabel.objects.get()
+    assert (gold.category, [s["from_span"] for s in gold.spans]) == ("Q", [kept.pk])
+
+
 def test_accepting_reads_span_values_not_whole_rows(project: Project, alice: Any, bob: Any, admin_user: Any) -> None:
     samples = make_batch(project, "many", 30, [alice, bob])
     for sample in samples:
