@@ -10,19 +10,42 @@ export function onRetrying(listener) {
   retryListener = listener;
 }
 
+/* The cookie's token first: logging in again (in any tab) gives a new one, and the copy printed into the page at
+ * load would then be refused for ever. The printed copy is the fallback for a browser that hides the cookie. */
 function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  if (match) return decodeURIComponent(match[1]);
   try {
     const headers = JSON.parse(document.body.getAttribute("hx-headers") || "{}");
-    if (headers["x-csrftoken"]) return headers["x-csrftoken"];
+    return headers["x-csrftoken"] || "";
   } catch (error) {
-    /* fall back to the cookie */
+    return "";
   }
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
 }
 
+/* X-FaithLab-User: the user this page was opened for; the server refuses a write when another user has logged in
+ * since, in another tab (config/session_guard.py), so that nothing is saved under the wrong name. */
 export function jsonHeaders() {
-  return { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() };
+  const headers = { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() };
+  const user = document.body.dataset.user;
+  if (user) headers["X-FaithLab-User"] = encodeURIComponent(user);
+  return headers;
+}
+
+/* Tell the page's session banner (static/js/session.js) what an answer says about the login session. */
+const LOGGED_OUT = "You are logged out (the session ended). Log in again in another tab, then press Retry here: " +
+  "what you have not saved is still on this page.";
+
+function reportSession(method, response, data) {
+  const state = response.headers.get("X-FaithLab-Session");
+  if (response.status === 401) {
+    document.dispatchEvent(new CustomEvent("faithlab:session", { detail: { state: "logged_out", message: LOGGED_OUT } }));
+  } else if (response.status === 403 && state === "other_user") {
+    const message = data && typeof data.detail === "string" ? data.detail : "Another user has logged in.";
+    document.dispatchEvent(new CustomEvent("faithlab:session", { detail: { state, message } }));
+  } else if (response.ok && method !== "GET") {
+    document.dispatchEvent(new CustomEvent("faithlab:session", { detail: {} }));
+  }
 }
 
 /* A 4xx answer: retrying would not help. */
@@ -30,6 +53,7 @@ export class ClientError extends Error {}
 
 /* DRF errors look like {"detail": "..."} or {"field": ["message"]}: keep the field name. */
 export function errorMessage(data, statusCode) {
+  if (statusCode === 401) return "you are logged out: log in again in another tab, then Retry";
   if (!data || typeof data !== "object") return `the server answered ${statusCode}`;
   if (typeof data.detail === "string") return data.detail;
   const parts = [];
@@ -65,6 +89,7 @@ export async function send(method, url, body) {
             data = null;
           }
         }
+        reportSession(method, response, data);
         return { status: response.status, ok: response.ok, data };
       }
       if (attempt >= RETRY_DELAYS_MS.length) {

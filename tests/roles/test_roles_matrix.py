@@ -86,6 +86,9 @@ def test_every_url_answers_each_role_as_the_access_rules_say(tmp_path: Any, sett
                 answer = ask(clients[role], request, headers)
                 asked += 1
                 expected = request.rule.expected(role)
+                if headers and role == ANONYMOUS and 302 in expected:
+                    # htmx is told "logged out" (401) rather than sent the login page to swap in (session_guard).
+                    expected = (set(expected) - {302}) | {401}
                 where = f"{request.describe()}{' (htmx)' if headers else ''} as {role}"
                 if answer.status >= 500 or answer.status not in expected:
                     mismatches.append(f"{where}: {answer.status}, expected {sorted(expected)}")
