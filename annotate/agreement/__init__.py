@@ -36,6 +36,7 @@ from annotate.agreement.labels import (
     BatchLabels,
     CodedLabels,
     SampleKey,
+    batch_mean_note,
     code_labels,
     reliability_matrix,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "SchemeError",
     "Span",
     "_token_bounds",  # tests check it against summary_tokens
+    "batch_mean_note",
     "bootstrap_interval",
     "bootstrap_intervals",
     "bootstrap_resamples",

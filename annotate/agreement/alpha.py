@@ -202,7 +202,8 @@ def compute_alpha(
 
     ``pooled``: one alpha over every sample of every batch (rows: every
     annotator seen). ``batch-mean``: unweighted mean of the per-batch alphas
-    that are defined; ``units`` then counts the units of those batches only.
+    that are defined; ``units`` then counts the units of those batches only, and ``batches_defined`` /
+    ``batches_undefined`` say how many batches the mean averages and leaves out (batch_mean_note words them).
     ``annotators`` is the number of distinct people in the batches' rosters.
     ``per_batch`` is filled for both aggregates.
     """
@@ -219,12 +220,13 @@ def compute_alpha(
             reason = _undefined_reason(reason, coded.rosters, scheme)
         return AlphaResult(value, reason, units, annotators, per_batch)
     defined = [entry for entry in per_batch if entry["alpha"] is not None]
+    counts = {"batches_defined": len(defined), "batches_undefined": len(per_batch) - len(defined)}
     if not defined:
         if not per_batch:
             reason = "no batch to average"
         else:
             reasons = sorted({entry["reason"] for entry in per_batch})
             reason = "no batch has a defined alpha: " + "; ".join(reasons)
-        return AlphaResult(None, reason, 0, annotators, per_batch)
+        return AlphaResult(None, reason, 0, annotators, per_batch, **counts)
     mean = float(np.mean([entry["alpha"] for entry in defined]))
-    return AlphaResult(mean, None, sum(entry["units"] for entry in defined), annotators, per_batch)
+    return AlphaResult(mean, None, sum(entry["units"] for entry in defined), annotators, per_batch, **counts)

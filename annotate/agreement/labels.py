@@ -63,15 +63,34 @@ class AlphaResult:
     units: int
     annotators: int
     per_batch: list[dict[str, Any]] = field(default_factory=list)
+    # batch-mean only: how many batches the mean averages (alpha defined) and how many it leaves out (undefined).
+    batches_defined: int | None = None
+    batches_undefined: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        report = {
             "alpha": self.alpha,
             "reason": self.reason,
             "units": self.units,
             "annotators": self.annotators,
             "per_batch": [dict(entry) for entry in self.per_batch],
         }
+        if self.batches_defined is not None:
+            report |= {"batches_defined": self.batches_defined, "batches_undefined": self.batches_undefined}
+        return report
+
+
+def batch_mean_note(report: dict[str, Any]) -> str | None:
+    """What a batch-mean alpha leaves out, when it leaves out any batch: "mean of 1 of 2 batches; 1 undefined".
+
+    None for a pooled report, a mean over every batch, and one with no defined batch (its reason says why), and for
+    a report kept before the counts existed (no ``batches_defined``).
+    """
+    defined, undefined = report.get("batches_defined"), report.get("batches_undefined")
+    if not defined or not undefined:
+        return None
+    total = defined + undefined
+    return f"mean of {defined} of {total} batches; {undefined} undefined (left out of the mean)"
 
 
 @dataclass

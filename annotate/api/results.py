@@ -23,7 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import agreement
+from annotate import agreement, results
 from annotate.api.errors import field_error
 from annotate.api.serializers import MAX_ROUND, ErrorSerializer
 from annotate.api.validation import QueryParamsSerializer
@@ -72,6 +72,15 @@ class DetectorQuerySerializer(RoundQuerySerializer):
         min_value=0.0, max_value=1.0, default=0.5,
         help_text="Probability of consistency at or above which a prediction counts as consistent.",
     )
+    hallucinated = serializers.ChoiceField(
+        choices=list(results.TRUTH_SETS), default=results.DEFAULT_TRUTH,
+        help_text="The human truth: a sample is hallucinated when its worst label is in this set. U: Unwanted only; "
+        "UQ: Unwanted or Questionable (the default); UQB: Unwanted, Questionable or Benign.",
+        error_messages={
+            "invalid_choice": f'"{{input}}" is not a truth set: send one of {", ".join(results.TRUTH_SETS)} '
+            "(U: Unwanted only; UQ: Unwanted or Questionable; UQB: also Benign)",
+        },
+    )
 
 
 # --------------------------------------------------------------------------- responses (for the schema)
@@ -100,6 +109,14 @@ class AgreementReportSerializer(serializers.Serializer):
         help_text="95% bootstrap interval [low, high]; only when bootstrap > 0; null when alpha is undefined.",
     )
     bootstrap_resamples = serializers.IntegerField(required=False)
+    batches_defined = serializers.IntegerField(
+        required=False, help_text="batch-mean only: how many batches have a defined alpha (the ones averaged)."
+    )
+    batches_undefined = serializers.IntegerField(
+        required=False,
+        help_text="batch-mean only: how many batches have an undefined alpha, left out of the mean (their reasons "
+        "are in per_batch).",
+    )
 
 
 # Both results are objects keyed by generator / detector name. The rates are a type hint; the detector scores a
@@ -211,8 +228,10 @@ class DetectorEvalView(APIView):
         parameters=[DetectorQuerySerializer], responses={200: DETECTORS_RESPONSE, 403: FOR_ADMINS_AND_AUDITORS}
     )
     def get(self, request: Request, slug: str) -> Response:
-        """Balanced accuracy and F1-macro of the detectors in the samples' metadata and of the judges;
-        ``detector_eval --json``, with every detector of the project: one with n 0 has null figures and a reason."""
+        """Balanced accuracy and F1-macro of the detectors in the samples' metadata and of the judges, against the
+        truth ``hallucinated`` (worst label U or Q by default); ``detector_eval --json``, with every detector of the project: one with n 0 has null figures and a reason."""
         project = span_project_for_results(request.user, slug)
         query = _checked(project, DetectorQuerySerializer(data=request.query_params))
-        return Response(stats.explained_detector_eval(project, query["threshold"], query["round"]))
+        return Response(
+            stats.explained_detector_eval(project, query["threshold"], query["round"], query["hallucinated"])
+        )

@@ -20,9 +20,10 @@ and compared later ("did they get worse since an admin dismissed the flag?").
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from annotate.pairmath.consensus import majority_label
 from annotate.percent import share_text
@@ -99,6 +100,25 @@ def _summary(answers: Sequence[JudgeAnswer] | JudgeSummary) -> JudgeSummary:
     return answers if isinstance(answers, JudgeSummary) else summarize(answers)
 
 
+def rounded_beside(value: float, limit: float, digits: int, *, tripped_when: Literal["under", "over"]) -> float:
+    """``value`` rounded to ``digits`` decimals, telling the same story about ``limit`` as the exact value.
+
+    The rules compare exact figures (a mean time under its limit, a share over its limit); the stored and shown
+    ones are rounded for reading. Plain rounding can land on the limit: a mean of 9.9996 s shows as 10.0 s beside
+    a limit of 10.0 s and reads as not under it. When the rounded value would say otherwise than the exact one, it
+    is rounded the other way (down or up to ``digits`` decimals), which keeps it on the exact value's side.
+    """
+    rounded = round(value, digits)
+    scale = 10**digits
+    down, up = math.floor(value * scale) / scale, math.ceil(value * scale) / scale
+    if tripped_when == "under":
+        if (value < limit) != (rounded < limit):
+            return down if value < limit else up
+    elif (value > limit) != (rounded > limit):
+        return up if value > limit else down
+    return rounded
+
+
 def same_label_figures(answers: Sequence[JudgeAnswer] | JudgeSummary) -> dict[str, Any]:
     summary = _summary(answers)
     return {"judgements": summary.judgements, "labels": summary.labels}
@@ -110,7 +130,8 @@ def too_fast_figures(answers: Sequence[JudgeAnswer] | JudgeSummary, limits: Spam
     return {
         "judgements": summary.judgements,
         "timed": summary.timed,
-        "mean_seconds": round(mean, 3) if mean is not None else None,
+        "mean_seconds": (rounded_beside(mean, limits.min_mean_seconds, 3, tripped_when="under")
+                         if mean is not None else None),
         "limit_seconds": limits.min_mean_seconds,
     }
 
@@ -121,7 +142,10 @@ def disagreement_figures(answers: Sequence[JudgeAnswer] | JudgeSummary, limits: 
         "judgements": summary.judgements,
         "compared": summary.compared,
         "differing": summary.differing,
-        "share": round(summary.differing / summary.compared, 4) if summary.compared else None,
+        # 4 decimals: what share_text shows (2 decimals in percent), never meeting the limit the exact share passes.
+        "share": (rounded_beside(summary.differing / summary.compared, limits.max_disagreement, 4,
+                                 tripped_when="over")
+                  if summary.compared else None),
         "limit_share": limits.max_disagreement,
     }
 
@@ -174,9 +198,14 @@ def explain(rule: str, figures: dict[str, Any]) -> str:
     if rule == SAME_LABEL:
         return f"answered {figures.get('label')!s} on every one of {n} judgements"
     if rule == TOO_FAST:
+        mean, limit = figures.get("mean_seconds"), figures.get("limit_seconds")
+        shown = f"{mean} s"
+        if isinstance(mean, int | float) and isinstance(limit, int | float) and mean >= limit:
+            # Figures stored before rounded_beside, rounded onto the limit: the exact mean was under it.
+            shown = f"{mean} s (rounded; the exact mean is under the limit)"
         return (
-            f"mean time per item {figures.get('mean_seconds')} s over {figures.get('timed', n)} timed judgements, "
-            f"under the limit of {figures.get('limit_seconds')} s"
+            f"mean time per item {shown} over {figures.get('timed', n)} timed judgements, "
+            f"under the limit of {limit} s"
         )
     if rule == DISAGREES:
         share = figures.get("share")

@@ -81,6 +81,14 @@ class SubsamplingRatio:
         }
 
     @property
+    def counts_formula(self) -> float | None:
+        """(TN - FN)/(TP - FP) as computed, None when TP = FP. It is R except where R is set to 0 (keep_no_h:
+        the formula is negative there) and where R is undefined (a random round)."""
+        if self.tp == self.fp:
+            return None
+        return (self.tn - self.fn) / (self.tp - self.fp) if self.tn != self.fn else 0.0
+
+    @property
     def closed_form_note(self) -> str | None:
         """Why the closed form has no value, or None when it has one."""
         return closed_form_note(self.alpha, self.beta, self.gamma)
@@ -174,8 +182,9 @@ def subsampling_ratio(
       keep everything;
     - 0 <= R <= 1: keep share R of predicted H, all predicted N;
     - R > 1: keep all predicted H, share 1/R of predicted N;
-    - R < 0: both predicted groups have the same majority; both H-majority:
-      keep no predicted H (the R = 0 action), both N-majority: keep all.
+    - (TN - FN)/(TP - FP) < 0: both predicted groups have the same majority; both H-majority: keep no
+      predicted H, and R is 0 (DESIGN.md: "keep no predicted H (R = 0)"; the reason gives the formula's
+      negative value); both N-majority: keep all, and R is the formula's negative value (DESIGN.md gives none).
     Negative counts raise ValueError naming the count.
     """
     tp, fp, tn, fn = (_check_count(name, value) for name, value in (("tp", tp), ("fp", fp), ("tn", tn), ("fn", fn)))
@@ -242,13 +251,14 @@ def subsampling_ratio(
         )
         return result(r, 1.0, 1 / r, "keep_share_of_n", reason)
     if tp > fp:
-        # Then FN > TN: predicted H is mostly H and predicted N is mostly H too.
+        # Then FN > TN: predicted H is mostly H and predicted N is mostly H too. DESIGN.md: R = 0 here (what the
+        # round keeps of predicted H); the formula's negative value stays in the reason.
         reason = (
-            f"R = ({tn} - {fn})/({tp} - {fp}) = {r:.4g} < 0: both predicted groups are H-majority (TP > FP and "
-            "FN > TN), so no subsampling balances them; keep no predicted-H item (the R = 0 action) and all "
-            "predicted-N items."
+            f"(TN - FN)/(TP - FP) = ({tn} - {fn})/({tp} - {fp}) = {r:.4g} < 0: both predicted groups are "
+            "H-majority (TP > FP and FN > TN), so no subsampling balances them and R = 0: keep no predicted-H "
+            "item and all predicted-N items."
         )
-        return result(r, 0.0, 1.0, "keep_no_h", reason)
+        return result(0.0, 0.0, 1.0, "keep_no_h", reason)
     reason = (
         f"R = ({tn} - {fn})/({tp} - {fp}) = {r:.4g} < 0: both predicted groups are N-majority (FP > TP and "
         "TN > FN), so no subsampling balances them; keep all items."
@@ -272,8 +282,8 @@ def split_spread(
 
     ``r_low``/``r_high`` span the defined R values (None when none is);
     ``agree`` is True when every split thins out the same predicted class
-    (``subsampled``, see ``subsampled_class``): R = 0 and R < 0 with H-majority
-    groups both keep no predicted H, so agreeing on the action's code would
+    (``subsampled``, see ``subsampled_class``): R = 0 from TN = FN (keep_share_of_h) and R = 0 from H-majority
+    groups (keep_no_h) both keep no predicted H, so agreeing on the action's code would
     be too strict, while 1.6 and 4 both thin predicted N, only by how much.
     """
     ratios = [subsampling_ratio(*counts, min_counts=min_counts, items=items) for counts in per_split]

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from annotate.results.challenging import challenging_groups, challenging_samples
 from annotate.results.detectors import (
+    DEFAULT_TRUTH,
     GENERATOR_KEYS,
     HALLUCINATED,
+    TRUTH_SETS,
     binarise,
     by_detector_name,
     decision_rule,
@@ -24,6 +26,8 @@ from annotate.results.detectors import (
     is_missing,
     is_score,
     is_score_text,
+    truth_set,
+    truth_text,
     verdict_detectors,
 )
 from annotate.results.outputs import (
@@ -35,9 +39,11 @@ from annotate.results.outputs import (
 from annotate.results.rates import RATE_COLUMNS, hallucination_rates, rank_generators
 
 __all__ = [
+    "DEFAULT_TRUTH",
     "GENERATOR_KEYS",
     "HALLUCINATED",
     "RATE_COLUMNS",
+    "TRUTH_SETS",
     "DetectorOutputs",
     "binarise",
     "by_detector_name",
@@ -55,5 +61,7 @@ __all__ = [
     "is_score",
     "is_score_text",
     "rank_generators",
+    "truth_set",
+    "truth_text",
     "verdict_detectors",
 ]

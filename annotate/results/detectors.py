@@ -13,7 +13,15 @@ from typing import Any
 
 import numpy as np
 
-HALLUCINATED: frozenset[str] = frozenset({"U", "Q"})
+# The human truth of detector evaluation (DESIGN.md: hallucinated when the worst label is U or Q, configurable),
+# by the name the detector_eval command (--hallucinated), the detector-eval API and the results page take.
+TRUTH_SETS: dict[str, frozenset[str]] = {
+    "U": frozenset({"U"}),
+    "UQ": frozenset({"U", "Q"}),
+    "UQB": frozenset({"U", "Q", "B"}),
+}
+DEFAULT_TRUTH = "UQ"
+HALLUCINATED: frozenset[str] = TRUTH_SETS[DEFAULT_TRUTH]
 # Sample metadata keys that name the generator rather than score the sample.
 GENERATOR_KEYS: frozenset[str] = frozenset({"summarizer", "generator"})
 
@@ -125,6 +133,19 @@ def is_missing(value: Any) -> bool:
 def decision_rule(verdict: bool, threshold: float) -> str:
     """How a detector's output is read, as the results table shows it per row."""
     return "1 = consistent (0/1 verdict)" if verdict else f"p >= {threshold:g}"
+
+
+def truth_set(name: str) -> frozenset[str]:
+    """The worst labels that count as hallucinated under truth set ``name`` (a key of TRUTH_SETS)."""
+    if not isinstance(name, str) or name not in TRUTH_SETS:
+        raise ValueError(f"hallucinated must be one of {', '.join(TRUTH_SETS)}, not {name!r}")
+    return TRUTH_SETS[name]
+
+
+def truth_text(name: str) -> str:
+    """How a truth set reads in a sentence: "U or Q"."""
+    codes = [code for code in ("U", "Q", "B") if code in truth_set(name)]
+    return codes[0] if len(codes) == 1 else f"{', '.join(codes[:-1])} or {codes[-1]}"
 
 
 def check_threshold(threshold: float) -> float:

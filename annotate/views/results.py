@@ -20,7 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotate import access, agreement
 from annotate.models import Batch, Membership, Sample
 from annotate.percent import share_text
-from annotate.results import RATE_COLUMNS, rank_generators
+from annotate.results import DEFAULT_TRUTH, RATE_COLUMNS, TRUTH_SETS, rank_generators
 from annotate.services import agreement_admin, results_cache, stats
 from annotate.taxonomy import CATEGORY_NAMES
 from annotate.views.figures import (
@@ -33,6 +33,7 @@ from annotate.views.figures import (
     _url,
     each_problem,
     get_project_for_results,
+    parse_choice,
     parse_int,
     parse_round,
     parse_threshold,
@@ -44,6 +45,12 @@ Role = Membership.Role
 DEFAULT_K = 7
 SHOWN_GROUPS = 100
 CATEGORY_COLOURS = {"C": "#4c9a6a", "B": "#7ea6d8", "Q": "#e0a530", "U": "#c8412f"}
+# The detector table's truth choices (annotate.results.TRUTH_SETS), as the select and the note beside it say them.
+TRUTH_CHOICES = {
+    "U": ("U", "Unwanted"),
+    "UQ": ("U+Q", "Unwanted or Questionable"),
+    "UQB": ("U+Q+B", "Unwanted, Questionable or Benign"),
+}
 
 
 CHART_LABEL_CHARS = 28  # what fits left of the bars at the chart's font size
@@ -129,6 +136,7 @@ class ResultsQuery:
     round: int | None
     threshold: float
     k: int
+    hallucinated: str = DEFAULT_TRUTH
 
 
 def default_round(known_rounds: list[int]) -> int | None:
@@ -142,6 +150,7 @@ def read_results_query(query: QueryDict, known_rounds: list[int]) -> ResultsQuer
         round=lambda: parse_round(query.get("round"), known_rounds, default=default_round(known_rounds)),
         threshold=lambda: parse_threshold(query.get("threshold")),
         k=lambda: parse_int(query.get("k"), "k", DEFAULT_K, 1),
+        hallucinated=lambda: parse_choice(query.get("hallucinated"), "hallucinated", tuple(TRUTH_SETS), DEFAULT_TRUTH),
     ))
 
 
@@ -170,6 +179,7 @@ def results_context(figures: dict[str, Any], query: ResultsQuery) -> dict[str, A
     context["selection"] = selection
     context["shown_groups"] = selection["kept"][:SHOWN_GROUPS]
     context["rate_columns"] = list(RATE_COLUMNS)
+    context["truth"] = TRUTH_CHOICES[query.hallucinated][1]
     return context
 
 
@@ -198,20 +208,25 @@ def results_page(request: HttpRequest, slug: str) -> HttpResponse:
             "round": request.GET.get("round", ""),
             "threshold": request.GET.get("threshold", "") or DEFAULT_THRESHOLD,
             "k": request.GET.get("k", "") or DEFAULT_K,
+            "hallucinated": request.GET.get("hallucinated", "") or DEFAULT_TRUTH,
         },
         # What a field shows when the URL leaves its parameter out, for history-forms.js after a Back.
-        "defaults": {"round": default_round(known), "threshold": DEFAULT_THRESHOLD, "k": DEFAULT_K},
+        "defaults": {"round": default_round(known), "threshold": DEFAULT_THRESHOLD, "k": DEFAULT_K,
+                     "hallucinated": DEFAULT_TRUTH},
+        "truth_choices": [{"value": value, "short": short, "name": name}
+                          for value, (short, name) in TRUTH_CHOICES.items()],
     }
     try:
         query = read_results_query(request.GET, known)
     except BadQuery as error:
         return _render(request, "annotate/results.html", context | {"error": str(error), "errors": each_problem(error)},
                        status=400)
-    served = results_cache.serve_figures(project, "results", round=query.round, threshold=query.threshold, k=query.k)
+    served = results_cache.serve_figures(project, "results", round=query.round, threshold=query.threshold, k=query.k,
+                                         hallucinated=query.hallucinated)
     if _nothing_newer(request, served):
         return HttpResponse(status=204)
     poll = _url("results", project.slug, round=query.round, threshold=query.threshold, k=query.k,
-                **{SHOWN: served.version})
+                hallucinated=query.hallucinated, **{SHOWN: served.version})
     context |= {"query": query, **results_context(served.value, query),
                 "freshness": _freshness(request, served, poll, "results-figures")}
     return _render(request, "annotate/results.html", context)
@@ -258,7 +273,8 @@ def results_selection(request: HttpRequest, slug: str) -> HttpResponse:
         back = reverse("project", args=[project.slug])
     except (BadQuery, agreement_admin.AgreementAdminError) as error:
         messages.error(request, f"No batch created. {error}")
-        back = _url("results", project.slug, k=request.POST.get("k"), threshold=request.POST.get("threshold"))
+        back = _url("results", project.slug, k=request.POST.get("k"), threshold=request.POST.get("threshold"),
+                    hallucinated=request.POST.get("hallucinated"))
     else:
         samples = Sample.objects.filter(batch__in=batches).count()
         messages.success(

@@ -50,6 +50,21 @@ def test_subsampling_ratio_json_nulls_when_undefined() -> None:
     assert data["R"] == 0.5
 
 
+def test_subsampling_ratio_with_both_groups_h_majority_gives_r_0_and_the_formulas_value_in_words() -> None:
+    # (5-25)/(40-10) = -0.667 < 0 with TP > FP and FN > TN: DESIGN.md keeps no predicted H, R = 0.
+    data = json.loads(run("subsampling_ratio", "--tp", "40", "--fp", "10", "--tn", "5", "--fn", "25", "--json"))
+    assert data["R"] == 0.0 and data["action"] == "keep_no_h"
+    assert (data["keep_predicted_h"], data["keep_predicted_n"]) == (0.0, 1.0)
+    assert "(TN - FN)/(TP - FP) = (5 - 25)/(40 - 10) = -0.6667 < 0" in data["reason"]
+    assert "R = 0: keep no predicted-H item" in data["reason"]
+    text = run("subsampling_ratio", "--tp", "40", "--fp", "10", "--tn", "5", "--fn", "25")
+    assert "R = 0.0000   ((TN-FN)/(TP-FP) = -0.6667 < 0: see Why)" in text
+    assert "R from counts (TN-FN)/(TP-FP) = -0.6667" not in text  # the negative value is never shown as R
+    # Both N-majority keeps the formula's value as R (DESIGN.md gives none): (40-5)/(10-30) = -1.75.
+    data = json.loads(run("subsampling_ratio", "--tp", "10", "--fp", "30", "--tn", "40", "--fn", "5", "--json"))
+    assert data["R"] == -1.75 and data["action"] == "keep_all"
+
+
 def test_subsampling_ratio_text_explains_counts_rates_r_and_action() -> None:
     # R = (70-10)/(50-10) = 1.5 > 1: keep all predicted H and 1/1.5 = 66.67% of predicted N.
     text = run("subsampling_ratio", "--tp", "50", "--fp", "10", "--tn", "70", "--fn", "10")

@@ -75,7 +75,10 @@ def test_the_wizard_explains_the_subsampling_ratio(detector_project: Project, ad
     assert text_of(panel, r'data-figure="gamma">([^<]+)<') == (
         f"{ratio.tp / (ratio.tp + ratio.fp):.4f}" if ratio.tp + ratio.fp else "—")
     if ratio.r is not None and ratio.tp != ratio.fp:
-        assert text_of(panel, r'data-figure="R">([^<]+)<') == f"{(ratio.tn - ratio.fn) / (ratio.tp - ratio.fp):.4f}"
+        # R is the formula's value, but 0 where both predicted groups are H-majority (keep_no_h, DESIGN.md).
+        formula = (ratio.tn - ratio.fn) / (ratio.tp - ratio.fp)
+        shown = 0.0 if ratio.action == "keep_no_h" else formula
+        assert text_of(panel, r'data-figure="R">([^<]+)<') == f"{shown:.4f}"
     assert f'data-action="{ratio.action}"' in panel and "Where the counts come from" in panel
     # The panel says the counts are cross-validated with the round's seed, and that they vary with it.
     assert "split at random into 5 folds with the round&#x27;s seed (5)" in panel
@@ -246,3 +249,23 @@ def test_a_detector_round_shows_its_metrics_and_the_balance_reached(detector_pro
     if promised is not None:
         assert text_of(html, r'data-figure="promised">(.*?)</dd>') == f"{100 * promised:.2f}% H"
     assert 'data-role="ratio"' in html and funnel(html)["pool"] == 30
+
+
+def test_the_ratio_panel_shows_r_0_where_both_predicted_groups_are_h_majority() -> None:
+    from django.template.loader import render_to_string
+
+    from annotate.views.pairs.rounds.words import ratio_context
+
+    # (5-25)/(40-10) = -0.667 < 0 with TP > FP and FN > TN: R = 0 (DESIGN.md), the formula's value in words.
+    panel = render_to_string("annotate/pairs/_ratio.html",
+                             {"ratio": ratio_context(subsampling_ratio(40, 10, 5, 25).as_dict())})
+    assert text_of(panel, r'data-figure="R">([^<]+)<') == "0.0000"
+    assert "R, set to 0: (TN−FN)/(TP−FP) is negative and both predicted groups are H-majority" in panel
+    assert text_of(panel, r'data-figure="closed_form">([^<]+)<') == "-0.6667"
+    assert "before R is set to 0" in panel
+    assert "= -0.6667 &lt; 0" in panel and "R = 0: keep no predicted-H item" in panel
+    assert 'data-action="keep_no_h"' in panel
+    # A round stored before R was set to 0 there (R = the formula's negative value) shows R = 0 too.
+    stored = subsampling_ratio(40, 10, 5, 25).as_dict() | {"R": -2 / 3}
+    panel = render_to_string("annotate/pairs/_ratio.html", {"ratio": ratio_context(stored)})
+    assert text_of(panel, r'data-figure="R">([^<]+)<') == "0.0000"

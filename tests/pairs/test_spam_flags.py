@@ -54,6 +54,49 @@ def test_too_fast_is_a_mean_under_the_limit_of_the_timed_answers() -> None:
     }
 
 
+def test_a_mean_just_under_the_limit_is_never_shown_as_the_limit() -> None:
+    # Ten answers of 9.9996 s: the rule trips (9.9996 < 10), and plain rounding to 3 decimals would show 10.0 s,
+    # "under the limit of 10.0 s". The figure is rounded down instead: 9.999 s.
+    found = rules(spam.spam_flags(answers("HN" * 5, seconds=9.9996), LIMITS))
+    assert found["too_fast"]["mean_seconds"] == 9.999 and found["too_fast"]["mean_seconds"] < 10.0
+    sentence = spam.explain("too_fast", found["too_fast"])
+    assert sentence == "mean time per item 9.999 s over 10 timed judgements, under the limit of 10.0 s"
+    # Away from the limit the figure is rounded as before.
+    assert rules(spam.spam_flags(answers("HN" * 5, seconds=9.12345), LIMITS))["too_fast"]["mean_seconds"] == 9.123
+    # A flag stored with the old rounding still says the exact mean was under the limit.
+    old = spam.explain("too_fast", {"judgements": 10, "timed": 10, "mean_seconds": 10.0, "limit_seconds": 10.0})
+    assert "10.0 s (rounded; the exact mean is under the limit)" in old
+
+
+def test_a_share_just_over_the_limit_is_never_shown_as_the_limit() -> None:
+    # 3001 of 10003 votes differ: 0.300010 > 0.30, which 4 decimals would show as 0.3 (30.00%); shown 0.3001.
+    figures = spam.disagreement_figures(spam.JudgeSummary(10003, {"H": 10003}, 0, 0.0, 10003, 3001), LIMITS)
+    assert figures["share"] == 0.3001
+    assert "(30.01%)" in spam.explain("disagrees", figures)
+
+
+@pytest.mark.parametrize(
+    ("value", "limit", "digits", "tripped_when", "shown"),
+    [
+        (9.9996, 10.0, 3, "under", 9.999),  # under: rounded down, not onto the limit
+        (10.0, 10.0, 3, "under", 10.0),  # on the limit: not under, shown as it is
+        (10.00004, 10.0001, 3, "under", 10.0),  # under a limit of more decimals: 10.0 is under it too
+        (10.0001, 10.0001, 3, "under", 10.001),  # on it: not under, so not shown below it
+        (0.30004, 0.3, 4, "over", 0.3001),  # over: rounded up, not onto the limit
+        (0.29996, 0.3, 4, "over", 0.3),  # not over: 0.3 is not over either
+        (5.12345, 10.0, 3, "under", 5.123),  # far from the limit: plain rounding
+    ],
+)
+def test_rounded_beside_keeps_the_rules_answer(value: float, limit: float, digits: int, tripped_when: Any,
+                                               shown: float) -> None:
+    rounded = spam.rounded_beside(value, limit, digits, tripped_when=tripped_when)
+    assert rounded == shown
+    if tripped_when == "under":
+        assert (rounded < limit) == (value < limit)
+    else:
+        assert (rounded > limit) == (value > limit)
+
+
 def test_disagreement_counts_only_items_where_the_others_have_a_strict_majority() -> None:
     built = [
         # Four items where the others say N 3-0 and the judge says H: differing.

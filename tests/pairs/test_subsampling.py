@@ -85,12 +85,16 @@ def test_nothing_predicted_h_is_the_tp_equal_fp_case_with_gamma_undefined() -> N
 
 def test_negative_r_with_both_groups_h_majority_keeps_no_predicted_h() -> None:
     # TP=30 FP=10 (predicted H: 30 H vs 10 N), TN=5 FN=25 (predicted N: 25 H vs 5 N).
-    # R = (5-25)/(30-10) = -20/20 = -1 < 0: both H-majority; the R = 0 action keeps no predicted H.
+    # (5-25)/(30-10) = -20/20 = -1 < 0: both H-majority; DESIGN.md: keep no predicted H, R = 0.
     ratio = subsampling_ratio(30, 10, 5, 25)
     assert ratio.action == "keep_no_h"
-    assert ratio.r == -1.0 and ratio.closed_form == pytest.approx(-1.0)
+    assert ratio.r == 0.0 and ratio.as_dict()["R"] == 0.0
+    # The formula's own value stays visible: in the closed form (eq. 1), the reason, and counts_formula.
+    assert ratio.closed_form == pytest.approx(-1.0) and ratio.counts_formula == -1.0
     assert (ratio.keep_predicted_h, ratio.keep_predicted_n) == (0.0, 1.0)
     assert "both predicted groups are H-majority" in ratio.reason
+    assert "(TN - FN)/(TP - FP) = (5 - 25)/(30 - 10) = -1 < 0" in ratio.reason
+    assert "R = 0: keep no predicted-H item" in ratio.reason
     # Only predicted N kept: 25 H of 30.
     assert ratio.promised_h_share() == pytest.approx(25 / 30)
 
@@ -205,9 +209,11 @@ def test_closed_form_equals_r_from_counts_on_random_counts() -> None:
         # Independent: HaDes eq. 1 written out again from the rates.
         a, b, g = tp / (tp + fn), tn / (tn + fp), tp / (tp + fp)
         eq1 = (-2 * a * b * g + a * b + b * g + a * g - g) / ((2 * g - 1) * a * (1 - b))
-        assert ratio.r == pytest.approx((tn - fn) / (tp - fp), abs=1e-12)
+        assert ratio.counts_formula == pytest.approx((tn - fn) / (tp - fp), abs=1e-12)
         assert ratio.closed_form == pytest.approx(eq1, rel=1e-12, abs=1e-12)
-        assert ratio.closed_form == pytest.approx(ratio.r, rel=1e-9, abs=1e-9)
+        assert ratio.closed_form == pytest.approx(ratio.counts_formula, rel=1e-9, abs=1e-9)
+        # R is the formula's value, except 0 where both predicted groups are H-majority (DESIGN.md).
+        assert ratio.r == (0.0 if ratio.action == "keep_no_h" else ratio.counts_formula)
         compared += 1
     assert compared > 300
 
@@ -257,8 +263,14 @@ def test_split_spread_gives_each_splits_r_and_whether_they_thin_the_same_class()
     spread = split_spread([(5, 10, 4, 12), (8, 9, 5, 9)])
     assert spread["r_per_split"] == [1.6, 4.0]
     assert (spread["r_low"], spread["r_high"], spread["subsampled"], spread["agree"]) == (1.6, 4.0, ["N"], True)
-    # R = 0 (TN = FN) and R < 0 with H-majority groups both keep no predicted H: the same class thinned.
-    assert split_spread([(20, 5, 10, 10), (20, 5, 5, 10)])["subsampled"] == ["H"]
+    # R = 0 from TN = FN and R = 0 from H-majority groups both keep no predicted H: the same class thinned.
+    same = split_spread([(20, 5, 10, 10), (20, 5, 5, 10)])
+    assert same["subsampled"] == ["H"] and same["agree"] is True
+    assert same["r_per_split"] == [0.0, 0.0] and (same["r_low"], same["r_high"]) == (0.0, 0.0)
+    # An H-majority split beside one that keeps a share of predicted H: R spans 0 to 0.5, never below 0.
+    spread = split_spread([(20, 5, 5, 10), (40, 10, 30, 15)])
+    assert spread["r_per_split"] == [0.0, 0.5] and (spread["r_low"], spread["r_high"]) == (0.0, 0.5)
+    assert spread["agree"] is True
     # One split thins predicted H, another predicted N: they disagree.
     mixed = split_spread([(40, 10, 30, 15), (5, 10, 4, 12)])
     assert mixed["subsampled"] == ["H", "N"] and mixed["agree"] is False

@@ -72,7 +72,8 @@ class Command(BaseCommand):
             f"{report['level']}, {report['aggregate']}",
             f"alpha = {format_alpha(report['alpha'])}"
             + (f" ({report['reason']})" if report["reason"] else "")
-            + f" over {report['units']} samples, {report['annotators']} annotators",
+            + f" over {report['units']} samples, {report['annotators']} annotators"
+            + (f" ({note})" if (note := agreement.batch_mean_note(report)) else ""),
         ]
         if report.get("interval"):
             low, high = report["interval"]

@@ -13,11 +13,15 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.commands.agreement import get_project, positive_int
+from annotate.results import DEFAULT_TRUTH, TRUTH_SETS, truth_text
 from annotate.services.stats import explained_detector_eval
 
 
 class Command(BaseCommand):
-    help = "Evaluate the detectors kept in sample metadata against the worst human label (U or Q = hallucinated)."
+    help = (
+        "Evaluate the detectors kept in sample metadata, and the judges, against the worst human label "
+        "(hallucinated when it is U or Q by default; see --hallucinated)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
@@ -27,14 +31,21 @@ class Command(BaseCommand):
             help="probability of consistency at or above which a prediction counts as consistent (default 0.5)",
         )
         parser.add_argument("--round", default="1", help="annotation round (default 1)")
+        parser.add_argument(
+            "--hallucinated",
+            default=DEFAULT_TRUTH,
+            help="the human truth: worst labels that count as hallucinated, U (Unwanted only), UQ (Unwanted or "
+            f"Questionable) or UQB (also Benign); default {DEFAULT_TRUTH}",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
         threshold = _threshold(options["threshold"])
         round_number = positive_int(options["round"], "--round")
+        hallucinated = _hallucinated(options["hallucinated"])
         project = get_project(options["project"])
         try:
-            report = explained_detector_eval(project, threshold, round_number)
+            report = explained_detector_eval(project, threshold, round_number, hallucinated)
         except ValueError as error:
             raise CommandError(str(error)) from error
         if options["json"]:
@@ -45,7 +56,8 @@ class Command(BaseCommand):
             return
         width = max(len("detector"), *(len(name) for name in report))
         lines = [
-            f"Project {project.slug}, round {round_number}, threshold {threshold:g}",
+            f"Project {project.slug}, round {round_number}, threshold {threshold:g}, "
+            f"hallucinated when the worst label is {truth_text(hallucinated)} (--hallucinated {hallucinated})",
             f"{'detector':<{width}}  {'n':>6}  {'invalid':>7}  {'missing':>7}  {'bal. acc. %':>11}  "
             f"{'F1-macro %':>10}  consistent when",
         ]
@@ -62,6 +74,12 @@ class Command(BaseCommand):
 
 def _percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def _hallucinated(text: str) -> str:
+    if text not in TRUTH_SETS:
+        raise CommandError(f"--hallucinated must be one of {', '.join(TRUTH_SETS)}, not {text!r}")
+    return text
 
 
 def _threshold(text: str) -> float:

@@ -35,14 +35,27 @@ def explain(ratio: SubsamplingRatio) -> str:
         f"alpha = TP/(TP+FN) = {format_number(ratio.alpha)}   (recall of H)",
         f"beta  = TN/(TN+FP) = {format_number(ratio.beta)}   (recall of N)",
         f"gamma = TP/(TP+FP) = {format_number(ratio.gamma)}   (precision of H)",
-        f"R from counts (TN-FN)/(TP-FP) = {format_number(ratio.r)}",
-        f"R closed form from alpha, beta, gamma = {format_number(ratio.closed_form)}",
+        _r_line(ratio),
+        f"R closed form from alpha, beta, gamma = {format_number(ratio.closed_form)}"
+        + ("   (the formula's value, before R is set to 0)" if _set_to_zero(ratio) and ratio.closed_form else ""),
         f"Action: {ratio.action}: keep {ratio.keep_predicted_h:.2%} of predicted-H items "
         f"and {ratio.keep_predicted_n:.2%} of predicted-N items",
         "H share promised: " + ("none (random sample)" if promised is None else f"{promised:.2%}"),
         f"Why: {ratio.reason}",
     ]
     return "\n".join(lines)
+
+
+def _set_to_zero(ratio: SubsamplingRatio) -> bool:
+    """keep_no_h: (TN-FN)/(TP-FP) is negative with both predicted groups H-majority, and R is 0 (DESIGN.md)."""
+    formula = ratio.counts_formula
+    return ratio.r is not None and formula is not None and ratio.r != formula
+
+
+def _r_line(ratio: SubsamplingRatio) -> str:
+    if _set_to_zero(ratio):
+        return f"R = {format_number(ratio.r)}   ((TN-FN)/(TP-FP) = {format_number(ratio.counts_formula)} < 0: see Why)"
+    return f"R from counts (TN-FN)/(TP-FP) = {format_number(ratio.r)}"
 
 
 class Command(BaseCommand):

@@ -19,13 +19,16 @@ from annotate.services.stats.spans import _batch_spans, _span_agreement
 from annotate.services.stats.verdicts import _challenging, _distribution, _judge_detector_eval, _verdicts
 
 
-def results_figures(project: Project, round: int | None, threshold: float, k: int) -> dict[str, Any]:
+def results_figures(
+    project: Project, round: int | None, threshold: float, k: int, hallucinated: str = results.DEFAULT_TRUTH
+) -> dict[str, Any]:
     """Everything the results page shows, from one read of the samples and one of the round's spans.
 
     ``rates`` (halu_rates), ``distribution`` (worst_label_distribution) and
-    ``detectors`` (detector_eval) when there is a round; ``selection``
-    (challenging_groups) always.
+    ``detectors`` (detector_eval, against the truth set ``hallucinated``) when there is a round; ``selection``
+    (challenging_groups, which needs no truth) always.
     """
+    truth = results.truth_set(hallucinated)
     samples = _read_samples(project, metadata=True, summary=True)
     outputs = results.classify_detector_outputs(samples.metadata)
     figures: dict[str, Any] = {"round": round, "selection": _challenging(project, samples, outputs, k, threshold)}
@@ -33,8 +36,9 @@ def results_figures(project: Project, round: int | None, threshold: float, k: in
         found = _verdicts(project, round, samples)
         figures["rates"] = results.hallucination_rates(zip(found.generators, found.categories, strict=True))
         figures["distribution"] = _distribution(found)
-        detectors = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
-        figures["detectors"] = results.by_detector_name(detectors | _judge_detector_eval(project, samples, found, threshold))
+        detectors = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold, truth)
+        judges = _judge_detector_eval(project, samples, found, threshold, truth)
+        figures["detectors"] = results.by_detector_name(detectors | judges)
     return figures
 
 

@@ -134,17 +134,25 @@ def worst_label_distribution(project: Project, round: int = 1) -> dict[str, dict
     return _distribution(_verdicts(project, round, _read_samples(project)))
 
 
-def project_detector_eval(project: Project, threshold: float = 0.5, round: int = 1) -> dict[str, dict[str, Any]]:
+def project_detector_eval(
+    project: Project, threshold: float = 0.5, round: int = 1, hallucinated: str = results.DEFAULT_TRUTH
+) -> dict[str, dict[str, Any]]:
     """Every numeric metadata key (but the generator's) and every judge evaluated against the worst human label,
-    in results.detector_order (the judges, ``judge:<name>``, among the rest)."""
+    in results.detector_order (the judges, ``judge:<name>``, among the rest).
+
+    ``hallucinated`` names the truth (a key of results.TRUTH_SETS): a sample is hallucinated when its worst label
+    is in that set ("UQ", U or Q, by default)."""
+    truth = results.truth_set(hallucinated)
     samples = _read_samples(project, metadata=True)
     found = _verdicts(project, round, samples)
     outputs = results.classify_detector_outputs(samples.metadata)
-    report = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
-    return results.by_detector_name(report | _judge_detector_eval(project, samples, found, threshold))
+    report = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold, truth)
+    return results.by_detector_name(report | _judge_detector_eval(project, samples, found, threshold, truth))
 
 
-def explained_detector_eval(project: Project, threshold: float = 0.5, round: int = 1) -> dict[str, dict[str, Any]]:
+def explained_detector_eval(
+    project: Project, threshold: float = 0.5, round: int = 1, hallucinated: str = results.DEFAULT_TRUTH
+) -> dict[str, dict[str, Any]]:
     """project_detector_eval with every detector of the project, and a ``reason`` beside each undefined figure
     (the results API's object).
 
@@ -154,18 +162,21 @@ def explained_detector_eval(project: Project, threshold: float = 0.5, round: int
     with n 0 and null figures, its ``invalid`` and ``missing`` counted over the judged samples as for any
     detector, and its rule read from all its outputs. Every row with n 0 (judges too) says why in ``reason``.
     """
+    truth = results.truth_set(hallucinated)
     samples = _read_samples(project, metadata=True)
     found = _verdicts(project, round, samples)
     outputs = results.classify_detector_outputs(samples.metadata)
-    report = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold)
+    report = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold, truth)
     every = np.arange(len(samples.ids))
     unscored = [name for name in outputs.detector_keys(every) if name not in report]
     if unscored:
-        forced = results.evaluate_detector_outputs(outputs, found.rows, found.categories, threshold, keys=unscored)
+        forced = results.evaluate_detector_outputs(
+            outputs, found.rows, found.categories, threshold, truth, keys=unscored
+        )
         verdicts = outputs.verdicts(unscored, every)
         for name, row in forced.items():
             report[name] = row | {"rule": results.decision_rule(name in verdicts, threshold)}
-    report |= _judge_detector_eval(project, samples, found, threshold)
+    report |= _judge_detector_eval(project, samples, found, threshold, truth)
     for name, row in report.items():
         if row["n"] == 0:
             row["reason"] = _unscored_reason(name, row, len(found.rows), round)
@@ -184,10 +195,13 @@ def _unscored_reason(name: str, row: dict[str, Any], judged: int, round: int) ->
             f"usable score ({row['invalid'] - row['missing']} invalid, {row['missing']} missing)")
 
 
-def _judge_detector_eval(project: Project, samples: _Samples, found: _Verdicts, threshold: float) -> dict[str, Any]:
+def _judge_detector_eval(
+    project: Project, samples: _Samples, found: _Verdicts, threshold: float,
+    hallucinated: frozenset[str] = results.HALLUCINATED,
+) -> dict[str, Any]:
     """The project's judges (judging app) as detectors ``judge:<name>``: each one's latest judgement per sample.
 
-    Evaluated by the same rules as the metadata detectors (a rubric judge's
+    Evaluated by the same rules, and against the same truth, as the metadata detectors (a rubric judge's
     0/1 verdicts read as verdicts, an NLI judge's p against the threshold).
     A failed judgement is an invalid prediction; a sample the judge never
     judged is missing, not invalid (judging.services.detectors). Every judge
@@ -208,7 +222,9 @@ def _judge_detector_eval(project: Project, samples: _Samples, found: _Verdicts, 
             if row >= 0:
                 outputs_by_row[row][name] = value
     judged = results.classify_detector_outputs(outputs_by_row)
-    report = results.evaluate_detector_outputs(judged, found.rows, found.categories, threshold, keys=list(detectors))
+    report = results.evaluate_detector_outputs(
+        judged, found.rows, found.categories, threshold, hallucinated, keys=list(detectors)
+    )
     for name, row in report.items():
         row["rule"] = detectors[name].rule(threshold)
     return report

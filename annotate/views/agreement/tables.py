@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from annotate import agreement
 from annotate.models import Batch, Membership, Project
 from annotate.services import results_cache
 from annotate.services.results_cache import ServedFigures
@@ -29,6 +30,7 @@ def _alpha_cell(report: dict[str, Any], **extra: Any) -> dict[str, Any]:
         "units": report["units"],
         "annotators": report["annotators"],
         "interval": report.get("interval"),
+        "batches_note": agreement.batch_mean_note(report),  # batch-mean leaving out undefined batches
         "low": alpha is None or alpha < LOW_ALPHA,
         **extra,
     }

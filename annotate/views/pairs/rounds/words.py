@@ -47,7 +47,10 @@ def ratio_context(ratio: dict[str, Any] | None) -> dict[str, Any] | None:
     """The subsampling panel's figures: the stored or previewed ratio, with its action in words."""
     if not ratio:
         return None
-    return {**ratio, "action_words": ACTIONS.get(ratio.get("action", ""), ratio.get("action", ""))}
+    shown = {**ratio, "action_words": ACTIONS.get(ratio.get("action", ""), ratio.get("action", ""))}
+    if ratio.get("action") == "keep_no_h" and isinstance(ratio.get("R"), int | float) and ratio["R"] < 0:
+        shown["R"] = 0.0  # a round stored before R was set to 0 there (DESIGN.md); its reason keeps the formula's value
+    return shown
 
 
 def selection_in_words(selection: dict[str, Any]) -> str:
