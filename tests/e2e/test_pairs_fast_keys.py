@@ -168,3 +168,44 @@ def test_the_undo_notice_goes_once_the_item_is_answered_again(
     # Checked at once, not waited for: the notice went with the item, not on its own timer seconds later.
     assert notice.is_hidden()
     assert judgement(date, alice).label == "H"
+
+
+# Press an answer key the moment the next item is put on the page (well inside its settle time), as a judge mashing
+# keys does; window.__pressed says how the page stood then. Dispatched from the page so the press is sure to come
+# before the item settles, however slow the machine running the test.
+PRESS_WHEN_THE_ITEM_CHANGES = """([from, key]) => { window.__pressed = new Promise((resolve) => {
+  const root = document.getElementById('pair-labeler');
+  const observer = new MutationObserver(() => {
+    if (!root.dataset.itemId || root.dataset.itemId === from) return;
+    observer.disconnect();
+    const seen = {item: root.dataset.itemId, answerable: root.dataset.answerable};
+    document.body.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true, cancelable: true}));
+    resolve(seen);
+  });
+  observer.observe(root, {attributes: true, attributeFilter: ['data-item-id']});
+}); }"""
+
+
+def test_a_press_before_the_item_settles_is_ignored_and_the_page_says_so(
+    page: Page, live_server: Any, log_in: Any, alice: Any, text_items: list[PairItem]
+) -> None:
+    date, name, swap = text_items
+    posts = start(page, live_server, log_in, alice, text_items)
+    too_fast = page.locator('[data-role="too-fast"]')
+    expect(too_fast).to_be_hidden()
+
+    page.evaluate(PRESS_WHEN_THE_ITEM_CHANGES, [str(date.pk), "n"])
+    page.keyboard.press("h")
+
+    assert page.evaluate("() => window.__pressed") == {"item": str(name.pk), "answerable": "false"}
+    expect(too_fast).to_be_visible()
+    expect(too_fast).to_contain_text("Too fast")
+    shown_item(page, name)  # settled, still unanswered: the press was dropped
+    assert len(posts) == 1
+    assert answers_by(alice) == [(date.pk, "H")]
+
+    expect(too_fast).to_be_hidden()  # it goes by itself
+    page.keyboard.press("n")  # a press once settled answers the item, with no cue
+    shown_item(page, swap, answerable=False)
+    expect(too_fast).to_be_hidden()
+    assert judgement(name, alice).label == "N"

@@ -25,6 +25,7 @@ from annotate.api.pairs.serializers import (
     PairJudgementResultSerializer,
     PairProjectQuerySerializer,
     PairToJudgeSerializer,
+    PairUndoneSerializer,
 )
 from annotate.api.schema import id_in_path
 from annotate.api.serializers import MAX_ID, ErrorSerializer
@@ -143,7 +144,7 @@ class UndoPairView(APIView):
         parameters=PROJECT_QUERY,
         request=NO_BODY,
         responses={
-            200: PairToJudgeSerializer,
+            200: PairUndoneSerializer,
             403: REFUSED,
             404: NO_PROJECT,
             409: OpenApiResponse(
@@ -154,8 +155,8 @@ class UndoPairView(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        """Take back your last answer in the project: the item comes back as your next one, unanswered. Takes no
-        fields (the project is in the query)."""
+        """Take back your last answer in the project: the item comes back as your next one, unanswered, with the
+        answer taken back (``taken_back``: its label). Takes no fields (the project is in the query)."""
         try:  # who may undo first: an outsider's stray field gets their 404, not a 400
             project = project_to_judge(request.user, _project_query(request))
         except queue.NotAJudge as error:
@@ -167,4 +168,6 @@ class UndoPairView(APIView):
             return queue_refusal(error)
         if judgement is None:
             return queue_refusal(queue.NothingToUndo("you have no answer to undo in this project"))
-        return Response(item_to_judge(judgement, queue.judge_progress(project, request.user)))
+        undone = item_to_judge(judgement, queue.judge_progress(project, request.user))
+        undone["taken_back"] = {"label": judgement.taken_back_label}
+        return Response(undone)

@@ -51,6 +51,17 @@ class PairToJudgeSerializer(serializers.Serializer):
     progress = PairProgressSerializer()
 
 
+class PairTakenBackSerializer(serializers.Serializer):
+    label = serializers.ChoiceField(choices=list(queue.LABELS), help_text="The label of the answer taken back.")
+
+
+class PairUndoneSerializer(PairToJudgeSerializer):
+    taken_back = PairTakenBackSerializer(
+        help_text="The answer the undo took back, on this item: your last answer in the project, wherever it was "
+        "given (another tab, a script)."
+    )
+
+
 class PairJudgementRequestSerializer(RejectsUnknownFields):
     label = serializers.ChoiceField(
         choices=list(queue.LABELS),

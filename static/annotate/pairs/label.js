@@ -14,6 +14,9 @@ const NOTICE_MS = 8000;
  * round trip (~55 ms). 300 ms drops such a second press (and a fast key-bounce), yet is shorter than anyone reads a
  * span in its two texts, so a judge who reads never waits for it. The answers stay dimmed until then. */
 const SETTLE_MS = 300;
+/* How long the "too fast" cue stays after a press the page ignored (an item not settled yet, or an answer still on its
+ * way): long enough to be read, short enough not to sit over the next answers. */
+const TOO_FAST_MS = 1600;
 const LABEL_BY_KEY = { h: "H", n: "N", "?": "?" };
 const LABEL_WORDS = { H: "hallucination", N: "not hallucination", "?": "cannot determine" };
 
@@ -35,6 +38,7 @@ const els = {
   left: $('[data-role="left"]'),
   leftNoun: $('[data-role="left-noun"]'),
   status: $('[data-role="save-status"]'),
+  tooFast: $('[data-role="too-fast"]'),
   notice: $('[data-role="notice"]'),
   undo: $('[data-role="undo"]'),
   guidelines: $('[data-role="guidelines"]'),
@@ -47,8 +51,7 @@ const state = {
   settled: false, // the item on screen has been shown for SETTLE_MS: its answers count
   undoNoticeFor: null, // the id of the item the "taken back: answer again" notice is about, while it shows
   answered: null, // the judge's answers in this project, from the API's progress
-  lastAnswer: null, // {words, label} of the answer undo would take back, for the undo notice
-  status: { pending: 0, retrying: 0, error: null },
+  status: { pending: 0, retrying: 0, error: null, hint: null },
 };
 
 /* ---------- feedback ---------- */
@@ -73,8 +76,28 @@ function hideUndoNotice(itemId) {
 }
 
 function setStatus() {
-  const { pending, retrying, error } = state.status;
-  showSaveStatus(els.status, { saving: pending > 0, retrying: retrying > 0, failure: error });
+  const { pending, retrying, error, hint } = state.status;
+  showSaveStatus(els.status, { saving: pending > 0, retrying: retrying > 0, failure: error, hint: hint || undefined });
+}
+
+function showFailure(failure, hint) {
+  state.status.error = failure;
+  state.status.hint = hint || null;
+  setStatus();
+}
+
+/* A press the page ignored says so, briefly, beside the answers: without it a judge mashing keys saw a few answers
+ * saved and the rest vanish. Cleared by the next answer that counts. */
+let tooFastTimer = null;
+function showTooFast() {
+  clearTimeout(tooFastTimer);
+  els.tooFast.textContent = "Too fast — that press was ignored. Read the item, then answer.";
+  tooFastTimer = setTimeout(hideTooFast, TOO_FAST_MS);
+}
+
+function hideTooFast() {
+  clearTimeout(tooFastTimer);
+  els.tooFast.textContent = "";
 }
 onRetrying((change) => {
   state.status.retrying += change;
@@ -245,9 +268,56 @@ function showEnd(pageState) {
 
 /* ---------- talking to the API ---------- */
 
+/* A refusal about the login session, not about the judge: logged out (401), another user logged in in this browser
+ * (403 other_user: config/session_guard.py), or the page's CSRF token refused (a 403 DRF words "CSRF Failed: ...").
+ * None of them says the judge may not label: the item stays on screen, unanswered, the status says the answer was not
+ * saved and what to do, and the same key saves it once the session is put right. Only the queue's own refusals (a
+ * role that does not judge, a block) end the page. Returns {failure, hint, banner, notice} or null: failure, the
+ * status's few words (it has room for little more); hint, its tooltip; banner, the session banner's words; notice,
+ * what the page's notice says when no banner comes with the refusal. */
+function sessionRefusal(result) {
+  const data = result.data && typeof result.data === "object" ? result.data : {};
+  if (result.status === 401) {
+    return {
+      failure: "not saved (logged out)",
+      hint: "log in again in another tab, then answer again: this item waits on this page",
+      banner: "You are logged out (the session ended). Log in again in another tab, then answer again here: " +
+        "the item stays on this page.",
+    };
+  }
+  if (result.status !== 403) return null;
+  if (data.code === "other_user") {
+    // The banner shows the server's words, naming both users (static/annotate/http.js passes them on).
+    return {
+      failure: "another user logged in",
+      hint: "see the message at the top: log in again as this page's user in another tab, then answer again",
+    };
+  }
+  if (typeof data.detail === "string" && data.detail.startsWith("CSRF Failed")) {
+    return {
+      failure: "reload the page",
+      hint: "the server refused this page's security check; reloading shows this item again",
+      notice: "Not saved: the server refused this page's security check. Reload the page, then answer this item " +
+        "again (your other answers are saved).",
+    };
+  }
+  return null;
+}
+
+/* The session's refusal on the page: the status (red, never "Saved"), and the banner's words for this page, which
+ * has no Retry button: the judge answers again (static/js/session.js shows the last "faithlab:session" event). */
+function showSessionRefusal(refusal) {
+  showFailure(refusal.failure, refusal.hint);
+  if (refusal.banner) {
+    document.dispatchEvent(new CustomEvent("faithlab:session", { detail: { state: "logged_out", message: refusal.banner } }));
+  }
+  if (refusal.notice) notice(refusal.notice, "warn");
+}
+
 async function request(method, url, body) {
   state.status.pending++;
   state.status.error = null;
+  state.status.hint = null;
   setStatus();
   try {
     return await send(method, url, body);
@@ -260,11 +330,14 @@ async function request(method, url, body) {
   }
 }
 
-/* 200 shows the item, 204 the end; a refusal (a blocked judge's 403) ends the page with its reason. */
+/* 200 shows the item, 204 the end; the queue's refusal (a blocked judge's 403) ends the page with its reason; a
+ * refusal about the login session leaves the page as it is and says so. */
 function showServed(result) {
   if (!result) return;
+  const session = sessionRefusal(result);
   if (result.status === 200 && result.data) renderItem(result.data);
   else if (result.status === 204) renderEnd();
+  else if (session) showSessionRefusal(session);
   else if (result.status === 403) renderRefused(result.data, result.status);
   else notice(errorMessage(result.data, result.status), "warn");
 }
@@ -279,22 +352,35 @@ async function loadNext() {
 }
 
 /* An answer refused with 409, in one sentence that ends with what the page does next: it shows the next item. The
- * API's words for an item not served to the judge tell a script to ask for its next item, which the page does by
- * itself; quoted, they read "ask for your next item ... Showing your next item". */
+ * page words each of the queue's refusals itself: the API's words are for scripts (item numbers, the undo endpoint's
+ * address, "ask for your next item", which the page does by itself). */
+const REFUSED_ANSWER = {
+  not_served: "Not saved: this item is no longer served to you (an undo in another tab gives it back to the queue), " +
+    "so here is your next item.",
+  already_judged: "Not saved: you had already answered this item, in another tab or window (to change that answer, " +
+    "press u while it is your last one). Here is your next item.",
+  serve_expired: "Not saved: this item stayed on your screen so long that its place went to another judge. Here is " +
+    "your next item.",
+  round_closed: "Not saved: this item's round was closed (an admin started the next round) while it was on your " +
+    "screen. Here is your next item.",
+};
+
 function refusedAnswerNotice(data, statusCode) {
-  if (data && data.code === "not_served") {
-    return "Not saved: this item is no longer served to you (an undo in another tab gives it back to the queue), " +
-      "so here is your next item.";
-  }
+  if (data && Object.hasOwn(REFUSED_ANSWER, data.code)) return REFUSED_ANSWER[data.code];
   const reason = errorMessage(data, statusCode).replace(/[\s.;:]+$/, "");
   return `Not saved: ${reason}. Showing your next item.`;
 }
 
 /* Every way of answering (a key, a click, Enter or Space on a button) comes here: a press before the item has
- * settled is dropped, quietly (the dimmed answers say why). */
+ * settled, or while an answer is on its way, is dropped (the dimmed answers and a brief cue say so). */
 async function answer(label) {
   const item = state.item;
-  if (state.busy || !item || !state.settled) return;
+  if (!item) return;
+  if (state.busy || !state.settled) {
+    showTooFast();
+    return;
+  }
+  hideTooFast();
   setBusy(true);
   const button = root.querySelector(`[data-label="${CSS.escape(label)}"]`);
   if (button) button.setAttribute("aria-pressed", "true");
@@ -309,7 +395,6 @@ async function answer(label) {
     }
     // 200: a retry whose first try got through (same label, nothing new recorded): the same body as the 201.
     if (result.status === 201 || result.status === 200) {
-      state.lastAnswer = { words: item.perturbed_words, label };
       const next = result.data ? result.data.next : null;
       setProgress(result.data && result.data.progress);
       if (next) renderItem(next);
@@ -319,7 +404,11 @@ async function answer(label) {
     }
     els.item.classList.remove("answering");
     if (button) button.setAttribute("aria-pressed", "false");
-    if (result.status === 409) {
+    const session = sessionRefusal(result);
+    if (session) {
+      // The item stays, unanswered: the same key saves it once the session is put right.
+      showSessionRefusal(session);
+    } else if (result.status === 409) {
       // Already answered with another label (in another tab), not served to this judge, or the
       // serve expired and its slot went to someone else: say which, then carry on with what is next.
       notice(refusedAnswerNotice(result.data, result.status), "warn");
@@ -327,14 +416,24 @@ async function answer(label) {
       keepFocusInItem();
     } else if (result.status === 403) {
       renderRefused(result.data, result.status);
+      showFailure("your answer was not saved", "the reason is below");
       keepFocusInItem();
     } else {
-      state.status.error = errorMessage(result.data, result.status);
-      setStatus();
+      showFailure(errorMessage(result.data, result.status));
     }
   } finally {
     setBusy(false);
   }
+}
+
+/* The undo's own words for what it took back, from the server's answer: the item (its changed words) and the label
+ * of the answer taken back, which may have been given in another tab, so never this tab's memory of its last one. */
+function undoneNotice(undone) {
+  const words = undone.taken_back ? LABEL_WORDS[undone.taken_back.label] : undefined;
+  const span = undone.perturbed_words || undone.original_words;
+  if (words && span) return `Your answer "${words}" on "${span}" was taken back: answer again.`;
+  if (span) return `Your last answer, on "${span}", was taken back: answer again.`;
+  return "Your last answer was taken back: answer again.";
 }
 
 /* Undo never waits for an item to settle: it takes an answer back, it does not give one. */
@@ -344,17 +443,21 @@ async function undo() {
   try {
     const result = await request("POST", api.undo_url);
     if (!result) return;
+    const session = sessionRefusal(result);
     if (result.status === 200 && result.data) {
-      const taken = state.lastAnswer;
       renderItem(result.data);
       keepFocusInItem();
-      state.lastAnswer = null;
-      notice(
-        taken ? `Your answer "${LABEL_WORDS[taken.label]}" on "${taken.words}" was taken back: answer again.`
-          : "Your last answer was taken back: answer again.",
-        "ok",
-      );
+      notice(undoneNotice(result.data), "ok");
       state.undoNoticeFor = result.data.id;
+    } else if (session) {
+      showSessionRefusal(session);
+    } else if (result.status === 403) {
+      renderRefused(result.data, result.status);
+      keepFocusInItem();
+    } else if (result.status === 409 && result.data && result.data.code === "nothing_to_undo") {
+      // The API's words name the item and round; the page's say what it means for the judge.
+      notice("Nothing to undo: you have no answer here that can still be taken back (once the next round starts, " +
+        "the answers of the round before are final).", "warn");
     } else if (result.status === 409) {
       notice(`Nothing to undo: ${errorMessage(result.data, result.status)}`, "warn");
     } else {

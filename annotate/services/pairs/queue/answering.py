@@ -218,7 +218,9 @@ def undo_last_judgement(project: Project, user: AbstractBaseUser) -> PairJudgeme
     next goes back to the queue, so their next item is the one undone. An answer
     on an item whose round is closed is final: undoing it would reopen an item
     the queue no longer serves, and the next request would drop the answer, so
-    ``NothingToUndo`` is raised and nothing changes.
+    ``NothingToUndo`` is raised and nothing changes. The judgement returned carries the label taken back as
+    ``taken_back_label`` (its ``label`` is blank now): the undo's answer names the answer it took back, which may
+    have been given in another tab.
     """
     config = loaded_config(project)
     with transaction.atomic():
@@ -241,6 +243,7 @@ def undo_last_judgement(project: Project, user: AbstractBaseUser) -> PairJudgeme
             held = PairJudgement.objects.filter(pk=judge.held_id).first()
             if held is not None:
                 _drop_serve(held)
+        taken_back_label = last.label
         last.label = ""
         last.answered_at = None
         last.seconds = None
@@ -251,7 +254,9 @@ def undo_last_judgement(project: Project, user: AbstractBaseUser) -> PairJudgeme
         from annotate.services.pairs.flags import check_judge
 
         check_judge(project, user)  # the figures changed; below min_judgements this clears open flags
-    return _with_texts(PairJudgement.objects, "item__").get(pk=last.pk)
+    undone = _with_texts(PairJudgement.objects, "item__").get(pk=last.pk)
+    undone.taken_back_label = taken_back_label
+    return undone
 
 
 def _items_left(project: Project, user: Any) -> int:
