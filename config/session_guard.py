@@ -13,8 +13,9 @@ Two cases a person labeling for hours meets:
   send ``X-FaithLab-User`` (the username they were rendered for, percent-encoded so
   any name fits in a header: static/js/session.js and static/annotate/http.js); when it is not the session's user the write is
   refused with 403, ``X-FaithLab-Session: other_user`` and a message saying whom the
-  page and the browser belong to. Requests without the header (scripts, API tokens)
-  are not affected.
+  page and the browser belong to; the same for a page's own reads (a pairs page
+  asking for "my next item" would otherwise be served the other user's). Requests
+  without the header (plain page loads, scripts, API tokens) are not affected.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ USER_HEADER = "X-FaithLab-User"
 STATE_HEADER = "X-FaithLab-Session"
 LOGGED_OUT = "logged_out"
 OTHER_USER = "other_user"
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 
 def logged_out_message() -> str:
@@ -66,8 +66,8 @@ class SessionGuardMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         page_user = unquote(request.headers.get(USER_HEADER, ""))
         user = getattr(request, "user", None)
-        if (page_user and request.method not in SAFE_METHODS and user is not None and user.is_authenticated
-                and user.get_username() != page_user):
+        # Reads too: a page opened as bob asking for "my next item" must not be served carol's (a serve records).
+        if page_user and user is not None and user.is_authenticated and user.get_username() != page_user:
             return _refusal(request, 403, OTHER_USER, other_user_message(page_user, user.get_username()))
         response = self.get_response(request)
         if request.headers.get("HX-Request") == "true" and response.status_code in (301, 302, 303):

@@ -30,13 +30,18 @@ def test_a_write_from_a_page_opened_as_another_user_is_refused_and_names_both(sa
     assert not SpanAnnotation.objects.exists()
 
 
-def test_the_pages_own_user_writes_as_before_and_reads_are_never_refused(sample: Any, alice: Any) -> None:
+def test_the_pages_own_user_works_as_before_and_a_read_for_another_is_refused(sample: Any, alice: Any) -> None:
     client = login(alice)
     created = client.post("/api/spans/", span_body(sample), content_type="application/json",
                           headers={"X-FaithLab-User": "alice"})
     assert created.status_code == 201, created.content
-    read = client.get(f"/api/samples/{sample.pk}/spans/", headers={"X-FaithLab-User": "bob"})
+    read = client.get(f"/api/samples/{sample.pk}/spans/", headers={"X-FaithLab-User": "alice"})
     assert read.status_code == 200 and len(read.json()) == 1
+    # bob's page asking for its data after alice logged in: refused, so it never shows (or serves) alice's work.
+    other = client.get(f"/api/samples/{sample.pk}/spans/", headers={"X-FaithLab-User": "bob"})
+    assert other.status_code == 403 and other.json()["code"] == "other_user"
+    # A plain page load (no header) is the person's own navigation: it is served as the session's user.
+    assert client.get(f"/projects/{sample.project.slug}/").status_code == 200
     # A script without the header (API token, curl) is not affected.
     assert client.post("/api/spans/", {**span_body(sample), "start": 5, "end": 9},
                        content_type="application/json").status_code == 201
