@@ -44,8 +44,15 @@ def open_audit(page: Page, live_server: Any, project: Project) -> None:
 
 
 def shown(page: Page, item: AuditItem) -> None:
-    """Wait until the page shows ``item``."""
+    """Wait until the page shows ``item`` and takes its verdict keys."""
     expect(page.locator("#audit-view")).to_have_attribute("data-item-id", str(item.pk))
+    keys_ready(page)
+
+
+def keys_ready(page: Page) -> None:
+    """Wait until the output on screen takes the verdict keys: a moment after another one appeared, they wait
+    (static/judging/audit/settle.js), so that keys typed ahead never judge an output unread."""
+    expect(page.locator("#auditor")).not_to_have_attribute("data-settling", "true")
 
 
 def text_before(page: Page, role: str, index: int) -> str:

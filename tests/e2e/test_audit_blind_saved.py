@@ -13,6 +13,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from annotate.models import Batch, Project
 from judging.models import Audit
+from tests.e2e.audit_page_helpers import keys_ready
 from tests.judging.audit_helpers import build_scene
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -25,6 +26,7 @@ def revealed(view: Locator) -> None:
     before that would post the form without htmx: the full page comes back, with its Saved text elsewhere)."""
     expect(view).to_have_attribute("data-state", "open")
     expect(view).not_to_have_class(re.compile(r"htmx-settling"))
+    keys_ready(view.page)
 
 
 def test_the_saved_line_says_given_blind_only_for_a_score_stored_as_blind(
@@ -45,6 +47,7 @@ def test_the_saved_line_says_given_blind_only_for_a_score_stored_as_blind(
     expect(view).to_have_attribute("data-item-id", str(second.pk))
     expect(page.locator(LAST_SAVED)).to_contain_text("Saved: score 4, given blind")
     assert Audit.objects.get(item=first, auditor=scene.auditor).blind is True
+    keys_ready(page)
 
     # Blind score 2, changed to 3 once the judges are shown: the verdict is not the blind one.
     page.keyboard.press("2")

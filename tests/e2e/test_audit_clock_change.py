@@ -14,7 +14,7 @@ from playwright.sync_api import Locator, Page, expect
 from annotate.models import Batch, Project
 from judging.models import Audit, AuditItem
 from judging.services import audits
-from tests.e2e.audit_page_helpers import open_audit
+from tests.e2e.audit_page_helpers import keys_ready, open_audit
 from tests.judging.audit_helpers import Clock, build_scene
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -27,6 +27,7 @@ def shows(view: Locator, item: AuditItem, state: str) -> None:
     expect(view).to_have_attribute("data-item-id", str(item.pk))
     expect(view).to_have_attribute("data-state", state)
     expect(view).not_to_have_class(re.compile(r"htmx-(settling|swapping|request)"))
+    keys_ready(view.page)
 
 
 def shown_seconds(page: Page) -> int:

@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 
 from annotate.models import Batch, Project
 from judging.models import Audit, AuditItem
+from tests.e2e.audit_page_helpers import keys_ready
 from tests.judging.audit_helpers import AuditScene, build_scene
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -43,6 +44,7 @@ def settled(page: Page, item: AuditItem) -> None:
     view = page.locator(VIEW)
     expect(view).to_have_attribute("data-item-id", str(item.pk))
     expect(view).not_to_have_class(re.compile(r"htmx-(settling|swapping|request)"))
+    keys_ready(page)
 
 
 def answered(scene: AuditScene) -> int:

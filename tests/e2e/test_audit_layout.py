@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 
 from annotate.models import Batch, Project
 from judging.models import AuditItem
-from tests.e2e.audit_page_helpers import add_output_served_first
+from tests.e2e.audit_page_helpers import add_output_served_first, keys_ready
 from tests.judging.audit_helpers import AuditScene, build_scene, flag, judge_sample, make_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -69,6 +69,7 @@ def settled(page: Page, item: AuditItem) -> None:
     view = page.locator("#audit-view")
     expect(view).to_have_attribute("data-item-id", str(item.pk))
     expect(view).not_to_have_class(re.compile(r"htmx-(settling|swapping|request)"))
+    keys_ready(page)
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
 
 

@@ -11,6 +11,7 @@ from django.urls import reverse
 from playwright.sync_api import Page, expect
 
 from annotate.models import Batch, Project
+from tests.e2e.audit_page_helpers import keys_ready
 from tests.judging.audit_helpers import build_scene
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -89,6 +90,7 @@ def test_messages_never_cover_save_nor_any_other_control(
     page.keyboard.press("Enter")
     expect(view).to_have_attribute("data-item-id", str(second.pk))
     expect(view).to_have_attribute("data-state", "blind")
+    keys_ready(page)
     page.keyboard.press("a")
     expect(hint).to_contain_text("Give your own score first")
     covers_nothing(page, "a in blind mode", size)

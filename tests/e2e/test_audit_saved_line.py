@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 
 from annotate.models import Batch, Project
 from judging.models import AuditItem
+from tests.e2e.audit_page_helpers import keys_ready
 from tests.judging.audit_helpers import build_scene
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -35,6 +36,7 @@ def settled(page: Page, item: AuditItem) -> dict[str, Any]:
     view = page.locator("#audit-view")
     expect(view).to_have_attribute("data-item-id", str(item.pk))
     expect(view).not_to_have_class(re.compile(r"htmx-(settling|swapping|request)"))
+    keys_ready(page)
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     return page.evaluate(PLACES)
 

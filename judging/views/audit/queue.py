@@ -1,10 +1,18 @@
 """The audit page's queue actions: the verdict on the served item (``audit_submit``), the score given blind that
-reveals the judges (``audit_reveal``) and the blind-mode switch (``audit_blind``); each answers with the page."""
+reveals the judges (``audit_reveal``) and the blind-mode switch (``audit_blind``); each answers with the page.
+
+Each is POST only and login only, the login checked first (``login_then_page``): a form sent after the session
+ended goes to the login page, which then leads back to the audit page. Its ``next`` is the page, never the address
+posted to: after logging in the browser asks for ``next`` with a GET, which a POST-only address answers with 405."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -17,10 +25,25 @@ from judging.services.audits import AuditError
 from judging.views.audit.page import VerdictForm, audit_view, refused, saved_text
 from judging.views.audit.session import AuditSession
 
+View = Callable[..., HttpResponse]
+
+
+def login_then_page(view: View) -> View:
+    """``login_required`` for the page's POST-only addresses: logged out, the login page, leading back to the audit
+    page of the project (htmx gets 401 instead: config/session_guard.py)."""
+
+    @wraps(view)
+    def checked(request: HtmxHttpRequest, slug: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(reverse("judging-audit", args=[slug]))
+        return view(request, slug, *args, **kwargs)
+
+    return checked
+
 
 @never_cache
+@login_then_page
 @require_POST
-@login_required
 def audit_submit(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpResponse:
     """The verdict on the item served to the auditor; answers with the next item."""
     project, role = get_project_for_auditor(request.user, slug)
@@ -46,8 +69,8 @@ def audit_submit(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpRespo
 
 
 @never_cache
+@login_then_page
 @require_POST
-@login_required
 def audit_reveal(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpResponse:
     """Blind mode: the auditor's own score, before the judges' answers; answers with them revealed."""
     project, role = get_project_for_auditor(request.user, slug)
@@ -71,8 +94,8 @@ def audit_reveal(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpRespo
 
 
 @never_cache
+@login_then_page
 @require_POST
-@login_required
 def audit_blind(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Switch blind mode on or off for this auditor in this project (kept in the session)."""
     project, role = get_project_for_auditor(request.user, slug)

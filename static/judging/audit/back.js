@@ -8,7 +8,8 @@
 import { hint, refusedWhileBusy } from "./messages.js";
 import { $, state, viewState } from "./state.js";
 
-const KEY = `faithlab:audit-saved:${location.pathname}`;
+// Per user: another user's page in this tab (they logged in meanwhile) would ask for these audits and drop them (403).
+const KEY = `faithlab:audit-saved:${document.body.dataset.user || ""}:${location.pathname}`;
 const KEPT = 200; // a long session's worth; older ones drop off the bottom
 
 function savedList() {

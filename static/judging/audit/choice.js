@@ -10,7 +10,9 @@
 import { hint } from "./messages.js";
 import { form, shownItem, viewState } from "./state.js";
 
-const KEY = `faithlab:audit-choice:${location.pathname}`;
+// Per user as well: after another user logged in (another tab) and this one reloaded, their page must not drop the
+// choice kept here, which is back once the first user logs in again in this tab.
+const KEY = `faithlab:audit-choice:${document.body.dataset.user || ""}:${location.pathname}`;
 
 function read() {
   try {

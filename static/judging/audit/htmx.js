@@ -1,13 +1,15 @@
 /* htmx's requests on the audit page: the save status while a form is on its way, refused verdicts shown in place
- * (400, 409), failures named in the status, and the new view set up once swapped and settled. */
+ * (400, 409), failures named in the status (a login session ended or changed in words of its own: what to do, never
+ * "check your connection"), and the new view set up once swapped and settled. */
 
 import { forgetGone, offerChange, recordSaved } from "./back.js";
 import { abandonReveal, forgetReveal, noteReveal, settleReveal } from "./blind.js";
 import { restoreChoice } from "./choice.js";
 import { startClock } from "./clock.js";
-import { setStatus, showServerMessages } from "./messages.js";
+import { setStatus, showError, showServerMessages } from "./messages.js";
 import { restoreQuotes } from "./quotes.js";
-import { root, shownItem, stage, state } from "./state.js";
+import { settleNewItem } from "./settle.js";
+import { root, shownItem, stage, state, viewState } from "./state.js";
 import { markTexts } from "./texts.js";
 import { showChoice, submit } from "./verdict.js";
 import { controlName, settleView } from "./view.js";
@@ -22,12 +24,70 @@ function pendingKind(elt) {
   return "load";
 }
 
+function cookieToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+/* What to do again once the session is right, by what was refused. */
+function again(kind) {
+  if (kind === "save") return viewState() === "change" ? "press u to change it again" : "press Enter";
+  return { reveal: "press your score again", blind: "press b again" }[kind] || "try again";
+}
+
+/* The message of Django's 403 page (templates/403.html), or "". */
+function refusalText(html) {
+  try {
+    const found = new DOMParser().parseFromString(html || "", "text/html").querySelector(".error-page .error");
+    return found ? found.textContent.trim() : "";
+  } catch {
+    return "";
+  }
+}
+
+/* A request refused for the login session's sake (or a 403), for the page to say: ``failure``, a few words for the
+ * save status (it holds about 30 characters); ``title``, the whole of it, in the status's title; ``error``, said in
+ * the messages' box until the next view where no banner says it. Null for any other answer. The banner at the page's
+ * top (static/js/session.js) says what to do for 401 and other_user. Nothing here is lost: no 4xx but 400 and 409 is
+ * swapped in, so the verdict stays on screen and in sessionStorage (choice.js). */
+function sessionFailure(xhr, kind) {
+  const kept = "Nothing was saved, and nothing is lost: what you chose for this output is still on this page.";
+  if (xhr.status === 401) {
+    return { failure: "logged out", title: `You are logged out: log in again in another tab, then ${again(kind)}. ${kept}` };
+  }
+  if (xhr.status !== 403) return null;
+  if (xhr.getResponseHeader("X-FaithLab-Session") === "other_user") {
+    return { failure: "another user logged in", title: xhr.responseText || kept };
+  }
+  const body = xhr.responseText || "";
+  if (/security token|CSRF/i.test(body)) {
+    // The form's token no longer matches this browser's (the csrftoken cookie gone, or a form sent without htmx).
+    const back = kind === "save" && viewState() === "open" ? " (your choice comes back)" : "";
+    const error = "Not saved: the login session changed (logged in or out in another tab?). " +
+      `Reload the page${back}, then ${again(kind)}.`;
+    return { failure: "session changed: reload", title: error, error };
+  }
+  if (kind === "load") return null; // a saved verdict no longer one's own: forgetGone below says so
+  const reason = refusalText(body);
+  const error = `Not saved: ${reason || "not allowed"}${/[.!]$/.test(reason) ? "" : "."} Reload the page to see what you may do.`;
+  return { failure: "not allowed", title: error, error };
+}
+
 export function wireHtmx() {
+  // The form's own token (csrfmiddlewaretoken) was printed with the form, and Django reads it before the header:
+  // after logging in again, in any tab, it is refused. The cookie's is the current one (static/js/session.js).
+  document.addEventListener("htmx:configRequest", (event) => {
+    if (!ours(event)) return;
+    const token = cookieToken();
+    const parameters = event.detail.parameters;
+    if (token && parameters && parameters.csrfmiddlewaretoken !== undefined) parameters.csrfmiddlewaretoken = token;
+  });
   document.addEventListener("htmx:beforeRequest", (event) => {
     if (!ours(event)) return;
     state.busy = true;
     state.pending = pendingKind(event.detail.elt);
     state.failure = null;
+    state.failureTitle = null;
     noteReveal(event.detail.elt);
     setStatus(event.detail.requestConfig && event.detail.requestConfig.verb !== "get");
   });
@@ -47,9 +107,17 @@ export function wireHtmx() {
   document.addEventListener("htmx:afterRequest", (event) => {
     state.busy = false;
     if (!event.detail.successful && !state.failure) {
-      const code = event.detail.xhr ? event.detail.xhr.status : 0;
-      state.failure = code ? `the server answered ${code}` : "network error: press Enter to try again";
-      if (code && event.detail.pathInfo) forgetGone(event.detail.pathInfo.requestPath, code);
+      const xhr = event.detail.xhr;
+      const code = xhr ? xhr.status : 0;
+      const session = code ? sessionFailure(xhr, state.pending) : null;
+      if (session) {
+        state.failure = session.failure;
+        state.failureTitle = session.title;
+        if (session.error) showError(session.error);
+      } else {
+        state.failure = code ? `the server answered ${code}` : "network error: press Enter to try again";
+        if (code && event.detail.pathInfo) forgetGone(event.detail.pathInfo.requestPath, code);
+      }
     }
     state.pending = null;
     if (state.failure) abandonReveal();
@@ -59,11 +127,13 @@ export function wireHtmx() {
     state.busy = false;
     state.pending = null;
     state.failure = "network error: press Enter to try again";
+    state.failureTitle = null;
     forgetReveal(); // afterRequest came first and said so
     setStatus(false);
   });
   document.addEventListener("htmx:afterSwap", (event) => {
     if (!ours(event)) return;
+    if (shownItem() !== null && shownItem() !== state.swappedFrom) settleNewItem();
     recordSaved();
     offerChange();
     restoreChoice();

@@ -7,6 +7,7 @@ import { goBack, leaveChange } from "./back.js";
 import { toggleBlind } from "./blind.js";
 import { refusedWhileBusy } from "./messages.js";
 import { stepJudge } from "./quotes.js";
+import { refusedWhileSettling } from "./settle.js";
 import { form, root, state, viewState } from "./state.js";
 import { agree, chooseScore, submit, toggleReasoningWrong } from "./verdict.js";
 import { focusItem } from "./view.js";
@@ -27,7 +28,7 @@ function toggleHelp(show) {
   }
 }
 
-/* The score buttons, Agree, Change and Keys do what their keys do. */
+/* The score buttons, Agree, Change and Keys do what their keys do; Save waits as Enter does for an output just shown. */
 export function wireControls() {
   root.addEventListener("click", (event) => {
     const leave = event.target.closest('a[data-role="leave-change"]');
@@ -39,7 +40,9 @@ export function wireControls() {
     }
     const target = event.target.closest("button");
     if (!target || !root.contains(target)) return;
-    if (target.dataset.score) chooseScore(target.dataset.score);
+    // Save clicked twice: the second click would land on the next output, shown a moment before (settle.js).
+    if (target.dataset.role === "submit" && refusedWhileSettling()) event.preventDefault();
+    else if (target.dataset.score) chooseScore(target.dataset.score);
     else if (target.dataset.role === "agree") agree();
     else if (target.dataset.role === "toggle-help") toggleHelp();
     else if (target.dataset.role === "change-saved") goBack();

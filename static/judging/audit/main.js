@@ -13,7 +13,8 @@
  * (verdict.js, blind.js, keys.js), show the save status and the messages (messages.js), tick the item clock
  * (clock.js), link each reasoning quote with its marks and move the highlight from judge to judge (quotes.js),
  * say when a text goes on below its box (texts.js), keep the saved verdicts u goes back to (back.js) and the
- * choice not saved yet across a reload (choice.js), and settle the swapped view (htmx.js, view.js).
+ * choice not saved yet across a reload (choice.js), hold the verdict keys a moment after another output appears
+ * (settle.js), and settle the swapped view (htmx.js, view.js).
  * This one wires them, in the order the page's listeners must run, and sets up the first view. */
 
 import { offerChange } from "./back.js";

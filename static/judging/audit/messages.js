@@ -8,7 +8,10 @@ const HINT_MS = 6000;
 
 export function setStatus(saving) {
   const el = $('[data-role="save-status"]');
-  if (el) showSaveStatus(el, { saving, failure: state.failure });
+  if (!el) return;
+  const options = { saving, failure: state.failure };
+  if (state.failureTitle) options.hint = state.failureTitle; // a session's refusal: not "check your connection"
+  showSaveStatus(el, options);
 }
 
 /* The messages' box lies over the toolbar's words: from its left edge to the first control of the controls' row, or,
@@ -55,6 +58,24 @@ export function showServerMessages() {
   clearTimeout(noticeTimer);
   const notice = $('[data-role="notice"]');
   if (notice) noticeTimer = setTimeout(() => (notice.hidden = true), HINT_MS);
+}
+
+/* A refusal the page names itself (no view came with it: a 403): shown as the server's errors are, until the next
+ * view replaces it. */
+export function showError(message) {
+  const box = $('[data-role="messages"]');
+  if (!box) return;
+  let el = box.querySelector('[data-role="error"]');
+  if (!el) {
+    el = document.createElement("p");
+    el.className = "notice warn";
+    el.setAttribute("role", "alert");
+    el.dataset.role = "error";
+    box.prepend(el);
+  }
+  el.textContent = message;
+  el.hidden = false;
+  placeMessages();
 }
 
 const WAIT_CUES = {

@@ -4,6 +4,7 @@
 import { saveOnceRevealed } from "./blind.js";
 import { rememberChoice } from "./choice.js";
 import { hint, refusedWhileBusy } from "./messages.js";
+import { refusedWhileSettling } from "./settle.js";
 import { form, stage } from "./state.js";
 
 export function showChoice() {
@@ -19,10 +20,11 @@ export function showChoice() {
 }
 
 /* Every choice below waits while a request is on its way (refusedWhileBusy says so): it would land on the output
- * that comes next, unread. A choice made is kept for a reload (choice.js). */
+ * that comes next, unread; and for a moment after another output appears (refusedWhileSettling: settle.js), so that
+ * keys typed ahead never judge it unread. A choice made is kept for a reload (choice.js). */
 export function chooseScore(score) {
   const f = form();
-  if (!f || refusedWhileBusy()) return;
+  if (!f || refusedWhileBusy() || refusedWhileSettling()) return;
   f.querySelector('[data-role="score-input"]').value = String(score);
   f.querySelector('[data-role="agreed-input"]').value = "";
   showChoice();
@@ -33,7 +35,7 @@ export function chooseScore(score) {
 
 export function agree() {
   const f = form();
-  if (!f || refusedWhileBusy()) return;
+  if (!f || refusedWhileBusy() || refusedWhileSettling()) return;
   if (stage() === "blind") {
     hint("Give your own score first (1-5): the judges' answers are hidden until then.");
     return;
@@ -53,7 +55,7 @@ export function agree() {
 
 export function toggleReasoningWrong() {
   const box = form() && form().querySelector('[data-role="reasoning-wrong"]');
-  if (!box || refusedWhileBusy()) return;
+  if (!box || refusedWhileBusy() || refusedWhileSettling()) return;
   if (box.disabled) {
     hint("Give your own score first (1-5): then the reasoning is shown and can be marked wrong.");
     return;
@@ -66,7 +68,7 @@ export function submit() {
   const f = form();
   if (!f) return;
   if (saveOnceRevealed()) return;
-  if (refusedWhileBusy()) return;
+  if (refusedWhileBusy() || refusedWhileSettling()) return;
   if (stage() === "blind") {
     hint("Give your own score first (1-5): the judges' answers appear after it.");
     return;
