@@ -50,6 +50,9 @@
   document.addEventListener("htmx:configRequest", (event) => {
     const token = cookieToken();
     if (token) event.detail.headers["x-csrftoken"] = token; // the key hx-headers uses, so one value is sent
+    // A form's own token ({% csrf_token %}) was printed with it, and Django reads it before the header.
+    const parameters = event.detail.parameters;
+    if (token && parameters && parameters.csrfmiddlewaretoken !== undefined) parameters.csrfmiddlewaretoken = token;
     const user = document.body.dataset.user;
     if (user) event.detail.headers["X-FaithLab-User"] = encodeURIComponent(user);
   });

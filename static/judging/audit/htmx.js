@@ -24,11 +24,6 @@ function pendingKind(elt) {
   return "load";
 }
 
-function cookieToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
-}
-
 /* What to do again once the session is right, by what was refused. */
 function again(kind) {
   if (kind === "save") return viewState() === "change" ? "press u to change it again" : "press Enter";
@@ -74,14 +69,7 @@ function sessionFailure(xhr, kind) {
 }
 
 export function wireHtmx() {
-  // The form's own token (csrfmiddlewaretoken) was printed with the form, and Django reads it before the header:
-  // after logging in again, in any tab, it is refused. The cookie's is the current one (static/js/session.js).
-  document.addEventListener("htmx:configRequest", (event) => {
-    if (!ours(event)) return;
-    const token = cookieToken();
-    const parameters = event.detail.parameters;
-    if (token && parameters && parameters.csrfmiddlewaretoken !== undefined) parameters.csrfmiddlewaretoken = token;
-  });
+  // The CSRF token a form carries is replaced by the cookie's current one for every htmx request (js/session.js).
   document.addEventListener("htmx:beforeRequest", (event) => {
     if (!ours(event)) return;
     state.busy = true;
