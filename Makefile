@@ -20,7 +20,7 @@ run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo --if-empty
 	$(PY) manage.py collectstatic --noinput -v0
-	@echo "FaithLab on http://$(HOST):$(PORT)/  (demo accounts: admin, alice, bob, carol, dave, erin, frank, grace; password demo)"
+	@echo "FaithLab on http://$(HOST):$(PORT)/"
 	@HOST=$(HOST) PORT=$(PORT) VENV=$(VENV) scripts/run-dev.sh
 
 test: venv

@@ -51,6 +51,11 @@ def get_model(name: str | None = None) -> Any:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            # Its "Loading weights" bar went to gunicorn's stderr and, through Celery, into the worker's log as
+            # WARNING lines.
+            transformers_logging.disable_progress_bar()
 
             try:
                 model = SentenceTransformer(_resolve(name), device="cpu", local_files_only=True)

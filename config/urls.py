@@ -21,3 +21,6 @@ urlpatterns = [
     path("", include("judging.urls")),
     path("", include("annotate.urls")),
 ]
+
+# A 500 under /api/ answers JSON, as the API's other errors do; pages keep templates/500.html.
+handler500 = "annotate.api.errors.server_error"

@@ -9,7 +9,8 @@ from config.env import setting_errors_as_one_line
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # A bad setting stops the server with one line. Exit status 4 is gunicorn's "App failed to load":
-# the master halts instead of booting worker after worker into the same error.
+# the master halts instead of booting worker after worker into the same error. (With the README's
+# `-c config/gunicorn.conf.py` the master reads the settings first and stops before any worker.)
 with setting_errors_as_one_line(exit_code=4):
     application = get_wsgi_application()
 

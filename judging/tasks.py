@@ -9,10 +9,12 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
+from config.celery import time_limits
+
 
 # Judge runs (judging.services.runs): a slice of about SLICE_SECONDS, then the service queues the rest; results are
 # written a few at a time and a redelivered or resumed task skips what the run already judged.
-@shared_task(acks_late=True, time_limit=3600, soft_time_limit=3300)
+@shared_task(acks_late=True, **time_limits(3600, 3300))
 def execute_judge_run(run_id: int) -> None:
     from judging.services import runs
 
@@ -39,7 +41,7 @@ def resume_judge_runs_on_worker_start(sender: Any = None, **kwargs: Any) -> None
 
 # Synthetic sets (helper SYNTHETIC): rewrites are stored one per answer, so a redelivered task asks only for the
 # ones still missing; the soft limit leaves the set marked failed with a note, and the page can resume it.
-@shared_task(acks_late=True, time_limit=3600, soft_time_limit=3500)
+@shared_task(acks_late=True, **time_limits(3600, 3500))
 def execute_synthetic_set(set_id: int) -> None:
     from judging.services import synthetic
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 from unittest import TestCase
 
@@ -90,3 +91,39 @@ def test_a_request_error_reaches_the_console_once() -> None:
         consoles += [handler for handler in logger.handlers if type(handler) is logging.StreamHandler]
         logger = logger.parent if logger.propagate else None
     assert len(consoles) == 1
+
+
+def test_a_csrf_refusal_names_the_user(project: Project, alice: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """CSRF failures are logged on django.security.csrf, not django.request: the filter is attached there too."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    with caplog.at_level(logging.INFO, logger="django.security.csrf"):
+        assert client.post("/projects/new/", {"name": "Pilot"}).status_code == 403
+    [record] = [record for record in caplog.records if record.name == "django.security.csrf"]
+    assert record.levelno == logging.WARNING and record.exc_info is None
+    assert record.getMessage().startswith("Forbidden (CSRF ")
+    assert record.getMessage().endswith(": /projects/new/ (user alice)")
+
+
+def test_a_disallowed_host_logs_one_line_with_host_and_path(db: None, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="django.security"):
+        assert Client().get("/accounts/login/", HTTP_HOST="evil.example").status_code == 400
+    [record] = [record for record in caplog.records if record.name.startswith("django.security")]
+    assert record.name == "django.security.DisallowedHost"
+    assert record.exc_info is None and "Traceback" not in caplog.text
+    assert record.levelno == logging.WARNING  # a client's mistake, as a refusal is
+    message = record.getMessage()
+    assert message.startswith("Invalid HTTP_HOST header: 'evil.example'.")
+    assert message.endswith(" (path /accounts/login/)")
+    assert "\n" not in message
+
+
+def console_handler() -> logging.Handler:
+    [handler] = [handler for handler in logging.getLogger().handlers if type(handler) is logging.StreamHandler]
+    return handler
+
+
+def test_a_console_line_says_when_how_bad_and_from_where() -> None:
+    record = logging.LogRecord("django.request", logging.WARNING, __file__, 1, "Forbidden: %s", ("/x/",), None)
+    line = console_handler().format(record)
+    assert re.fullmatch(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] WARNING django\.request: Forbidden: /x/", line), line

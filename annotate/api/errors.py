@@ -22,6 +22,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
+from django.views.defaults import server_error as server_error_page
 from rest_framework import status
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 from rest_framework.exceptions import ParseError, ValidationError
@@ -197,3 +198,18 @@ def _slashed_endpoint(path: str) -> str | None:
         return path + "/" if resolve(path + "/").url_name != "api-not-found" else None
     except Resolver404:
         return None
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: under /api/ a JSON 500 ``{"detail": ...}`` as every other API error, else the app's page.
+
+    Like Django's own view (templates/500.html) it needs no database and no user. In DEBUG Django shows its
+    technical page instead and never calls this.
+    """
+    if request.path_info.startswith("/api/"):
+        return JsonResponse(
+            {"detail": "Server error: something went wrong on our side, and what you asked for was not done. "
+                       "The error has been logged."},
+            status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        )
+    return server_error_page(request)

@@ -32,6 +32,11 @@ DEMO_FIRST_BATCH = "demo-batch-1"
 DEMO_ROUND_ONE_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo_round1.jsonl"
 DEMO_ROUND_ONE_ANNOTATORS = ("carol", "dave")
 DEMO_SECOND_BATCH = "demo-batch-2"
+# Every demo account, admin first: admin, alice, bob, carol, dave, erin, frank, grace.
+DEMO_USERNAMES = (
+    "admin",
+    *dict.fromkeys((*DEMO_ANNOTATORS, *DEMO_ROUND_ONE_ANNOTATORS, *DEMO_PAIR_LABELERS, *DEMO_PAIR_JUDGES, *DEMO_AUDITORS)),
+)
 
 
 class DatabaseNotEmpty(Exception):
@@ -40,6 +45,11 @@ class DatabaseNotEmpty(Exception):
 
 def database_is_empty() -> bool:
     return not get_user_model().objects.exists() and not Project.objects.exists()
+
+
+def demo_accounts_exist() -> bool:
+    """Whether every demo account is there (the demo was loaded into this database), so `make run` may name them."""
+    return get_user_model().objects.filter(username__in=DEMO_USERNAMES).count() == len(DEMO_USERNAMES)
 
 
 @transaction.atomic
@@ -55,8 +65,7 @@ def load_demo_data(path: Path | str = DEMO_FILE) -> Project:
     User = get_user_model()
     admin = User.objects.create_superuser(username="admin", email="", password=DEMO_PASSWORD)
     names = DEMO_ANNOTATORS + DEMO_ROUND_ONE_ANNOTATORS
-    everyone = dict.fromkeys((*names, *DEMO_PAIR_LABELERS, *DEMO_PAIR_JUDGES, *DEMO_AUDITORS))
-    people = {name: User.objects.create_user(username=name, password=DEMO_PASSWORD) for name in everyone}
+    people = {name: User.objects.create_user(username=name, password=DEMO_PASSWORD) for name in DEMO_USERNAMES[1:]}
     project = create_project(DEMO_PROJECT_NAME, slug=DEMO_PROJECT_SLUG, owner=admin)
     for name in names:
         add_member(project, name, Membership.Role.ANNOTATOR)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import krippendorff
 import numpy as np
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -191,6 +193,24 @@ def test_if_empty_on_a_database_with_only_a_project_changes_nothing() -> None:
     before = snapshot()
     assert "database not empty; demo data not loaded" in load_demo("--if-empty")
     assert snapshot() == before
+
+
+@pytest.mark.django_db
+def test_if_empty_names_the_demo_accounts_only_when_they_are_there(alice: Any) -> None:
+    """`make run` used to print "demo accounts: admin, alice, ..." even on a database the demo was never loaded into."""
+    assert "demo accounts" not in load_demo("--if-empty")  # alice alone is not the demo
+    get_user_model().objects.all().delete()
+    load_demo()
+    assert load_demo("--if-empty").splitlines() == [
+        "database not empty; demo data not loaded",
+        "demo accounts: admin, alice, bob, carol, dave, erin, frank, grace; password 'demo'",
+    ]
+
+
+def test_make_run_leaves_naming_the_demo_accounts_to_load_demo() -> None:
+    makefile = (Path(settings.BASE_DIR) / "Makefile").read_text()
+    assert "manage.py load_demo --if-empty" in makefile
+    assert "demo accounts" not in makefile and "grace" not in makefile
 
 
 @pytest.mark.django_db

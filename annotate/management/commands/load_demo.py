@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.template.defaultfilters import pluralize
 
 from annotate.models import PairItem
-from annotate.services.demo import DEMO_PASSWORD, DatabaseNotEmpty, load_demo_data
+from annotate.services.demo import DEMO_PASSWORD, DEMO_USERNAMES, DatabaseNotEmpty, demo_accounts_exist, load_demo_data
 from annotate.services.ingest import ImportFailed
 from annotate.services.pairs.demo import DEMO_PAIRS_SLUG
 
@@ -32,6 +32,9 @@ class Command(BaseCommand):
         except DatabaseNotEmpty as error:
             if if_empty:
                 self.stdout.write(str(error))
+                # `make run` on the demo's own database: its accounts are still there to log in with.
+                if demo_accounts_exist():
+                    self.stdout.write(f"demo accounts: {', '.join(DEMO_USERNAMES)}; password {DEMO_PASSWORD!r}")
                 return
             raise CommandError(str(error)) from None
         except ImportFailed as error:
@@ -42,7 +45,6 @@ class Command(BaseCommand):
             self.style.SUCCESS(
                 f"Loaded project {project.slug!r}: {batches} batch{pluralize(batches, 'es')}, {samples} "
                 f"sample{pluralize(samples)}; pairs project {DEMO_PAIRS_SLUG!r}: {pair_items} item{pluralize(pair_items)}; "
-                "users admin, alice, bob, "
-                f"carol, dave, erin, frank, grace with password {DEMO_PASSWORD!r}."
+                f"users {', '.join(DEMO_USERNAMES)} with password {DEMO_PASSWORD!r}."
             )
         )
