@@ -127,6 +127,37 @@ def get_job_for_user(user: AnyUser, slug: str, pk: int) -> Job:
     return job
 
 
+# A span project's jobs its admins may cancel from the job's line (the project page, the job's URL) and the API; a
+# pairs project's round and perturbation jobs have their own cancels (annotate.views.pairs, annotate.api.pairs).
+CANCELLABLE_JOB_KINDS = (Job.Kind.EMBED, Job.Kind.EXPORT)
+
+
+def may_cancel_job(role: str | None, job: Job) -> bool:
+    """Whether a member of ``role`` is offered the cancel of ``job``: admins, while it is queued or running."""
+    return role == Role.ADMIN and job.kind in CANCELLABLE_JOB_KINDS and job.is_active
+
+
+def get_span_project_for_admin(user: AnyUser, slug: str) -> Project:
+    """A span project, for its admins: 404 for outsiders and for a pairs project (whatever the role), else 403."""
+    project, role = get_project_for_user(user, slug)
+    if project.kind != Project.Kind.SPANS:
+        raise Http404("No such span project")
+    if role != Role.ADMIN:
+        raise Forbidden("Only the project's admins may do this")
+    return project
+
+
+def get_job_for_canceller(user: AnyUser, slug: str, pk: int) -> Job:
+    """An embedding or export job of a span project, for one of its admins to cancel: 404 for outsiders, for a
+    pairs project and for a job of another project or kind, 403 for another role."""
+    project = get_span_project_for_admin(user, slug)
+    job = Job.objects.select_related("created_by").filter(project=project, pk=pk,
+                                                          kind__in=CANCELLABLE_JOB_KINDS).first()
+    if job is None:
+        raise Http404("No such job to cancel in this project")
+    return job
+
+
 def _roles_in_words(roles: dict[str, Any]) -> str:
     names = [f"{role}s" for role in roles]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -8,6 +8,7 @@ from annotate.views import assignments as assignment_views
 from annotate.views import browse as browse_views
 from annotate.views import curation
 from annotate.views import flags as flag_views
+from annotate.views import jobs as job_views
 from annotate.views import labelsets as labelset_views
 from annotate.views import members as member_views
 from annotate.views import results as results_views
@@ -37,7 +38,8 @@ urlpatterns = [
     path("projects/<slug:slug>/flags/", flag_views.flags_page, name="flags"),
     path("projects/<slug:slug>/flags/<int:pk>/resolve/", flag_views.resolve_flag, name="flag-resolve"),
     path("projects/<slug:slug>/samples/<int:pk>/", views.sample_page, name="sample"),
-    path("projects/<slug:slug>/jobs/<int:pk>/", views.job_status, name="job"),
+    path("projects/<slug:slug>/jobs/<int:pk>/", job_views.job_status, name="job"),
+    path("projects/<slug:slug>/jobs/<int:pk>/cancel/", job_views.job_cancel, name="job-cancel"),
     path("projects/<slug:slug>/exports/", views.project_export, name="project-export"),
     path("projects/<slug:slug>/batches/<int:pk>/round-two/", views.open_round_two, name="open-round-two"),
     path("projects/<slug:slug>/assignments/<int:pk>/reopen/", views.reopen_round, name="reopen-round"),

@@ -174,7 +174,9 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         request=SimilarityRequestSerializer,
         responses={
             200: SimilaritySerializer,
-            409: OpenApiResponse(ErrorSerializer, description="This sample's sentences are not embedded yet."),
+            409: OpenApiResponse(ErrorSerializer, description="The text to score has no sentence vectors of the "
+                                 "configured embedding model yet (not embedded, or embedded with another model): "
+                                 "detail says which and which job computes them; one is queued when none is."),
             503: OpenApiResponse(SimilarityLoadingSerializer, description="The embedding model is still loading."),
         },
     )

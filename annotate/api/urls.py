@@ -7,7 +7,7 @@ from annotate.api import pairs, results
 from annotate.api.assignments import BatchAssignmentsView
 from annotate.api.batches import BatchViewSet
 from annotate.api.imports import ProjectImportView
-from annotate.api.jobs import ProjectJobView
+from annotate.api.jobs import CancelEmbeddingJobView, CancelExportJobView, ProjectJobView
 from annotate.api.members import MemberDetailView, MemberListView
 from annotate.api.projects import ProjectViewSet
 from annotate.api.samples import SampleViewSet
@@ -37,6 +37,11 @@ urlpatterns += [
     path("projects/<slug:slug>/imports/", ProjectImportView.as_view(), name="api-imports"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/jobs/(?P<id>[0-9]{1,18})/$", ProjectJobView.as_view(),
             name="api-project-job"),
+    # A span project's embedding or export job that no worker runs (admins), as its line on the project page does.
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/embedding-jobs/(?P<id>[0-9]{1,18})/cancel/$",
+            CancelEmbeddingJobView.as_view(), name="api-embedding-job-cancel"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/export-jobs/(?P<id>[0-9]{1,18})/cancel/$",
+            CancelExportJobView.as_view(), name="api-export-job-cancel"),
     re_path(r"^batches/(?P<id>[0-9]{1,18})/assignments/$", BatchAssignmentsView.as_view(),
             name="api-batch-assignments"),
 ]

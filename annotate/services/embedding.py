@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F, Q, Value
+from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -37,7 +37,7 @@ def _stale(model: str) -> Q:
     return Q(embeddings__isnull=True) | ~Q(embedding_model=model)
 
 
-def _count_stale(project_id: int, model: str) -> int:
+def count_stale(project_id: int, model: str) -> int:
     return (
         Passage.objects.filter(project_id=project_id).filter(_stale(model)).count()
         + Sample.objects.filter(project_id=project_id).filter(_stale(model)).count()
@@ -52,7 +52,7 @@ def queue_embedding(project: Project, *, created_by: AbstractBaseUser | None = N
     from annotate.tasks import embed_project_texts
 
     model = embedder.model_name()
-    total = _count_stale(project.pk, model)
+    total = count_stale(project.pk, model)
     job = Job.objects.create(project=project, kind=Job.Kind.EMBED, total=total, created_by=created_by,
                              options={"model": model})
     jobs.queue_job(job, embed_project_texts)  # a refused send fails the job, saying why (job.error)
@@ -179,11 +179,14 @@ def run_embedding_job(job_id: int, *, max_seconds: float | None = None, max_sent
     run after a worker restart) only does what is still missing, and each text is
     counted done once, by the run that wrote it. One process at a time per job
     (its lock): a second delivery while the first runs returns at once, and the
-    next slice is queued once the lock is let go.
+    next slice is queued once the lock is let go. A job that has ended (done, or
+    cancelled by an admin) is left as it is: a cancelled job stops after the
+    chunk in hand, keeping the texts it embedded, and a new job (the embed
+    command) does the rest.
     """
     with jobs.job_lock(job_id) as held:
         job = Job.objects.get(pk=job_id)
-        if not held or job.status == Job.Status.DONE:
+        if not held or not job.is_active:
             return job
         more = _embed_slice(job, max_seconds=max_seconds, max_sentences=max_sentences)
     if more:
@@ -196,18 +199,25 @@ def run_embedding_job(job_id: int, *, max_seconds: float | None = None, max_sent
     return job
 
 
+def _active(job_id: int) -> QuerySet[Job]:
+    """The job's row while it is queued or running: a write through it leaves a cancelled job as it is."""
+    return Job.objects.filter(pk=job_id, status__in=jobs.ACTIVE)
+
+
 def _embed_slice(job: Job, *, max_seconds: float | None, max_sentences: int | None) -> bool:
     """Embed what the slice's limits allow; True when texts are left for a next slice (the job stays running).
 
     A failure marks the job failed, trying again while the database is locked
-    (the error that stopped it may be that very lock), then is raised.
+    (the error that stopped it may be that very lock), then is raised. A job
+    cancelled meanwhile stops after the chunk in hand and keeps its cancel's status.
     """
     model = job.options.get("model") or embedder.model_name()
     # Rows embedded by an earlier run or slice of this job are no longer stale, so they count as done
     # from the start; each text this run finishes adds one.
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.RUNNING, done=max(0, min(job.total, job.total - _count_stale(job.project_id, model)))
-    )
+    if not _active(job.pk).update(
+        status=Job.Status.RUNNING, done=max(0, min(job.total, job.total - count_stale(job.project_id, model)))
+    ):
+        return False  # cancelled between the read and now
     budget = _Slice(max_seconds, max_sentences)
 
     def count(finished: int) -> None:
@@ -217,13 +227,16 @@ def _embed_slice(job: Job, *, max_seconds: float | None, max_sentences: int | No
     try:
         for model_class, text_of in ((Passage, "text"), (Sample, "summary")):
             _embed_stale(job, model_class, text_of, model, budget, count)
-        if budget.over and _count_stale(job.project_id, model):
+        if not _active(job.pk).exists():
+            log.info("embedding job %s was cancelled: it stops, keeping the texts it embedded", job.pk)
+            return False
+        if budget.over and count_stale(job.project_id, model):
             return True
     except Exception as error:
         log.exception("embedding job %s failed", job.pk)
-        jobs.mark_failed(job.pk, str(error))
+        jobs.mark_failed(job.pk, str(error), only_if_active=True)
         raise
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE, done=job.total, finished_at=timezone.now())
+    _active(job.pk).update(status=Job.Status.DONE, done=job.total, finished_at=timezone.now())
     return False
 
 
@@ -232,7 +245,7 @@ def _embed_stale(job: Job, model_class: type[Passage | Sample], text_of: str, mo
     """Embed the project's stale rows of one model, a chunk at a time, until they or the slice run out."""
     pending = model_class.objects.filter(project_id=job.project_id).filter(_stale(model)).order_by("pk")
     last_pk = 0
-    while not budget.over:
+    while not budget.over and _active(job.pk).exists():  # a cancel stops it after the chunk in hand
         # Page by primary key: every chunk is an index range scan, not a re-scan from the first row.
         rows = list(pending.filter(pk__gt=last_pk).only("pk", text_of, "embedding_model")[:CHUNK])
         if not rows:
@@ -265,7 +278,9 @@ def similarity(sample: Sample, side: Literal["summary", "source"], start: int, e
     Returns every sentence's ranking score (``similarity``, higher is closer), a
     shade 0..SHADES-1 (``_shades``) and ``closest``: the sentences the evidence is
     strong enough to point at, best first, possibly none. Raises NotReady while
-    the other text is not embedded, Loading while the model is still loading.
+    the other text has no vectors of the configured model (after queuing the
+    project's re-embedding where none is under way: reembedding.recompute_stale),
+    saying why and what is being done; Loading while the model is still loading.
     """
     selected_text = sample.summary if side == "summary" else sample.passage.text
     selected = sample if side == "summary" else sample.passage
@@ -274,7 +289,11 @@ def similarity(sample: Sample, side: Literal["summary", "source"], start: int, e
         raise ValueError(f"selection {start}..{end} is outside the {side} text of {len(selected_text)} characters")
     vectors = target.sentence_vectors()
     if vectors is None or target.embedding_model != embedder.model_name():
-        raise NotReady("sentence embeddings are still being computed for this sample")
+        from annotate.services import reembedding
+
+        # Vectors of another model (EMBEDDING_MODEL changed) or none: make sure a job is on it, and say which.
+        outcome = reembedding.recompute_stale(sample.project)
+        raise NotReady(reembedding.not_ready_message(sample.project, target, outcome))
     model = target.embedding_model
     if not embedder.is_loaded(model):
         failure = embedder.load_error(model)

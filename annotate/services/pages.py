@@ -11,6 +11,7 @@ from django.urls import reverse
 from annotate import access, embedder
 from annotate.models import Assignment, Job, Membership, Passage, Project, Sample, SampleFlag, SampleReview
 from annotate.services import export, freeze, progress, projects, rounds
+from annotate.services.jobs import job_wait
 from annotate.taxonomy import hotkey_labels
 
 
@@ -131,6 +132,16 @@ def _reopened(sample: Sample, user: AbstractBaseUser, round: int) -> dict[str, A
     }
 
 
+def job_lines(jobs: list[Job], role: str) -> list[Job]:
+    """Each job with what its line shows beside its progress (templates/annotate/_job.html): ``wait``, how long it
+    has been queued or running (a job queued too long says that no worker may be running), and
+    ``cancel_allowed``, whether this member is offered its Cancel (access.may_cancel_job)."""
+    for job in jobs:
+        job.wait = job_wait(job)
+        job.cancel_allowed = access.may_cancel_job(role, job)
+    return jobs
+
+
 def _export_jobs(project: Project) -> list[Job]:
     """The project's latest exports, each with ``settings_in_words``: its format and round as the export form names
     them ("JSONL, a sample a line · round 1 (independent)"), not the stored codes."""
@@ -201,8 +212,8 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
     )
     return {
         "batches": rows,
-        "jobs": list(Job.objects.filter(project=project, kind=Job.Kind.EMBED)[:3]) if is_admin else [],
-        "exports": _export_jobs(project) if can_export else [],
+        "jobs": job_lines(list(Job.objects.filter(project=project, kind=Job.Kind.EMBED)[:3]), role) if is_admin else [],
+        "exports": job_lines(_export_jobs(project), role) if can_export else [],
         "can_export": can_export,
         "active_jobs": Job.objects.filter(project=project, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).exists(),
         "rounds": sorted({a.round for a in assignments}) or [1],

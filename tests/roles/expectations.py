@@ -127,6 +127,8 @@ EXPECTED: dict[str, Rule] = {
     # --- span projects -----------------------------------------------------------------------------------------
     "project-import": post(ADMINS),
     "project-assign": post(ADMINS),
+    # Cancel the demo's embedding job from its line (admins): cancelled or, once done, refused with a message: 302.
+    "job-cancel": post(ADMINS),
     "batch-annotators": page(ADMINS),
     "unassign": post(ADMINS),
     "reassign": post(ADMINS),
@@ -223,6 +225,10 @@ EXPECTED: dict[str, Rule] = {
     # A job, for the roles whose project page shows its kind: the demo's embedding job, admins only (a pairs
     # project's jobs and a span project's exports, with their wider roles: tests/annotate/test_api_jobs.py).
     "api-project-job": api(ADMINS),
+    # Cancel an embedding or export job (admins): the demo's embedding job (200, or 409 once done), its done export
+    # (409); a pairs project has neither (404).
+    "api-embedding-job-cancel": api_post(ADMINS),
+    "api-export-job-cancel": api_post(ADMINS),
     # --- pairs API ---------------------------------------------------------------------------------------------------
     "api-pairs": api(MEMBERS, kinds=None, query="project={pairs}"),
     "api-pairs-next": api(JUDGES, kinds=None, query="project={pairs}", ok=frozenset({200, 204})),

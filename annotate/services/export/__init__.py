@@ -23,7 +23,13 @@ from annotate.services.export.faithbench import (
     faithbench_sample,
     write_faithbench,
 )
-from annotate.services.export.jobs import export_to_path, exports_dir, run_export_job, start_export
+from annotate.services.export.jobs import (
+    cancel_export_job,
+    export_to_path,
+    exports_dir,
+    run_export_job,
+    start_export,
+)
 from annotate.services.export.lines import CSV_COLUMNS, csv_lines, jsonl_lines
 from annotate.services.export.options import (
     CONTENT_TYPES,
@@ -52,6 +58,7 @@ __all__ = [
     "ExportOptions",
     "Format",
     "bom_refusal",
+    "cancel_export_job",
     "csv_lines",
     "describe_options",
     "download_name",

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.models import Job, Project, Sample
@@ -74,26 +75,50 @@ def run_export_job(job_id: int) -> Job:
 
     One process at a time per job (its lock): a second delivery while the first
     writes returns at once. A failure removes the partial file and marks the job
-    failed, trying again while the database is locked.
+    failed, trying again while the database is locked. A job that has ended
+    (done, or cancelled by an admin) is left as it is: a cancelled job is not
+    written, and one cancelled while it is being written stops at its next chunk and keeps no file.
     """
     with jobs.job_lock(job_id) as held:
         job = Job.objects.select_related("project").get(pk=job_id)
-        if not held or job.status == Job.Status.DONE:
+        if not held or not job.is_active:
+            return job
+        if not _active(job.pk).update(status=Job.Status.RUNNING):
+            job.refresh_from_db()  # cancelled between the read above and now
             return job
         restart_export(job)
-        Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
         try:
             result = _write_export(job)
+        except _Cancelled:
+            shutil.rmtree(_job_folder(job.pk), ignore_errors=True)
         except Exception as error:
             shutil.rmtree(_job_folder(job.pk), ignore_errors=True)
-            jobs.mark_failed(job.pk, str(error))
+            jobs.mark_failed(job.pk, str(error), only_if_active=True)
             raise
-        Job.objects.filter(pk=job.pk).update(
-            status=Job.Status.DONE, done=job.total, result_path=str(result), finished_at=timezone.now()
-        )
+        else:
+            if not _active(job.pk).update(
+                status=Job.Status.DONE, done=job.total, result_path=str(result), finished_at=timezone.now()
+            ):
+                shutil.rmtree(_job_folder(job.pk), ignore_errors=True)  # cancelled after its last chunk
     jobs.forget_job_lock(job.pk)
     job.refresh_from_db()
     return job
+
+
+class _Cancelled(Exception):
+    """The job was cancelled while its file was being written: the writing stops."""
+
+
+def _active(job_id: int) -> QuerySet[Job]:
+    """The job's row while it is queued or running: a write through it leaves a cancelled job as it is."""
+    return Job.objects.filter(pk=job_id, status__in=jobs.ACTIVE)
+
+
+def cancel_export_job(job: Job, user: Any) -> Job:
+    """Mark a queued or running export job failed, "Cancelled by <user> at <time>"; it writes no file, even if a
+    worker picks it up later (a run under way stops at its next chunk and drops its file). The same export can be
+    started again. Raises jobs.CancelRefused, changing nothing, when the job has already ended."""
+    return jobs.cancel_job(job, user, kind=Job.Kind.EXPORT, finished_words=lambda _job: "its file is written")
 
 
 def _write_export(job: Job) -> Path:
@@ -104,7 +129,8 @@ def _write_export(job: Job) -> Path:
     stem = f"{job.project.slug}-round{options.round}"
 
     def progress(done: int) -> None:
-        Job.objects.filter(pk=job.pk).update(done=done)
+        if not _active(job.pk).update(done=done):
+            raise _Cancelled
 
     if options.format == "faithbench":  # the zip the API streams, written to a file a chunk at a time
         result = folder / f"{stem}.zip"

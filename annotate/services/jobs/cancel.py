@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -50,18 +51,31 @@ class JobWait:
         return timesince(self.since, self.since + timedelta(seconds=self.seconds))
 
 
-def job_wait(job: Job, now: datetime | None = None) -> JobWait | None:
+class Waiting(Protocol):
+    """Background work a page polls: annotate's jobs, judging's runs and synthetic sets (each a Progress row)."""
+
+    status: str
+    created_at: datetime
+
+    @property
+    def is_active(self) -> bool: ...
+
+
+def job_wait(job: Waiting, now: datetime | None = None) -> JobWait | None:
     """How long ``job`` has been queued or running, for the pages; None once it has ended.
 
-    Running counts from ``options["started_at"]`` where the job records when its
-    attempt began (round jobs), else from its creation.
+    Running counts from when its attempt began where the work records it
+    (``options["started_at"]`` of a round job, ``started_at`` of a judge run),
+    else from its creation. Any Progress row with ``created_at`` will do: the
+    judging pages show the same no-worker notice for runs and synthetic sets.
     """
     if not job.is_active:
         return None
     now = now or timezone.now()
     since = job.created_at
-    if job.status == Job.Status.RUNNING and job.options.get("started_at"):
-        since = datetime.fromisoformat(job.options["started_at"])
+    started = getattr(job, "started_at", None) or (getattr(job, "options", None) or {}).get("started_at")
+    if job.status == Job.Status.RUNNING and started:
+        since = started if isinstance(started, datetime) else datetime.fromisoformat(started)
     waited = now - since
     return JobWait(status=job.status, since=since, seconds=max(0.0, waited.total_seconds()),
                    no_worker=job.status == Job.Status.QUEUED and waited > NO_WORKER_AFTER)
