@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
@@ -58,8 +60,20 @@ def project_page(
 
 
 def _back_to_project(request: HttpRequest, slug: str, anchor: str = "") -> HttpResponse:
-    url = reverse("project", args=[slug]) + anchor
-    return HttpResponseClientRedirect(url) if request.htmx else HttpResponseRedirect(url)
+    """Back to the project page (at ``anchor``), where the message of what was done is shown.
+
+    From an htmx form on that very page, pointing the browser at the same address with another ``#anchor``
+    would only scroll, never load the page: the message stayed unshown and the section unchanged. So htmx is
+    told to reload as well (HX-Refresh beside HX-Redirect: it sets the address, then reloads).
+    """
+    path = reverse("project", args=[slug])
+    url = path + anchor
+    if not request.htmx:
+        return HttpResponseRedirect(url)
+    response = HttpResponseClientRedirect(url)
+    if urlsplit(request.htmx.current_url_abs_path or "").path == path:
+        response["HX-Refresh"] = "true"
+    return response
 
 
 def _pairs_project_for_admin(request: HttpRequest, slug: str) -> Project:
