@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -154,7 +155,10 @@ def guidelines(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_GET
 @login_required
+@never_cache
 def sample_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The annotation page. It carries the annotator's spans and done state in its page data, so it is never cached:
+    the browser's Back would otherwise show a copy from before the spans and the done mark were saved."""
     sample, role = access.get_sample_for_user(request.user, pk)
     if sample.project.slug != slug:
         return HttpResponseRedirect(reverse("sample", args=[sample.project.slug, sample.pk]))

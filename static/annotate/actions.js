@@ -20,9 +20,12 @@ import { pointAt, readSelection } from "./selection.js";
 import { caretSentence } from "./caret.js";
 import { requestSimilarity, resetSimilarity } from "./shading.js";
 import { createOnServer, deleteOnServer, enqueue, patchOnServer } from "./saving.js";
-import { renderAll, renderList, revealPreview, spanList } from "./spans.js";
+import { onReachable } from "./http.js";
+import { focusSpanItem, renderAll, renderList, revealActive, revealPreview, spanList } from "./spans.js";
 
 const NOTE_DEBOUNCE_MS = 500;
+// While saves wait after failing for the connection, the server or the login session, they are tried this often.
+const STALLED_RETRY_MS = 30000;
 
 function createSpan(selection, labelName) {
   const index = sides.summary.index;
@@ -181,11 +184,19 @@ function nextClosestSentence(span) {
 
 export function deleteSpan(span) {
   if (!editable(span)) return;
+  const spans = visibleSpans();
+  const at = spans.indexOf(span);
+  const neighbour = spans[at + 1] || spans[at - 1] || null;
+  const focusWasInList = spanList.contains(document.activeElement);
   clearTimeout(span.noteTimer);
   span.noteTimer = null;
   span.deleted = true;
   if (state.activeKey === span.key) state.activeKey = null;
   renderAll();
+  // The focus was on the deleted span's item or on the editor's Delete button, both gone now: keep it on the
+  // span list (the next span's item) or on the summary, never on the page's start.
+  const keptInList = Boolean(focusWasInList && neighbour && focusSpanItem(neighbour.key));
+  if (!keptInList && (focusWasInList || focusIsLost())) sides.summary.el.focus({ preventScroll: true });
   rememberDeleted(span);
   enqueue(span, () => deleteOnServer(span)).then(() => {
     // The delete was refused (a newer version, a frozen round): nothing to undo.
@@ -217,6 +228,13 @@ function forgetDeleted(span) {
   if (!deletedSpans.length) hideUndo();
 }
 
+/* Whether the focus fell to the page's body, or is about to: the element that holds it was removed or hidden (the
+ * browser moves the focus to the body at its next redraw). */
+export function focusIsLost() {
+  const el = document.activeElement;
+  return !el || el === document.body || !el.isConnected || Boolean(el.closest("[hidden]"));
+}
+
 export function hideUndo() {
   clearTimeout(undoTimer);
   undoToast.hidden = true;
@@ -240,6 +258,10 @@ export function undoDelete() {
   });
   state.spans.push(span);
   setActive(span, { keepShading: true });
+  // The Undo button hides, and a Delete may have left the focus on the page: the span that came back takes it.
+  if (focusIsLost() || undoToast.contains(document.activeElement) || spanList.contains(document.activeElement)) {
+    focusSpanItem(span.key);
+  }
   // After the delete has reached the server: the same span saved while the old one
   // still exists would be answered with the old one, which the delete then removes.
   const deleted = gone.queue;
@@ -267,6 +289,24 @@ export function retrySpan(span) {
     );
   }
 }
+
+/* Every span whose save failed, tried again: all of them by Retry all; on their own (onlyRetryable) only those that
+ * failed for the connection, the server or the login session, when the server is heard from again (any request of
+ * the page answered 2xx), the browser is back online, or every STALLED_RETRY_MS. Returns how many. Nothing is saved
+ * twice: the server answers a repeated span with the stored one, and a change carries the version it was made on. */
+export function retryFailed(options) {
+  if (page.frozen) return 0;
+  const onlyRetryable = Boolean(options && options.onlyRetryable);
+  const failed = state.spans.filter(
+    (span) => span.state === "failed" && !span.deleted && (!onlyRetryable || span.retryable),
+  );
+  for (const span of failed) retrySpan(span);
+  return failed.length;
+}
+onReachable(() => retryFailed({ onlyRetryable: true }));
+setInterval(() => {
+  if (!document.hidden) retryFailed({ onlyRetryable: true });
+}, STALLED_RETRY_MS);
 
 export function discardSpan(span) {
   forgetSpan(span);
@@ -362,6 +402,7 @@ export function stepActive(step) {
   const selection = window.getSelection();
   if (selection && selection.rangeCount && !selection.isCollapsed) selection.collapse(selection.focusNode, selection.focusOffset);
   setActive(spans[next]);
+  revealActive();
   return spans[next];
 }
 

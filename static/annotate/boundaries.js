@@ -1,9 +1,10 @@
 /* Where words and user-perceived characters begin and end in a text, in UTF-16 units, for the mouse's word snap
  * (selection.js) and the caret keys (caret.js). Offsets sent to the server stay code points (textindex.js).
  *
- * Words are runs of word characters, as they always were for text written with spaces; inside such a run the
- * browser's Intl.Segmenter adds a boundary only next to a script written without spaces (Chinese, Japanese,
- * Thai, ...), so 北京大学发现了新方法 splits into its words while "Lintown's" and "well-known" stay one word each.
+ * Words are runs of word characters (a comma or full stop between digits among them: 38,000), as they always
+ * were for text written with spaces; inside such a run the browser's Intl.Segmenter adds a boundary only next to
+ * a script written without spaces (Chinese, Japanese, Thai, ...), so 北京大学发现了新方法 splits into its words
+ * while "Lintown's" and "well-known" stay one word each.
  * Characters are grapheme clusters (👨‍👩‍👧, 🇫🇷, e + U+0301), the steps Chromium's own Shift+arrows take. Where
  * Intl.Segmenter is missing, runs stay whole and the caret steps by code point, as before. */
 
@@ -13,7 +14,15 @@ export const WORD_CHAR = /[\p{L}\p{N}\p{M}_'\u2019-]/u;
 const UNSPACED_CHAR =
   /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}]/u;
 
-export const isWordAt = (text, at) => at >= 0 && at < text.length && WORD_CHAR.test(text[at]);
+const DIGIT = /\p{Nd}/u;
+
+/* A comma or full stop between two digits belongs to the number: "38,000-pound" and "12.4" are one word each for the
+ * caret's word steps and the mouse's word snap, as "well-known" is (a sentence's final full stop is not). */
+const joinsDigits = (text, at) =>
+  (text[at] === "," || text[at] === ".") && DIGIT.test(text[at - 1] || "") && DIGIT.test(text[at + 1] || "");
+
+export const isWordAt = (text, at) =>
+  at >= 0 && at < text.length && (WORD_CHAR.test(text[at]) || joinsDigits(text, at));
 
 /* The language the element's text is written in, for the segmenter: the nearest lang attribute (the page's own
  * on <html> at the least), or undefined for the browser's default. */

@@ -1,6 +1,6 @@
 /* What the page tells the annotator: passing notices and the save status. */
 
-import { $, state } from "./state.js";
+import { $, page, state } from "./state.js";
 import { onRetrying } from "./http.js";
 import { showSaveStatus } from "../js/savestatus.js";
 
@@ -23,13 +23,24 @@ export const status = { pending: 0, retrying: 0, error: null };
 export const notesWaiting = () => state.spans.some((span) => span.noteTimer !== null);
 export const unsavedSpans = () => state.spans.some((span) => span.state === "failed" && !span.deleted);
 
+const retryAllButton = $('[data-role="retry-all"]');
+
+/* Why a span waits unsaved (logged out, the server's refusal), once later writes have gone through. */
+function unsavedReason() {
+  const failed = state.spans.find((span) => span.state === "failed" && !span.deleted);
+  return failed ? failed.error || "some changes are not saved" : null;
+}
+
 export function setStatus() {
   showSaveStatus(statusEl, {
     retrying: status.retrying > 0,
     saving: status.pending > 0 || notesWaiting(),
-    failure: status.error || (unsavedSpans() ? "some changes are not saved" : null),
-    hint: "use Retry in the span list, or check your connection",
+    failure: status.error || unsavedReason(),
+    hint: "press Retry all (or Retry in the span list), or check your connection; failed saves are also tried " +
+      "again on their own",
   });
+  // Beside the status while a span waits unsaved (a frozen round refuses every write: nothing to retry).
+  if (retryAllButton) retryAllButton.hidden = !(unsavedSpans() && !page.frozen);
 }
 
 onRetrying((change) => {

@@ -31,11 +31,16 @@ const formError = () => form.querySelector('[data-role="flag-error"]');
 
 export const flagFormOpen = () => Boolean(form && !form.hidden);
 
-export function openFlagForm() {
-  if (!form) return;
+/* The form shows the saved flag (or none) when the page opens and after each save or withdrawal; in between it keeps
+ * what the person chose and typed, so closing it (Esc, Cancel) and opening it again loses no draft. */
+function fillForm() {
   const kind = current ? current.kind : "broken";
   for (const radio of form.querySelectorAll('input[name="kind"]')) radio.checked = radio.value === kind;
   form.elements.comment.value = current ? current.comment : "";
+}
+
+export function openFlagForm() {
+  if (!form) return;
   formError().hidden = true;
   form.hidden = false;
   flagButton.setAttribute("aria-expanded", "true");
@@ -65,6 +70,7 @@ async function submitFlag(event) {
     const result = await send("POST", page.api.flag, { kind, comment, round: page.round });
     if (!result.ok) return showError(errorMessage(result.data, result.status));
     current = { kind: result.data.kind, comment: result.data.comment };
+    fillForm();
     renderFlag();
     closeFlagForm();
     notice(`Flagged as ${KIND_NAMES[current.kind] || current.kind}; an admin will look at it.`, "ok");
@@ -83,6 +89,7 @@ async function withdrawFlag() {
     // 404: there was none to withdraw (withdrawn in another tab): the page agrees now.
     if (!result.ok && result.status !== 404) return showError(errorMessage(result.data, result.status));
     current = null;
+    fillForm();
     renderFlag();
     closeFlagForm();
     notice("Flag withdrawn.", "info");
@@ -95,6 +102,7 @@ async function withdrawFlag() {
 
 export function initFlag() {
   if (!flagButton || !form) return;
+  fillForm();
   renderFlag();
   flagButton.addEventListener("click", () => (flagFormOpen() ? closeFlagForm() : openFlagForm()));
   form.addEventListener("submit", submitFlag);

@@ -2,7 +2,41 @@
  * Shared by every page: it reads nothing of a page's own state. */
 
 const RETRY_DELAYS_MS = [500, 1000, 2000, 4000];
-const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/* For a page whose saves must outlive a server restart or a dropped connection (the span page): about 45 s in all,
+ * never more than 5 s between two tries, so a save goes through within seconds of the server answering again. */
+export const PATIENT_RETRY_DELAYS_MS = [500, 1000, 2000, 3000, 5000, 5000, 5000, 5000, 5000, 5000, 5000, 5000];
+
+/* The waits between tries end early when the server is heard from again (any answer to any request of this page)
+ * or the browser says it is back online: every write waiting for its next try goes at once. */
+const sleepers = new Set();
+function pause(ms) {
+  return new Promise((resolve) => {
+    const wake = () => {
+      clearTimeout(timer);
+      sleepers.delete(wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    sleepers.add(wake);
+  });
+}
+function wakeWaitingWrites() {
+  for (const wake of [...sleepers]) wake();
+}
+
+/* The page learns here when the server may take writes again: a request was answered 2xx, or the browser is back
+ * online. The span page then tries again the saves that gave up (see saving.js). */
+const reachableListeners = [];
+export function onReachable(listener) {
+  reachableListeners.push(listener);
+}
+function reachable() {
+  for (const listener of reachableListeners) listener();
+}
+window.addEventListener("online", () => {
+  wakeWaitingWrites();
+  reachable();
+});
 
 /* The page's save status learns here when a write starts (+1) and stops (-1) waiting for a retry. */
 let retryListener = () => {};
@@ -48,6 +82,15 @@ function reportSession(method, response, data) {
   }
 }
 
+/* What every answer below 500 tells the page, also for requests made without send() (the similarity shading): the
+ * login session's state (the banner), and that the server answers, so writes waiting for a retry go now, and, on a
+ * 2xx, saves that gave up are tried again. */
+export function noteAnswer(method, response, data) {
+  reportSession(method, response, data);
+  wakeWaitingWrites();
+  if (response.ok) reachable();
+}
+
 /* A 4xx answer: retrying would not help. */
 export class ClientError extends Error {}
 
@@ -64,8 +107,15 @@ export function errorMessage(data, statusCode) {
   return parts.join("; ") || `the server answered ${statusCode}`;
 }
 
-/* One write with automatic retries for network errors and 5xx answers. */
-export async function send(method, url, body) {
+/* Whether an answer says the login session ended (401) or another user logged in since (403 other_user): such a
+ * write can go through once the person logs in again (in another tab), unlike other 4xx answers. */
+export const isSessionRefusal = (status, data) =>
+  status === 401 || (status === 403 && Boolean(data && data.code === "other_user"));
+
+/* One write with automatic retries for network errors and 5xx answers; options.delays (milliseconds between
+ * tries) replaces the default 7.5 s of tries, e.g. with PATIENT_RETRY_DELAYS_MS. */
+export async function send(method, url, body, options) {
+  const delays = (options && options.delays) || RETRY_DELAYS_MS;
   let retrying = false;
   try {
     for (let attempt = 0; ; attempt++) {
@@ -89,17 +139,17 @@ export async function send(method, url, body) {
             data = null;
           }
         }
-        reportSession(method, response, data);
+        noteAnswer(method, response, data);
         return { status: response.status, ok: response.ok, data };
       }
-      if (attempt >= RETRY_DELAYS_MS.length) {
+      if (attempt >= delays.length) {
         throw new Error(response ? `server error ${response.status}` : "network error");
       }
       if (!retrying) {
         retrying = true;
         retryListener(1);
       }
-      await pause(RETRY_DELAYS_MS[attempt]);
+      await pause(delays[attempt]);
     }
   } finally {
     if (retrying) retryListener(-1);

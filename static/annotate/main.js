@@ -15,6 +15,7 @@ import {
   othersList,
   renderAll,
   renderList,
+  renderEditor,
   renderOthersSummary,
   spanList,
 } from "./spans.js";
@@ -28,6 +29,7 @@ import {
   hideUndo,
   linkSelection,
   previewOther,
+  retryFailed,
   retrySpan,
   scheduleNote,
   SPAN_KEYS,
@@ -44,6 +46,10 @@ import { isTyping } from "../js/typing.js";
 import { modalDialog } from "./dialog.js";
 
 const SELECTION_DEBOUNCE_MS = 120;
+/* D (or the Done button) on a sample shown for less than this is ignored, and the page says so: a quick second press
+ * meant for the sample just left would otherwise mark the next one done unread (and, on the last open sample, submit
+ * the round). Longer than the pair page's 300 ms: moving on here loads a whole page, which eats part of the gap. */
+const DONE_SETTLE_MS = 700;
 
 /* ---------- selection and semantic highlighting ---------- */
 
@@ -138,7 +144,46 @@ editor.addEventListener("click", (event) => {
   if (role.dataset.role === "link") linkSelection();
   else if (role.dataset.role === "unlink") setLink(span, null, null);
   else if (role.dataset.role === "delete") deleteSpan(span);
+  else if (role.dataset.role === "use-discarded") useDiscardedNote(span);
+  else if (role.dataset.role === "copy-discarded") copyDiscardedNote(span, role);
+  else if (role.dataset.role === "dismiss-discarded") {
+    span.discardedNote = null;
+    renderEditor(false);
+  }
 });
+
+/* A note typed here that a newer version from another tab replaced (saving.js keeps it): put back and saved on the
+ * newer version, or copied to be merged by hand. */
+function useDiscardedNote(span) {
+  if (!editable(span) || !span.discardedNote) return;
+  span.note = span.discardedNote;
+  span.discardedNote = null;
+  renderEditor(true);
+  scheduleNote(span);
+  flushNote(span);
+  editorParts.note.focus();
+}
+
+function copyDiscardedNote(span, button) {
+  const text = span.discardedNote || "";
+  const copied = () => {
+    button.textContent = "Copied";
+    setTimeout(() => (button.textContent = "Copy"), 2000);
+  };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text).then(copied, () => selectForCopy());
+  } else {
+    selectForCopy();
+  }
+  function selectForCopy() {
+    // Where the clipboard is not allowed (plain http), the words are selected, for Ctrl+C.
+    const range = document.createRange();
+    range.selectNodeContents(editorParts.discardedText);
+    window.getSelection().removeAllRanges();
+    window.getSelection().addRange(range);
+    if (document.execCommand("copy")) copied();
+  }
+}
 
 if (editorParts.note.tagName === "TEXTAREA") {
   editorParts.note.addEventListener("input", () => {
@@ -178,8 +223,30 @@ if (othersList) {
 
 /* ---------- done and navigation ---------- */
 
+let shownAt = performance.now();
+// A page restored by Back or Forward (the browser's page cache) is a sample appearing too.
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) settleSample();
+});
+function settleSample() {
+  shownAt = performance.now();
+  root.dataset.settled = "false";
+  setTimeout(() => (root.dataset.settled = "true"), DONE_SETTLE_MS);
+}
+
+/* D and Done: ignored (saying so) while the sample has just appeared. */
+function doneIfSettled() {
+  if (performance.now() - shownAt < DONE_SETTLE_MS) {
+    notice("Not marked done: this sample has only just appeared. Read it, then press D again.", "info");
+    return;
+  }
+  markDoneAndMoveOn();
+}
+
 const doneButton = $('[data-role="done"]');
-if (doneButton) doneButton.addEventListener("click", markDoneAndMoveOn);
+if (doneButton) doneButton.addEventListener("click", doneIfSettled);
+const retryAllButton = $('[data-role="retry-all"]');
+if (retryAllButton) retryAllButton.addEventListener("click", () => retryFailed());
 const notDoneButton = $('[data-role="mark-not-done"]');
 if (notDoneButton) notDoneButton.addEventListener("click", markNotDone);
 const submitAgainButton = $('[data-role="submit-again"]');
@@ -237,7 +304,14 @@ for (const [hotkey, name] of Object.entries(labelByHotkey)) {
 document.addEventListener("keydown", (event) => {
   if (event.defaultPrevented || event.isComposing) return;
   if (isTyping(event.target)) {
-    if (event.key === "Escape") event.target.blur();
+    if (event.key === "Escape") {
+      const inNote = event.target === editorParts.note;
+      event.target.blur();
+      // Out of a span's note, the focus goes to that span's item in the list (Enter goes back to it, Tab on),
+      // not to the page's start.
+      const span = activeSpan();
+      if (inNote && span) focusSpanItem(span.key);
+    }
     return;
   }
   if (flagFormOpen()) {
@@ -337,7 +411,7 @@ document.addEventListener("keydown", (event) => {
     case "D":
       if (event.repeat) break;
       event.preventDefault();
-      markDoneAndMoveOn();
+      doneIfSettled();
       break;
     case "[":
     case "p":
@@ -364,4 +438,5 @@ renderAll({ syncNote: true });
 renderDone();
 initFlag();
 setStatus();
+settleSample();
 root.classList.add("ready");

@@ -2,7 +2,7 @@
 
 import { $, make, page, sleep, state } from "./state.js";
 import { notice, setStatus, status, unsavedSpans } from "./feedback.js";
-import { errorMessage, send } from "./http.js";
+import { PATIENT_RETRY_DELAYS_MS, errorMessage, send } from "./http.js";
 import { freeze, isFrozenAnswer } from "./saving.js";
 import { flushNote } from "./actions.js";
 
@@ -67,7 +67,8 @@ async function sendReview(done) {
   setStatus();
   let result;
   try {
-    result = await send("POST", page.api.review, { round: page.round, done, seconds });
+    // As span saves do, it waits out a server restart (about 45 s), then moves on as the press asked.
+    result = await send("POST", page.api.review, { round: page.round, done, seconds }, { delays: PATIENT_RETRY_DELAYS_MS });
   } catch (error) {
     visibleMs += seconds * 1000;
     status.error = error.message;

@@ -2,10 +2,30 @@
 
 import { $, forgetSpan, leafLabels, make, page, root, sameValue, state } from "./state.js";
 import { notice, setStatus, status } from "./feedback.js";
-import { ClientError, errorMessage, send } from "./http.js";
+import { ClientError, PATIENT_RETRY_DELAYS_MS, errorMessage, isSessionRefusal, send } from "./http.js";
 import { renderAll, renderEditor, renderList } from "./spans.js";
 
 const CONFLICT_MESSAGE = "This span was changed in another tab — reloaded the newer version.";
+
+/* Writes wait out a server restart or a dropped connection (about 45 s of tries) before they count as failed. */
+const PATIENT = { delays: PATIENT_RETRY_DELAYS_MS };
+
+/* A write the server refused. Refused for the login session (logged out, or another user logged in since, in
+ * another tab), it may go through later: it is marked retryable, and its words say what to do, briefly (the
+ * session banner says the rest). */
+export function refusal(result) {
+  const error = new ClientError(refusalMessage(result));
+  if (isSessionRefusal(result.status, result.data)) error.retryable = true;
+  return error;
+}
+
+function refusalMessage(result) {
+  if (result.status === 403 && result.data && result.data.code === "other_user") {
+    const user = document.body.dataset.user;
+    return `another user has logged in in this browser: log in as ${user || "yourself"} again (another tab), then Retry`;
+  }
+  return errorMessage(result.data, result.status);
+}
 
 /* Writes to one span run one after another, so each carries the version the previous returned. */
 export function enqueue(span, op) {
@@ -22,6 +42,9 @@ export function enqueue(span, op) {
       if (!error.keepState) {
         span.state = "failed";
         span.error = error.message;
+        // Network errors and 5xx answers that outlasted the tries, and session refusals, are tried again on their own
+        // when the server is heard from (actions.js); a refusal of the span itself (400, frozen) is not.
+        span.retryable = !(error instanceof ClientError) || Boolean(error.retryable);
       }
       renderList();
     } finally {
@@ -90,9 +113,17 @@ function adoptConflict(span, data) {
   clearTimeout(span.noteTimer);
   span.noteTimer = null;
   const current = data && data.current;
+  // A note typed here since the last save, which the newer version throws away: kept, so it can be used again.
+  const newer = (current && current.note) || "";
+  const typed = span.note !== span.serverNote && span.note.trim() && span.note !== newer ? span.note : null;
   if (!current) {
     span.deleted = true;
     forgetSpan(span);
+    if (typed) {
+      notice(`This span was deleted in another tab — reloaded. Your note was not saved: “${typed}”`, "warn", true);
+      renderAll({ syncNote: true });
+      return;
+    }
   } else {
     span.deleted = false;
     span.state = "saved";
@@ -110,9 +141,28 @@ function adoptConflict(span, data) {
       source_end: current.source_end ?? null,
       source_text: current.source_text ?? null,
     });
+    if (typed) span.discardedNote = typed;
   }
-  notice(current ? CONFLICT_MESSAGE : "This span was deleted in another tab — reloaded.", "warn");
+  notice(
+    current
+      ? CONFLICT_MESSAGE + (typed ? " Your note was not saved: it is kept under the note field, to use or copy." : "")
+      : "This span was deleted in another tab — reloaded.",
+    "warn",
+  );
   renderAll({ syncNote: true });
+}
+
+/* Whether a 409's stored span holds every field of the change already (the change itself, saved by a try whose
+ * answer was lost). */
+function holdsAlready(data, fields) {
+  const current = data && data.current;
+  if (!current) return false;
+  const leaves = (labels) => leafLabels(labels || []).slice().sort();
+  return Object.entries(fields).every(([field, value]) => {
+    if (field === "note") return (current.note || "") === (value || "");
+    if (field === "labels") return sameValue(leaves(current.labels), leaves(value));
+    return sameValue(current[field] ?? null, value ?? null);
+  });
 }
 
 const shorten = (text, max) => (text.length > max ? text.slice(0, max - 1) + "…" : text);
@@ -200,12 +250,12 @@ export async function createOnServer(span) {
     source_end: span.source_end,
   };
   span.state = "saving";
-  const result = await send("POST", page.api.spans, sent);
+  const result = await send("POST", page.api.spans, sent, PATIENT);
   const twin = result.status === 409 && result.data && result.data.existing && result.data.current ? result.data.current : null;
   if (!result.ok && !twin) {
     span.state = "failed";
     if (isFrozenAnswer(result)) throw refuseFrozen(result);
-    throw new ClientError(errorMessage(result.data, result.status));
+    throw refusal(result);
   }
   const stored = twin || result.data;
   if (span.deleted) {
@@ -230,8 +280,15 @@ export async function patchOnServer(span, fields) {
     return;
   }
   const sent = Object.assign({}, fields, { version: span.version });
-  const result = await send("PATCH", spanUrl(span.id), sent);
+  const result = await send("PATCH", spanUrl(span.id), sent, PATIENT);
   if (isFrozenAnswer(result)) throw refuseFrozen(result);
+  if (result.status === 409 && holdsAlready(result.data, fields)) {
+    // A retry of a change the server took, whose answer was lost: the newer version is this change, nothing to tell.
+    applyServer(span, result.data.current, fields);
+    renderList();
+    renderEditor(false);
+    return;
+  }
   if (result.status === 409) return adoptConflict(span, result.data);
   if (result.status === 404) {
     forgetSpan(span);
@@ -239,7 +296,7 @@ export async function patchOnServer(span, fields) {
     renderAll();
     return;
   }
-  if (!result.ok) throw new ClientError(errorMessage(result.data, result.status));
+  if (!result.ok) throw refusal(result);
   applyServer(span, result.data, fields);
   renderList();
   renderEditor(false);
@@ -252,7 +309,7 @@ export async function deleteOnServer(span) {
   }
   let result;
   try {
-    result = await send("DELETE", `${spanUrl(span.id)}?version=${encodeURIComponent(span.version)}`);
+    result = await send("DELETE", `${spanUrl(span.id)}?version=${encodeURIComponent(span.version)}`, undefined, PATIENT);
   } catch (error) {
     span.deleted = false;
     renderAll();
@@ -266,5 +323,5 @@ export async function deleteOnServer(span) {
   if (isFrozenAnswer(result)) throw Object.assign(refuseFrozen(result), { keepState: true });
   if (result.status === 409) return adoptConflict(span, result.data);
   renderAll();
-  throw Object.assign(new ClientError(errorMessage(result.data, result.status)), { keepState: true });
+  throw Object.assign(refusal(result), { keepState: true });
 }

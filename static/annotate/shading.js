@@ -1,7 +1,8 @@
 /* Semantic highlighting: the other text's sentences shaded by similarity with the selection. */
 
-import { $, make, page, sides, sleep } from "./state.js";
-import { jsonHeaders } from "./http.js";
+import { $, activeSpan, make, page, sides, sleep } from "./state.js";
+import { scrollToShow } from "./dom.js";
+import { isSessionRefusal, jsonHeaders, noteAnswer } from "./http.js";
 
 const SHADE_CLASSES = ["shade-0", "shade-1", "shade-2", "shade-3", "shade-4", "closest"];
 // While the server loads its model it answers 503 + Retry-After; give up after this many tries.
@@ -113,12 +114,23 @@ export async function requestSimilarity(selection) {
     return;
   }
   if (!response.ok) {
-    hideSimState();
     lastQueried = "";
+    const refused = response.status === 401 || response.status === 403 ? await readJson(response) : null;
+    if (!current()) return;
+    if (isSessionRefusal(response.status, refused)) {
+      // Logged out, or another user logged in since (another tab): no shading, and the page says why (the banner
+      // says what to do) rather than leaving the texts plain without a word.
+      noteAnswer("POST", response, refused);
+      const why = response.status === 401 ? "you are logged out" : "another user has logged in in this browser";
+      showSimState(expected, "similarity-refused", `no shading: ${why} — log in again in another tab`);
+      return;
+    }
+    hideSimState();
     return;
   }
   const data = await readJson(response);
   if (!current() || !data) return;
+  noteAnswer("POST", response, data); // the session works again: the banner goes, failed saves are tried again
   simNote.hidden = true;
   const target = data.target || expected;
   const closest = Array.isArray(data.closest) ? data.closest : [];
@@ -128,8 +140,42 @@ export async function requestSimilarity(selection) {
     query: { side: selection.side, start: selection.start, end: selection.end }, // what it answers (L checks it)
   };
   applyShading(target);
+  revealClosest(target, selection);
   if (closest.length) hideSimState();
   else showSimState(target, "no-match", `nothing in the ${target} matches closely`);
+}
+
+/* The person scrolled a text's box themselves (wheel, touch, its scroll bar, keys) this recently: the shading leaves
+ * that box where they put it. */
+const OWN_SCROLL_MS = 2000;
+const SCROLL_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "]);
+const scrolledAt = { summary: -Infinity, source: -Infinity };
+for (const name of ["summary", "source"]) {
+  const el = sides[name].el;
+  const mark = () => (scrolledAt[name] = performance.now());
+  el.addEventListener("wheel", mark, { passive: true });
+  el.addEventListener("touchmove", mark, { passive: true });
+  el.addEventListener("pointerdown", (event) => {
+    if (event.target === el) mark(); // on the box itself, not on its words: the scroll bar
+  });
+  el.addEventListener("keydown", (event) => {
+    if (SCROLL_KEYS.has(event.key) && !event.ctrlKey && !event.altKey && !event.shiftKey) mark();
+  });
+}
+
+/* The closest sentence, when the shading outlines one outside the box's visible part (a long text), is scrolled into
+ * view inside its box, never the window, the least that shows it. Not while the person scrolls that box, and not
+ * for the chosen span's own words when it is linked: its linked text is what is shown there (revealActive). */
+function revealClosest(target, query) {
+  const shading = sides[target].shading;
+  if (!shading || !shading.closest.length) return;
+  if (performance.now() - scrolledAt[target] < OWN_SCROLL_MS) return;
+  const span = activeSpan();
+  if (span && span.source_start !== null && query.side === "summary" && query.start === span.start && query.end === span.end) {
+    return;
+  }
+  const box = sides[target].el;
+  scrollToShow(box, [box.querySelector(`[data-sentence="${shading.closest[0]}"]`)]);
 }
 
 export function showSimilarityNote() {

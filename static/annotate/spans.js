@@ -17,6 +17,7 @@ import {
   visibleSpans,
 } from "./state.js";
 import { renderText } from "./texts.js";
+import { scrollToShow } from "./dom.js";
 
 export const spanList = $('[data-role="span-list"]');
 const labelChip = (label) => {
@@ -102,6 +103,8 @@ export const editor = $('[data-role="span-editor"]');
 export const editorParts = buildEditor();
 
 function buildEditor() {
+  let discarded = null;
+  let discardedText = null;
   const head = make("div", "editor-head");
   head.appendChild(make("span", "editor-title", "Selected span"));
   const text = make("q", "editor-text");
@@ -121,6 +124,28 @@ function buildEditor() {
     note.placeholder = "Why is this a hallucination? What does the source say?";
     noteLabel.appendChild(note);
     editor.appendChild(noteLabel);
+    discarded = make("div", "discarded-note");
+    discarded.dataset.role = "discarded-note";
+    discarded.setAttribute("role", "status");
+    discarded.hidden = true;
+    discarded.appendChild(make("span", "muted", "Your note, not saved (the span changed in another tab): "));
+    discardedText = make("q", "discarded-text");
+    discardedText.dataset.role = "discarded-text";
+    discarded.appendChild(discardedText);
+    const discardedActions = make("span", "discarded-actions");
+    for (const [role, label, title] of [
+      ["use-discarded", "Use my note", "Put your note back in the note field, in place of the newer one, and save it"],
+      ["copy-discarded", "Copy", "Copy your note, to add it to the newer one by hand"],
+      ["dismiss-discarded", "Dismiss", "Forget your note"],
+    ]) {
+      const button = make("button", "link", label);
+      button.type = "button";
+      button.dataset.role = role;
+      button.title = title;
+      discardedActions.appendChild(button);
+    }
+    discarded.appendChild(discardedActions);
+    editor.appendChild(discarded);
   } else {
     note = make("div", "editor-note-readonly");
     note.dataset.role = "note";
@@ -145,7 +170,7 @@ function buildEditor() {
   const remove = button("delete", "Delete", "Del", "danger");
   button("deselect", "Close", "Esc");
   editor.appendChild(actions);
-  return { text, labels, who, note, source, link, unlink, remove };
+  return { text, labels, who, note, discarded, discardedText, source, link, unlink, remove };
 }
 
 export function renderEditor(syncNote) {
@@ -160,6 +185,8 @@ export function renderEditor(syncNote) {
   if (editorParts.note.tagName === "TEXTAREA") {
     editorParts.note.disabled = !canChange;
     if (syncNote) editorParts.note.value = span.note;
+    editorParts.discarded.hidden = !(canChange && span.discardedNote);
+    editorParts.discardedText.textContent = span.discardedNote || "";
   } else {
     editorParts.note.textContent = span.note || "No note.";
   }
@@ -210,18 +237,13 @@ export function focusedOtherIndex() {
   return item ? Number(item.dataset.otherIndex) : null;
 }
 
-/* Scroll one box, never the page, the least that shows all the targets; where they cannot all fit, the last
- * one (the list item the annotator is on) stays in view. On a phone the column does not scroll: nothing moves. */
-function scrollToShow(box, targets) {
-  const rects = targets.filter(Boolean).map((target) => target.getBoundingClientRect());
-  if (!box || !rects.length) return;
-  let top = Math.min(...rects.map((rect) => rect.top));
-  let bottom = Math.max(...rects.map((rect) => rect.bottom));
-  if (bottom - top > box.clientHeight) ({ top, bottom } = rects[rects.length - 1]);
-  const view = box.getBoundingClientRect();
-  const margin = 6; // px: an outline drawn just outside the words stays whole
-  if (top < view.top + margin) box.scrollTop -= view.top + margin - top;
-  else if (bottom > view.bottom - margin) box.scrollTop += bottom - (view.bottom - margin);
+/* Alt+↓ / Alt+↑ chose a span: bring it into view in the summary's own box (its first words where it is taller than
+ * the box), and its linked source text in the source's. */
+export function revealActive() {
+  const span = activeSpan();
+  if (!span) return;
+  scrollToShow(sides.summary.el, [...sides.summary.el.querySelectorAll(".seg.active")].reverse());
+  if (span.source_start !== null) scrollToShow(sides.source.el, [...sides.source.el.querySelectorAll(".seg.linked")].reverse());
 }
 
 /* Bring the shown span of another annotator into view: in the summary's and the source's own boxes, in the list's

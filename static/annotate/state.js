@@ -103,6 +103,8 @@ export function makeSpan(data) {
     epoch: 0,
     queue: Promise.resolve(),
     noteTimer: null,
+    discardedNote: null, // a note typed here that a newer version from another tab replaced (saving.js)
+    retryable: false, // a failed save that is tried again on its own (the connection, the server, the login session)
   };
 }
 for (const span of page.spans || []) state.spans.push(makeSpan(span));

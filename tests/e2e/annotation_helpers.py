@@ -110,6 +110,12 @@ def open_sample(page: Page, live_server: Any, sample: Sample, round: int | None 
     expect(page.locator("#annotator.ready")).to_be_visible()
 
 
+def wait_until_settled(page: Page) -> None:
+    """Wait until the sample has been shown long enough for D (and Done) to count: a press in its first moments is
+    ignored, so that a quick second D never marks the next sample done unread (static/annotate/main.js)."""
+    expect(page.locator('#annotator[data-settled="true"]')).to_be_attached()
+
+
 def saved_spans(sample: Sample, user: Any) -> list[SpanAnnotation]:
     return list(SpanAnnotation.objects.filter(sample=sample, annotator=user).order_by("start", "id"))
 

@@ -20,6 +20,7 @@ from tests.e2e.annotation_helpers import (
     sample_url,
     saved_spans,
     select_words,
+    wait_until_settled,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -65,6 +66,7 @@ def test_d_on_a_done_sample_moves_on_and_never_unmarks_it(
     expect(page.locator('[data-role="done-badge"]')).to_be_visible()
     expect(page.locator('[data-role="done"]')).to_contain_text("Next")
     expect(page.locator('[data-role="mark-not-done"]')).to_be_visible()
+    wait_until_settled(page)
 
     page.keyboard.press("d")
 
@@ -89,6 +91,7 @@ def test_mark_not_done_is_its_own_button_and_shift_d(
     expect(page.locator('[data-role="progress-text"]')).to_have_text("0/3 done")
     assert eventually(lambda: not SampleReview.objects.get(sample=first, annotator=alice).done)
 
+    wait_until_settled(page)
     page.keyboard.press("d")  # not done: D marks it done and moves on
     page.wait_for_url(f"**{reverse('sample', args=[batch.project.slug, second.pk])}?round=1")
     assert SampleReview.objects.get(sample=first, annotator=alice).done

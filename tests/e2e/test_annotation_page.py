@@ -20,6 +20,7 @@ from tests.e2e.annotation_helpers import (
     make_span,
     open_sample,
     select_words,
+    wait_until_settled,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -202,6 +203,7 @@ def test_done_goes_to_the_next_unfinished_sample_and_home_links_it(
     SampleReview.objects.create(sample=second, annotator=alice, round=1, done=True)
     log_in(page, alice)
     open_sample(page, live_server, first)
+    wait_until_settled(page)
 
     page.keyboard.press("d")
     page.wait_for_url(f"**{reverse('sample', args=[batch.project.slug, third.pk])}?round=1")
@@ -222,6 +224,7 @@ def test_last_sample_done_says_batch_complete_and_the_submitted_round_turns_read
     log_in(page, alice)
     open_sample(page, live_server, third)
     expect(page.locator('[data-role="progress-text"]')).to_have_text("2/3 done")
+    wait_until_settled(page)
 
     page.click('[data-role="done"]')
     expect(page.locator('[data-role="notice"]')).to_contain_text("Batch complete")

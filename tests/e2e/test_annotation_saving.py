@@ -233,8 +233,9 @@ def test_stale_tab_shows_a_conflict_and_keeps_the_newer_note(
     open_sample(page, live_server, sample)
     page.click(f'[data-span-id="{span.pk}"]')
 
-    # Another tab saves a newer note.
-    SpanAnnotation.objects.filter(pk=span.pk).update(note="newer note from the other tab", version=2)
+    # Another tab saves a newer note (tried again while the server's thread holds the test database's lock).
+    assert eventually(lambda: SpanAnnotation.objects.filter(pk=span.pk).update(note="newer note from the other tab",
+                                                                                 version=2))
 
     page.locator('[data-role="note"]').fill("stale edit")
     expect(page.locator('[data-role="notice"]')).to_contain_text("changed in another tab — reloaded")

@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from annotate.models import Assignment, Batch, RoundReopening, SpanAnnotation
 from annotate.services import spans
-from tests.e2e.annotation_helpers import eventually, make_span, open_sample
+from tests.e2e.annotation_helpers import eventually, make_span, open_sample, wait_until_settled
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -64,6 +64,7 @@ def test_d_moves_on_in_a_reopened_round_and_only_submit_again_freezes_it(
     page.locator(f'[data-span-id="{span.pk}"]').click()
     page.keyboard.press("3")
     assert eventually(lambda: SpanAnnotation.objects.get(pk=span.pk).labels == ["Questionable"])
+    wait_until_settled(page)
     page.keyboard.press("D")
     page.wait_for_url(f"**{reverse('sample', args=['demo', second.pk])}?round=1")
     expect(page.locator("#annotator.ready")).to_be_visible()
@@ -79,6 +80,7 @@ def test_d_moves_on_in_a_reopened_round_and_only_submit_again_freezes_it(
     expect(page.locator(NOTICE)).to_contain_text("sample 2 of batch-1 (round 1) is not marked done")
     assert round_state(batch, alice) == (Assignment.Status.ASSIGNED, True)
 
+    wait_until_settled(page)
     page.keyboard.press("D")  # the last sample not done: marked done, and the page says to submit again
     expect(page.locator(NOTICE)).to_contain_text("Press Submit again")
     assert round_state(batch, alice) == (Assignment.Status.ASSIGNED, True)
