@@ -170,16 +170,6 @@ def sample_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                                                     "role": role})
 
 
-@require_GET
-@login_required
-def job_status(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project, _ = access.get_project_for_user(request.user, slug)
-    job = get_object_or_404(Job, pk=pk, project=project)
-    # The progress element alone: the poll swaps it inside its role="status" wrapper, which stays on the page.
-    return render(request, "annotate/_job.html#progress", {"job": job, "project": project})
-
-
-
 @require_POST
 @login_required
 def project_export(request: HttpRequest, slug: str) -> HttpResponse:

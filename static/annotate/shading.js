@@ -108,7 +108,13 @@ export async function requestSimilarity(selection) {
     if (!current()) return;
   }
   if (response.status === 409) {
+    // No sentence vectors to compare with yet: say why, in the server's words (being computed, by which job,
+    // made by another model, no worker picking the job up), or the plain note when it gives none.
+    const refused = await readJson(response);
+    if (!current()) return;
     hideSimState();
+    const why = refused && typeof refused.detail === "string" ? refused.detail.trim() : "";
+    simNote.textContent = why ? `highlighting not available yet: ${why}` : simNote.dataset.plain;
     simNote.hidden = false;
     lastQueried = "";
     return;

@@ -91,11 +91,13 @@ def test_similarity_note_shows_while_embeddings_are_missing(
     note = page.locator('[data-role="similarity-note"]')
     page.evaluate("document.querySelector('[data-role=similarity-note]').hidden = true")
 
-    with page.expect_response(lambda r: "similarity" in r.url and r.status == 409):
+    with page.expect_response(lambda r: "similarity" in r.url and r.status == 409) as answer:
         select_words(page, "summary", sample.summary, "nine weeks")
 
     expect(note).to_be_visible()
-    expect(note).to_have_text("highlighting available once sentence embedding finishes")
+    # The server's reason (which job computes them, or which model made them), not a fixed sentence.
+    expect(note).to_have_text(f"highlighting not available yet: {answer.value.json()['detail']}")
+    assert "job" in answer.value.json()["detail"]
 
 
 # ---------- safety ----------
