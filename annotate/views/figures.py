@@ -111,7 +111,7 @@ def parse_schemes(values: list[str]) -> list[str]:
 def parse_choice(raw: str | None, name: str, choices: tuple[str, ...], default: str) -> str:
     value = (raw or "").strip() or default
     if value not in choices:
-        raise BadQuery(name, f"unknown {name} {value!r}; use one of {', '.join(choices)}")
+        raise BadQuery(name, f"{value!r} is not one of {', '.join(choices)}")
     return value
 
 

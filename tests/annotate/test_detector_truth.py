@@ -184,5 +184,5 @@ def test_a_bad_truth_on_the_page_is_a_400_naming_it_and_keeps_nothing(judged: di
     response = client.get("/projects/demo/results/", {"hallucinated": "Q"})
     assert response.status_code == 400
     tags(response).one("p", data_role="error")
-    assert "hallucinated: unknown hallucinated 'Q'; use one of U, UQ, UQB" in unescape(response.content.decode())
+    assert "hallucinated: 'Q' is not one of U, UQ, UQB" in unescape(response.content.decode())
     assert not FigureSet.objects.exists()
