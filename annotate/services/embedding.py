@@ -204,6 +204,26 @@ def _active(job_id: int) -> QuerySet[Job]:
     return Job.objects.filter(pk=job_id, status__in=jobs.ACTIVE)
 
 
+# A job's option: embed every text of the project again (`manage.py embed --all`), also those already embedded
+# with its model. Their markers are cleared when the job first runs (then MARKERS_CLEARED is set), so that a job
+# waiting for a worker leaves highlighting working meanwhile.
+EVERY_TEXT = "every_text"
+MARKERS_CLEARED = "markers_cleared"
+
+
+def _clear_markers_once(job: Job) -> None:
+    """For an EVERY_TEXT job, mark every text of the project stale, once (the job's lock is held)."""
+    if not job.options.get(EVERY_TEXT) or job.options.get(MARKERS_CLEARED):
+        return
+    options = {**job.options, MARKERS_CLEARED: True}
+    with transaction.atomic():
+        if not _active(job.pk).update(options=options):
+            return  # cancelled before it ran: the texts keep their vectors
+        for model_class in (Passage, Sample):
+            model_class.objects.filter(project_id=job.project_id).update(embedding_model="")
+    job.options = options
+
+
 def _embed_slice(job: Job, *, max_seconds: float | None, max_sentences: int | None) -> bool:
     """Embed what the slice's limits allow; True when texts are left for a next slice (the job stays running).
 
@@ -212,6 +232,7 @@ def _embed_slice(job: Job, *, max_seconds: float | None, max_sentences: int | No
     cancelled meanwhile stops after the chunk in hand and keeps its cancel's status.
     """
     model = job.options.get("model") or embedder.model_name()
+    _clear_markers_once(job)
     # Rows embedded by an earlier run or slice of this job are no longer stale, so they count as done
     # from the start; each text this run finishes adds one.
     if not _active(job.pk).update(

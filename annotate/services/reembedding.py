@@ -30,7 +30,7 @@ from django.db.models import QuerySet
 from annotate import embedder
 from annotate.models import Job, Passage, Project, Sample
 from annotate.services import jobs
-from annotate.services.embedding import PARTIAL, count_stale, queue_embedding
+from annotate.services.embedding import EVERY_TEXT, PARTIAL, count_stale, queue_embedding
 
 
 class EmbedRefused(Exception):
@@ -136,8 +136,10 @@ def start_embedding(project: Project, *, every_text: bool = False, queue: bool =
 
     ``every_text``: embed every text again, also those already embedded with the
     configured model (after that model's files were replaced under the same
-    name); their vectors count as stale from now on, so highlighting waits for
-    the job. ``queue``: hand the job to the worker (else the caller runs it).
+    name). Their vectors count as stale from the moment the job starts running
+    (``embedding.EVERY_TEXT``), not when it is queued: until a worker takes it,
+    highlighting keeps working with the vectors there are. ``queue``: hand the
+    job to the worker (else the caller runs it).
     An embedding job of the project that is queued or running for the configured
     model is answered instead of a new one, unless ``every_text``. Raises
     EmbedRefused while a job for another model, or any job with ``every_text``,
@@ -155,8 +157,16 @@ def start_embedding(project: Project, *, every_text: bool = False, queue: bool =
         if active is not None:
             return active, False
         if every_text:
-            for model_class in (Passage, Sample):
-                model_class.objects.filter(project=project).update(embedding_model="")
+            total = Passage.objects.filter(project=project).count() + Sample.objects.filter(project=project).count()
+            if not total:
+                return None, False
+            job = Job.objects.create(project=project, kind=Job.Kind.EMBED, total=total, created_by=created_by,
+                                     options={"model": model, EVERY_TEXT: True})
+            if queue:
+                from annotate.tasks import embed_project_texts
+
+                jobs.queue_job(job, embed_project_texts)  # a refused send fails the job, saying why
+            return job, True
         if not stale_count(project):
             return None, False
         if queue:

@@ -96,6 +96,38 @@ def test_all_embeds_again_the_texts_already_embedded_with_the_configured_model(e
     assert len(sample.sentence_vectors()) == len(sample.sentences)
 
 
+def test_a_queued_all_leaves_highlighting_working_until_the_job_runs(
+    embedded: Batch, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With the worker down, `--all --queue` used to clear every text's marker at once: no highlighting anywhere
+    # until a worker came. Now the texts stay embedded until the job starts.
+    project = embedded.project
+    sample = Sample.objects.filter(batch=embedded).order_by("pk").first()
+    marker = np.full((len(sample.sentences), 3), 0.5, dtype=np.float32).tobytes()
+    Sample.objects.filter(pk=sample.pk).update(embeddings=marker)
+    monkeypatch.setattr(embed_project_texts, "delay", lambda job_id: None)  # no worker takes it
+    with django_capture_on_commit_callbacks(execute=True):
+        output = embed("--project", "demo", "--all", "--queue")
+    job = Job.objects.filter(project=project, kind=Job.Kind.EMBED).order_by("pk").last()
+    assert output.startswith(f"Queued job {job.pk}: 4 text(s) of demo")
+    assert models_of(project) == [CURRENT] * 4 and reembedding.stale_count(project) == 0
+
+    embedding.run_embedding_job(job.pk)  # the worker, once it runs
+    job.refresh_from_db()
+    sample.refresh_from_db()
+    assert (job.status, job.done, job.total) == (Job.Status.DONE, 4, 4)
+    assert bytes(sample.embeddings) != marker and models_of(project) == [CURRENT] * 4
+
+
+def test_a_queued_all_cancelled_before_it_ran_changes_no_text(embedded: Batch, admin_user: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embed_project_texts, "delay", lambda job_id: None)
+    job, _ = reembedding.start_embedding(embedded.project, every_text=True, queue=True)
+    reembedding.cancel_embedding_job(job, admin_user)
+    embedding.run_embedding_job(job.pk)  # a late delivery
+    assert models_of(embedded.project) == [CURRENT] * 4
+
+
 def test_all_is_refused_while_a_job_is_queued_or_running(batch: Batch) -> None:
     job = embedding.queue_embedding(batch.project)
     with pytest.raises(CommandError, match=rf"embedding job {job.pk} of demo is queued \(with {CURRENT}, 0 of 4 "

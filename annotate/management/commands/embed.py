@@ -27,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="span project slug")
         parser.add_argument("--all", action="store_true", dest="every_text",
                             help="embed every text again, also those already embedded with the configured model "
-                                 "(after its files were replaced under the same name); highlighting waits for it")
+                                 "(after its files were replaced under the same name); highlighting waits for it once it runs")
         parser.add_argument("--queue", action="store_true",
                             help="queue the job for the worker and return, instead of running it here")
 
