@@ -65,6 +65,16 @@ def get_run_for_admin(user: AnyUser, pk: int) -> JudgeRun:
     return run
 
 
+def get_run_to_cancel(user: AnyUser, slug: str, pk: int) -> JudgeRun:
+    """A run of span project ``slug``, for one of its admins to cancel: 404 for outsiders, a pairs project and a
+    run of another project, 403 for another role."""
+    project = get_project_for_judging_admin(user, slug)
+    run = JudgeRun.objects.select_related("judge", "project").filter(project=project, pk=pk).first()
+    if run is None:
+        raise Http404("No such judge run in this project")
+    return run
+
+
 def get_audit_item_for_auditor(user: AnyUser, pk: int) -> AuditItem:
     item = AuditItem.objects.select_related("project", "sample").filter(pk=pk).first()
     role = role_in(user, item.project) if item else None

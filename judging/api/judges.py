@@ -1,4 +1,5 @@
-"""The judges API (project admins): judges, judge runs with their progress and judgements, and imports.
+"""The judges API (project admins): judges, judge runs with their progress and judgements (and their cancel), and
+imports.
 
 Same rules as the pages (judging.access): outsiders 404, a role other than
 admin 403 (annotators work blind and never see judges), anonymous callers 401;
@@ -13,17 +14,20 @@ from django.db.models import QuerySet
 from django.urls import path, re_path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotate.api.errors import as_field_errors, field_error
+from annotate.api.jobs import ALREADY_ENDED
 from annotate.api.parsers import FILE_PARSERS, read_file_field, refuse_stopped_upload
 from annotate.api.schema import integer
 from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.validation import NO_BODY, NoBodySerializer
 from annotate.models import Batch, Project
+from annotate.services.jobs import CancelRefused
 from judging import access
 from judging.api.lookups import NOT_A_SPAN_PROJECT, NOT_A_SPAN_PROJECT_OR_BAD_INPUT, span_project_lookup
 from judging.api.serializers import (
@@ -166,6 +170,31 @@ class JudgeRunDetailView(APIView):
         return Response(JudgeRunDetailSerializer(run).data)
 
 
+class JudgeRunCancelView(APIView):
+    @extend_schema(
+        parameters=[RUN_ID],
+        request=NO_BODY,
+        responses={200: JudgeRunSerializer, 400: NOT_A_SPAN_PROJECT, 403: FOR_ADMINS, 409: ALREADY_ENDED},
+    )
+    def post(self, request: Request, slug: str, id: str) -> Response:
+        """Cancel a queued or running judge run (admins): it is marked failed, "Cancelled by <you> at <time>."
+        (`status_label` "Cancelled"), and a worker that picks it up later does nothing; one executing it stops at
+        its next progress write. The judgements it stored stay, their answers in the call cache, so a new run of
+        the judge (which can now start) reuses them without paying again. Takes no fields."""
+        project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
+        run_id = int(id)
+        run = (JudgeRun.objects.filter(project=project, pk=run_id).select_related("judge", "rubric").first()
+               if 1 <= run_id <= MAX_ID else None)
+        if run is None:
+            raise NotFound(f"{project.slug!r} has no judge run {id}")
+        NoBodySerializer(data=request.data).is_valid(raise_exception=True)
+        try:
+            runs.cancel_run(run, request.user)
+        except CancelRefused as refusal:
+            return Response({"detail": str(refusal)}, status=status.HTTP_409_CONFLICT)
+        return Response(JudgeRunSerializer(run).data)
+
+
 class JudgeRunJudgementsView(generics.GenericAPIView):
     serializer_class = JudgementSerializer
 
@@ -231,6 +260,8 @@ urlpatterns = [
     path("projects/<slug:slug>/judges/", JudgeListView.as_view(), name="judging-api-judges"),
     path("projects/<slug:slug>/judge-runs/", JudgeRunListView.as_view(), name="judging-api-runs"),
     path("projects/<slug:slug>/judgements/import/", JudgementImportView.as_view(), name="judging-api-import"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/judge-runs/(?P<id>[0-9]{1,18})/cancel/$",
+            JudgeRunCancelView.as_view(), name="judging-api-run-cancel"),
     re_path(r"^judge-runs/(?P<id>[0-9]{1,18})/$", JudgeRunDetailView.as_view(), name="judging-api-run"),
     re_path(r"^judge-runs/(?P<id>[0-9]{1,18})/judgements/$", JudgeRunJudgementsView.as_view(),
             name="judging-api-run-judgements"),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -82,10 +85,40 @@ class JudgeRun(Progress):
 
     @property
     def status_label(self) -> str:
-        """The status as pages and the API show it: "Done: 15 of 15 failed" for a run with no score at all."""
+        """The status as pages and the API show it: "Done: 15 of 15 failed" for a run with no score at all,
+        "Cancelled" for a cancelled one (stored as failed)."""
         if self.all_failed:
             return f"{self.get_status_display()}: {self.failed} of {self.done} failed"
+        if self.cancelled_by:
+            return "Cancelled"
         return self.get_status_display()
+
+    @property
+    def cancelled_by(self) -> str | None:
+        """Who cancelled the run (judging.services.runs.cancel_run); None unless cancelled.
+
+        A cancelled run is stored as failed, its ``error`` "Cancelled by <user> at <time>." (the words of
+        annotate's cancelled jobs); the user is read back from it (usernames hold no spaces), so no column
+        is needed. Every status filter treats it as failed; only the pages and ``status_label`` word it apart.
+        """
+        if self.status != self.Status.FAILED:
+            return None
+        found = _CANCELLED.match(self.error)
+        return found.group(1) if found else None
+
+    @property
+    def cancelled_at(self) -> datetime | None:
+        """When the run was cancelled: its ``finished_at``, which the cancel sets; None unless cancelled."""
+        return self.finished_at if self.cancelled_by else None
+
+    @property
+    def cancellable(self) -> bool:
+        """Whether the run can still be cancelled (queued or running; imported outputs never run)."""
+        return self.is_active and self.scope != self.Scope.IMPORTED
+
+
+# annotate.services.jobs.cancelled_message's words, as a cancelled run's error starts.
+_CANCELLED = re.compile(r"Cancelled by (\S+) at ")
 
 
 class Judgement(models.Model):

@@ -1,18 +1,21 @@
-"""A judge run's page (admins): its figures and judgements; its htmx fragment is the live progress row."""
+"""A judge run's page (admins): its figures and judgements; its htmx fragment is the live progress row; its Cancel."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.urls import path
-from django.views.decorators.http import require_GET
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
+from annotate.services.jobs import CancelRefused
 from judging import access
 from judging.models import Judgement
 from judging.models.judges import SCORE_LABELS
-from judging.services import overview
+from judging.services import overview, runs
 
 JUDGEMENTS_PER_PAGE = 50
 
@@ -41,6 +44,30 @@ def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "judging/run.html", context)
 
 
+@require_POST
+@login_required
+def run_cancel(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Cancel a queued or running run (admins), back to the run's page (an htmx form, on the run's page or in the
+    judges page's list, reloads the page it is on, with the message).
+
+    The way out of a run no worker executes, which would otherwise say "Queued" for good and answer every retried
+    start of the same run. A run that has already ended is left as it is, with a message saying how it ended.
+    """
+    run = access.get_run_to_cancel(request.user, slug, pk)
+    try:
+        runs.cancel_run(run, request.user)
+    except CancelRefused as refusal:
+        messages.error(request, f"Not cancelled: {refusal}")
+    else:
+        kept = f"{run.done} judgement{'' if run.done == 1 else 's'}"
+        messages.success(request, f"Run {run.pk} is cancelled: it judges nothing more, even if a worker picks it up; "
+                                  f"the {kept} it stored stay, and a new run of the judge reuses their answers.")
+    if request.htmx:
+        return HttpResponseClientRefresh()
+    return HttpResponseRedirect(reverse("judging-run", args=[slug, run.pk]))
+
+
 urlpatterns = [
     path("projects/<slug:slug>/judges/runs/<int:pk>/", run_page, name="judging-run"),
+    path("projects/<slug:slug>/judges/runs/<int:pk>/cancel/", run_cancel, name="judging-run-cancel"),
 ]

@@ -173,6 +173,8 @@ EXPECTED: dict[str, Rule] = {
     "judging-triage-start": post(ADMINS),
     "judging-prompt": page(ADMINS),
     "judging-run": page(ADMINS),
+    # Cancel a run from its line (admins): the world's run holds imported outputs, so refused with a message: 302.
+    "judging-run-cancel": post(ADMINS),
     "judging-people": page(ADMINS),
     "judging-audit": page(AUDITORS),
     "judging-audit-blind": post(AUDITORS),
@@ -249,6 +251,7 @@ EXPECTED: dict[str, Rule] = {
     "judging-api-import": api_post(ADMINS),
     "judging-api-run": api(ADMINS, kinds=None),
     "judging-api-run-judgements": api(ADMINS, kinds=None),
+    "judging-api-run-cancel": api_post(ADMINS),  # the world's run holds imported outputs: 409
     "judging-api-export-judgements": api(ADMINS),
     "judging-api-export-audits": api(AUDITORS),
     "judging-api-judge-people": api(ADMINS),  # as the judge-vs-people page
@@ -361,7 +364,7 @@ TOLD_THE_KIND = frozenset({
     "judging-api-judges", "judging-api-runs", "judging-api-import", "judging-api-export-judgements",
     "judging-api-export-audits", "api-audit-next", "api-pair-rounds", "api-pair-round", "api-pair-agreement",
     "api-judge-flags", "api-judge-flag-block", "api-judge-flag-unblock", "api-judge-flag-dismiss",
-    "api-pair-round-job-cancel", "api-perturbation-job-cancel",
+    "api-pair-round-job-cancel", "api-perturbation-job-cancel", "judging-api-run-cancel",
 })
 
 

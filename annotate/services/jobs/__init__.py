@@ -11,7 +11,15 @@ database is locked), ``recovery`` (what a starting worker queues again) and
 
 from __future__ import annotations
 
-from annotate.services.jobs.cancel import NO_WORKER_AFTER, CancelRefused, JobWait, cancel_job, job_wait
+from annotate.services.jobs.cancel import (
+    NO_WORKER_AFTER,
+    CancelRefused,
+    JobWait,
+    cancel_job,
+    cancelled_message,
+    ended_in_words,
+    job_wait,
+)
 from annotate.services.jobs.failure import ACTIVE, is_lock_error, mark_failed, retry_when_locked
 from annotate.services.jobs.locks import (
     exclusive,
@@ -32,6 +40,8 @@ __all__ = [
     "CancelRefused",
     "JobWait",
     "cancel_job",
+    "cancelled_message",
+    "ended_in_words",
     "exclusive",
     "forget_job_lock",
     "is_job_executing",

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -93,11 +93,11 @@ def cancel_job(job: Job, user: AbstractBaseUser, *, kind: str, finished_words: C
     with transaction.atomic():
         locked = Job.objects.select_for_update().get(pk=job.pk, kind=kind)
         if not locked.is_active:
-            raise CancelRefused(_ended_in_words(locked, finished_words))
+            raise CancelRefused(ended_in_words(locked, finished_words))
         now = timezone.now()
         who = user.get_username()
         locked.status = Job.Status.FAILED
-        locked.error = f"Cancelled by {who} at {timezone.localtime(now):%Y-%m-%d %H:%M:%S %Z}."
+        locked.error = cancelled_message(who, now)
         locked.finished_at = now
         locked.options = {**locked.options, "cancelled_by": who, "cancelled_at": now.isoformat()}
         locked.save(update_fields=["status", "error", "finished_at", "options"])
@@ -107,17 +107,25 @@ def cancel_job(job: Job, user: AbstractBaseUser, *, kind: str, finished_words: C
     return job
 
 
-def _ended_in_words(job: Job, finished_words: Callable[[Job], str]) -> str:
-    """Why an ended job cannot be cancelled: how it ended, and that nothing was changed."""
+def cancelled_message(who: str, now: datetime) -> str:
+    """What a cancelled job's (or judge run's) ``error`` says: "Cancelled by adam at 2025-06-01 22:35:08 UTC."."""
+    return f"Cancelled by {who} at {timezone.localtime(now):%Y-%m-%d %H:%M:%S %Z}."
+
+
+def ended_in_words(job: Any, finished_words: Callable[[Any], str], *, noun: str = "Job") -> str:
+    """Why an ended job cannot be cancelled: how it ended, and that nothing was changed.
+
+    Any Progress row with ``error``, ``cancelled_by`` and ``cancelled_at`` will do (a judge run too: ``noun``
+    "Run")."""
     if job.status == Job.Status.DONE:
-        return f"Job {job.pk} is done ({finished_words(job)}); there is nothing to cancel and nothing was changed."
+        return f"{noun} {job.pk} is done ({finished_words(job)}); there is nothing to cancel and nothing was changed."
     if job.cancelled_by:
-        return f"Job {job.pk} was already cancelled {_cancel_in_words(job)}; nothing was changed."
+        return f"{noun} {job.pk} was already cancelled {_cancel_in_words(job)}; nothing was changed."
     reason = _without_full_stop(job.error or "no reason recorded")
-    return f"Job {job.pk} has already failed ({reason}); nothing was changed."
+    return f"{noun} {job.pk} has already failed ({reason}); nothing was changed."
 
 
-def _cancel_in_words(job: Job) -> str:
+def _cancel_in_words(job: Any) -> str:
     """Who cancelled ``job`` and when, in the current time zone ("by adam at 2025-06-01 22:35:08 UTC").
 
     Read from the job's options rather than quoted from ``error``, whose own

@@ -29,12 +29,13 @@ How a run executes (DESIGN.md, "Runs"):
 
 The package, by topic: ``start`` (checks, creating and queuing a run), ``targets`` (what a run judges),
 ``execute`` (executing: call cache, thread pool, NLI chunks), ``results`` (writing judgements, progress, done or
-failed), ``locks`` (one executor at a time, resuming orphaned runs), ``summary`` (reading runs back). Import from
-the package; the names below are its interface.
+failed), ``locks`` (one executor at a time, resuming orphaned runs), ``cancel`` (an admin's cancel of a queued or
+running run), ``summary`` (reading runs back). Import from the package; the names below are its interface.
 """
 
 from __future__ import annotations
 
+from judging.services.runs.cancel import RunCancelled, cancel_run
 from judging.services.runs.execute import NLI_CHUNK, SLICE_SECONDS, RunFailed, execute_run
 from judging.services.runs.locks import execution_lock, is_run_executing, resume_stale_runs
 from judging.services.runs.results import (
@@ -71,9 +72,11 @@ __all__ = [
     "OK",
     "PARSE_ERROR",
     "SLICE_SECONDS",
+    "RunCancelled",
     "RunFailed",
     "Target",
     "_ResultWriter",
+    "cancel_run",
     "check_judge_runs_here",
     "execute_run",
     "execution_lock",

@@ -20,8 +20,10 @@ from judging.judges.nli import PairScore, score_pair_outcomes
 from judging.judges.rubric import RubricOutcome, RubricRequest, build_request, call_rubric_judge
 from judging.models import CallCache, Judge, Judgement, JudgeRun
 from judging.services.judges import current_prompt
+from judging.services.runs.cancel import RunCancelled
 from judging.services.runs.locks import _forget_lock, execution_lock
 from judging.services.runs.results import (
+    ACTIVE,
     ANSWERED,
     CACHEABLE,
     ERROR,
@@ -77,12 +79,15 @@ def execute_run(
         run.refresh_from_db()
         if run.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED):
             return run
-        JudgeRun.objects.filter(pk=run.pk).update(
+        started = JudgeRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
             status=JudgeRun.Status.RUNNING, started_at=Coalesce(F("started_at"), timezone.now()),
             total=target_queryset(run).count(), error="",
         )
         run.refresh_from_db()
+        if not started:  # cancelled since it was read
+            return run
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        finished: bool | None  # None: cancelled meanwhile
         try:
             if run.judge.kind == Judge.Kind.RUBRIC:
                 finished = _execute_rubric(run, deadline, check=not endpoint_checked)
@@ -90,6 +95,8 @@ def execute_run(
                 finished = _execute_nli(run, deadline)
         except RunFailed as failure:
             return _fail(run, str(failure))
+        except RunCancelled:
+            finished = None
         except SoftTimeLimitExceeded:
             # What was written stays; the run stays "running" and the next execution goes on from there.
             logger.warning("judge run %s stopped by its time limit; queued again", run.pk)
@@ -101,10 +108,18 @@ def execute_run(
             except Exception:  # noqa: BLE001 - e.g. the database went away; the original error is the one to see
                 logger.exception("judge run %s: could not record its failure", run.pk)
             raise
-        if not finished:
+        if finished is False:
             _queue_now(run.pk)
             return run
-        run = _finish(run, follow_up=follow_up)
+        if finished:
+            try:
+                run = _finish(run, follow_up=follow_up)
+            except RunCancelled:
+                finished = None
+        if finished is None:
+            # Cancelled meanwhile (cancel_run): the judgements written stay, their answers in the call cache.
+            run.refresh_from_db()
+            logger.info("judge run %s was cancelled; it stopped after %s judgements", run.pk, run.done)
     _forget_lock(run.pk)
     return run
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from judging.models import CallCache, Judgement, JudgeRun
 from judging.services.judges import JudgeSettingsError
+from judging.services.runs.cancel import RunCancelled
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +22,8 @@ logger = logging.getLogger(__name__)
 FLUSH_SECONDS = 0.5
 FLUSH_RESULTS = 50
 
+# The statuses of a run still to be executed; a cancelled run is failed, and an execution writes no outcome over it.
+ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
 OK, PARSE_ERROR, ERROR = Judgement.Status.OK, Judgement.Status.PARSE_ERROR, Judgement.Status.ERROR
 # The endpoint answered: identical requests of one run share that answer, whatever it says.
 ANSWERED = (OK, PARSE_ERROR)
@@ -38,10 +41,11 @@ _CACHE_ANSWER_FIELDS = ["model", "request_mode", "raw", "input_tokens", "output_
 
 
 def _fail(run: JudgeRun, message: str) -> JudgeRun:
+    """Failed with ``message``, unless the run has ended meanwhile (a cancel's words stay)."""
     logger.warning("judge run %s failed: %s", run.pk, message)
     _refresh_progress(run)
-    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.FAILED, error=message,
-                                              finished_at=timezone.now())
+    JudgeRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(status=JudgeRun.Status.FAILED, error=message,
+                                                                 finished_at=timezone.now())
     run.refresh_from_db()
     return run
 
@@ -54,12 +58,17 @@ def _finish(run: JudgeRun, *, follow_up: bool) -> JudgeRun:
     from judging.services.triage import flag_from_run, start_explanation
 
     with transaction.atomic():
+        # Locked, as cancel_run locks it: a run cancelled meanwhile stays cancelled, with no flags and no explainer.
+        if not JudgeRun.objects.select_for_update().filter(pk=run.pk, status__in=ACTIVE).exists():
+            raise RunCancelled(run.pk)
         _refresh_progress(run)
         first_pass = run.purpose == JudgeRun.Purpose.FIRST_PASS
         if first_pass:
             flag_from_run(run)
         run.status, run.finished_at = JudgeRun.Status.DONE, timezone.now()
-        JudgeRun.objects.filter(pk=run.pk).update(status=run.status, finished_at=run.finished_at, error="")
+        if not JudgeRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(status=run.status,
+                                                                           finished_at=run.finished_at, error=""):
+            raise RunCancelled(run.pk)  # cancelled in between (a database that does not lock rows): no flags either
         if first_pass and follow_up:
             try:
                 start_explanation(run, queue=True)
@@ -117,4 +126,8 @@ class _ResultWriter:
             for count, keys in by_count.items():
                 CallCache.objects.filter(key__in=keys).update(hits=F("hits") + count)
             _refresh_progress(self.run)
+            active = JudgeRun.objects.filter(pk=self.run.pk, status__in=ACTIVE).exists()
         self.judgements, self.cache_rows, self.hits = [], [], Counter()
+        if not active:
+            # Cancelled (cancel_run): what was just written stays (its answers are in the call cache), nothing more.
+            raise RunCancelled(self.run.pk)

@@ -1,0 +1,56 @@
+"""Cancelling a queued or running judge run (project admins), the way out of a run no worker executes.
+
+A run queued with no worker says "Queued" for good, and a run-start retried meanwhile answers that run
+(start_or_reuse_run), so no new run of the judge can start. Cancelled, the run is failed, "Cancelled by <user> at
+<time>." (annotate.services.jobs' words and refusals), and a new run of the judge can start. A worker that picks it
+up later does nothing (execute_run only starts a queued or running run); one executing it stops at its next
+progress write (results._ResultWriter.flush raises RunCancelled) and keeps the judgements it stored: their answers
+are in the call cache, so the next run of the judge is answered from it without paying again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotate.services.jobs import CancelRefused, cancelled_message, ended_in_words
+from judging.models import JudgeRun
+
+logger = logging.getLogger(__name__)
+
+
+class RunCancelled(Exception):
+    """Raised inside an execution whose run was cancelled meanwhile: it stops, keeping what it wrote."""
+
+
+def cancel_run(run: JudgeRun, user: AbstractBaseUser) -> JudgeRun:
+    """Mark a queued or running run failed, "Cancelled by <user> at <time>."; returns ``run``, updated.
+
+    The row is locked while it is read and written, so a cancel that comes while the run's execution writes its
+    outcome waits for it (and is then refused if the run ended). Raises annotate's CancelRefused, changing
+    nothing, when the run has already ended or holds imported outputs (which never run).
+    """
+    with transaction.atomic():
+        locked = JudgeRun.objects.select_for_update().get(pk=run.pk)
+        if locked.scope == JudgeRun.Scope.IMPORTED:
+            raise CancelRefused(f"Run {locked.pk} holds imported outputs, which never run: there is nothing to "
+                                "cancel and nothing was changed.")
+        if not locked.cancellable:
+            raise CancelRefused(ended_in_words(locked, _finished_in_words, noun="Run"))
+        now = timezone.now()
+        locked.status = JudgeRun.Status.FAILED
+        locked.error = cancelled_message(user.get_username(), now)
+        locked.finished_at = now
+        locked.save(update_fields=["status", "error", "finished_at"])
+    logger.info("judge run %s of project %s cancelled by %s (%s of %s judged)", locked.pk, locked.project_id,
+                user.get_username(), locked.done, locked.total)
+    for name in ("status", "error", "finished_at", "done", "scored", "failed", "calls", "cached"):
+        setattr(run, name, getattr(locked, name))
+    return run
+
+
+def _finished_in_words(run: JudgeRun) -> str:
+    return f"{run.scored} of {run.total} scored"

@@ -1,0 +1,230 @@
+"""Cancelling a judge run (project admins), on its line and through the API: the way out of a run no worker picks
+up. Before, such a run said "Queued" for good, and a retried start answered that same run, so no run of the judge
+could start until a worker did.
+
+A cancelled run is failed, "Cancelled by <user> at <time>."; a worker that picks it up later does nothing, one
+executing it stops at its next progress write and keeps the judgements it stored (their answers are in the call
+cache, so the next run reuses them); a new run of the judge can start. Runs stay queued here: the tests run in a
+transaction, so the on-commit send never fires.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from annotate.models import Membership, Project
+from annotate.services.jobs import CancelRefused
+from judging.models import CallCache, Judge, Judgement, JudgeRun
+from judging.services import runs
+from judging.services.judges import create_judge
+from judging.services.runs import results
+from tests.conftest import login, make_user
+from tests.judging.llm_server import LoopbackLLM
+from tests.judging.run_factories import add_samples, closed_port_url
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+CANCELLED = re.compile(r"Cancelled by adam at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.")
+NOTICE = re.compile(r'<p class="notice warn" data-role="no-worker">(.*?)</p>', re.S)
+CANCEL_FORM = 'data-role="cancel-run-form"'
+
+
+def rubric_judge(project: Project, base_url: str) -> Judge:
+    return create_judge(project, name="loop", kind="rubric", base_url=base_url, model="test-model", max_retries=0,
+                        concurrency=1)
+
+
+def queued_run(project: Project, judge: Judge, *, minutes_ago: int = 0) -> JudgeRun:
+    run, started = runs.start_or_reuse_run(project, judge)
+    assert started
+    JudgeRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
+    run.refresh_from_db()
+    return run
+
+
+def member(project: Project, name: str, role: str) -> Any:
+    user = make_user(name)
+    Membership.objects.create(project=project, user=user, role=role)
+    return user
+
+
+def notice_in(html: str) -> str | None:
+    found = NOTICE.search(html)
+    return " ".join(re.sub(r"<[^>]+>", "", found.group(1)).split()) if found else None
+
+
+def run_url(run: JudgeRun, suffix: str = "") -> str:
+    return f"/projects/{run.project.slug}/judges/runs/{run.pk}/{suffix}"
+
+
+def api_cancel_url(run: JudgeRun) -> str:
+    return f"/api/projects/{run.project.slug}/judge-runs/{run.pk}/cancel/"
+
+
+# ----------------------------------------------------------------------------- the service
+
+
+def test_a_queued_run_cancelled_is_failed_by_whom_and_a_worker_picking_it_up_later_does_nothing(
+    project: Project, admin_user: Any
+) -> None:
+    add_samples(project, 3)
+    # Nothing listens there: a worker executing the run would fail it with a connection error.
+    judge = rubric_judge(project, closed_port_url())
+    run = queued_run(project, judge)
+    runs.cancel_run(run, admin_user)
+    assert run.status == JudgeRun.Status.FAILED and CANCELLED.fullmatch(run.error)
+    run.refresh_from_db()
+    assert (run.status, run.cancelled_by, run.status_label) == (JudgeRun.Status.FAILED, "adam", "Cancelled")
+    assert run.cancelled_at == run.finished_at is not None
+    after = runs.execute_run(run.pk)  # the worker that starts at last
+    assert after.status == JudgeRun.Status.FAILED and CANCELLED.fullmatch(after.error)
+    assert after.started_at is None and not Judgement.objects.filter(run=run).exists()
+    # A new run of the same judge starts (a retried start answered the queued run before).
+    again, started = runs.start_or_reuse_run(project, judge)
+    assert started and again.pk != run.pk and again.status == JudgeRun.Status.QUEUED
+
+
+def test_a_running_run_cancelled_stops_at_its_next_progress_write_and_keeps_what_it_stored(
+    project: Project, admin_user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_samples(project, 6)
+    monkeypatch.setattr(results, "FLUSH_RESULTS", 1)  # every answer is a progress write
+    flush = results._ResultWriter.flush
+    cancelled = []
+
+    def cancel_before_first_write(writer: results._ResultWriter) -> None:
+        if writer.judgements and not cancelled:  # the admin cancels while the run executes
+            cancelled.append(runs.cancel_run(JudgeRun.objects.get(pk=writer.run.pk), admin_user))
+        flush(writer)
+
+    with LoopbackLLM() as server:
+        judge = rubric_judge(project, server.base_url)
+        run = queued_run(project, judge)
+        monkeypatch.setattr(results._ResultWriter, "flush", cancel_before_first_write)
+        stopped = runs.execute_run(run.pk)
+        monkeypatch.setattr(results._ResultWriter, "flush", flush)
+        assert cancelled
+        assert stopped.status == JudgeRun.Status.FAILED and CANCELLED.fullmatch(stopped.error)
+        assert stopped.cancelled_by == "adam" and stopped.status_label == "Cancelled"
+        kept = list(Judgement.objects.filter(run=run).select_related("sample"))
+        # It stopped: what it wrote in that write stays, the rest was never judged into it.
+        assert 1 <= len(kept) < 6 and stopped.done == len(kept)
+        assert CallCache.objects.count() >= len(kept)
+        assert not JudgeRun.objects.get(pk=run.pk).flagged
+        # A new run of the judge starts and answers the kept samples from the call cache, paying for the rest only.
+        sent = len(server.requests)
+        again, started = runs.start_or_reuse_run(project, judge)
+        assert started
+        done = runs.execute_run(again.pk)
+        assert done.status == JudgeRun.Status.DONE and done.done == 6
+        reused = set(done.judgements.filter(cached=True).values_list("sample__external_id", flat=True))
+        assert {judgement.sample.external_id for judgement in kept} <= reused
+        assert len(server.requests) - sent <= 6 - len(kept)
+
+
+@pytest.mark.parametrize("ending", ["done", "failed", "cancelled", "imported"])
+def test_a_run_that_has_ended_is_not_cancelled_and_the_refusal_says_how_it_ended(
+    project: Project, admin_user: Any, ending: str
+) -> None:
+    add_samples(project, 2)
+    run = queued_run(project, rubric_judge(project, closed_port_url()))
+    if ending == "done":
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.DONE, done=2, scored=2)
+        words = f"Run {run.pk} is done (2 of 2 scored); there is nothing to cancel and nothing was changed."
+    elif ending == "failed":
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.FAILED, error="The model is not served.")
+        words = f"Run {run.pk} has already failed (The model is not served); nothing was changed."
+    elif ending == "cancelled":
+        runs.cancel_run(run, admin_user)
+        words = f"Run {run.pk} was already cancelled by adam at "
+    else:  # imported outputs never run, even if the row says queued
+        JudgeRun.objects.filter(pk=run.pk).update(scope=JudgeRun.Scope.IMPORTED)
+        words = f"Run {run.pk} holds imported outputs, which never run: there is nothing to cancel"
+    before = JudgeRun.objects.filter(pk=run.pk).values().get()
+    with pytest.raises(CancelRefused) as refusal:
+        runs.cancel_run(JudgeRun.objects.get(pk=run.pk), admin_user)
+    assert str(refusal.value).startswith(words)
+    assert JudgeRun.objects.filter(pk=run.pk).values().get() == before
+
+
+# ----------------------------------------------------------------------------- the pages
+
+
+def test_an_admin_gets_the_runs_cancel_beside_the_no_worker_notice_and_others_get_no_page(
+    project: Project, admin_user: Any, alice: Any, charlie: Any
+) -> None:
+    add_samples(project, 2)
+    run = queued_run(project, rubric_judge(project, closed_port_url()), minutes_ago=5)
+    admin = login(admin_user)
+    for html in (admin.get(run_url(run)).content.decode(), admin.get(run_url(run), **HTMX).content.decode(),
+                 admin.get("/projects/demo/judges/").content.decode()):
+        line = html[html.index(f'id="run-{run.pk}"'):]
+        line = line[:line.index("</div>")]
+        assert notice_in(line).endswith("Or cancel the job.")
+        assert CANCEL_FORM in line and f'action="{run_url(run, "cancel/")}"' in line
+    auditor = member(project, "audrey", Membership.Role.AUDITOR)
+    for user, refused in ((alice, 403), (auditor, 403), (charlie, 404)):
+        client = login(user)
+        assert client.get(run_url(run)).status_code == refused
+        assert client.post(run_url(run, "cancel/")).status_code == refused
+    assert JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.QUEUED
+
+
+def test_the_admins_cancel_reloads_the_page_which_then_says_who_cancelled_and_offers_no_cancel(
+    project: Project, admin_user: Any
+) -> None:
+    add_samples(project, 2)
+    run = queued_run(project, rubric_judge(project, closed_port_url()), minutes_ago=5)
+    admin = login(admin_user)
+    answer = admin.post(run_url(run, "cancel/"), **HTMX)
+    assert answer.status_code == 200 and answer["HX-Refresh"] == "true"
+    page = admin.get(run_url(run)).content.decode()
+    assert f"Run {run.pk} is cancelled" in page
+    assert re.search(r'data-role="run-cancelled">Cancelled by adam at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.<', page)
+    assert CANCEL_FORM not in page and notice_in(page) is None
+    # Again (a second tab): refused with how it ended, back to the run's page.
+    again = admin.post(run_url(run, "cancel/"))
+    assert again.status_code == 302 and again["Location"] == run_url(run)
+    assert f"Not cancelled: Run {run.pk} was already cancelled by adam" in admin.get(run_url(run)).content.decode()
+
+
+# ----------------------------------------------------------------------------- the API
+
+
+def test_the_api_cancels_a_queued_run_200_then_409_and_refuses_other_roles(
+    project: Project, admin_user: Any, alice: Any, charlie: Any
+) -> None:
+    add_samples(project, 2)
+    judge = rubric_judge(project, closed_port_url())
+    run = queued_run(project, judge)
+    auditor = member(project, "audrey", Membership.Role.AUDITOR)
+    for user, refused in ((alice, 403), (auditor, 403), (charlie, 404)):
+        assert login(user).post(api_cancel_url(run)).status_code == refused
+    other = Project.objects.create(name="Other", slug="other")
+    Membership.objects.create(project=other, user=admin_user, role=Membership.Role.ADMIN)
+    admin = login(admin_user)
+    assert admin.post(f"/api/projects/other/judge-runs/{run.pk}/cancel/").status_code == 404
+    assert JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.QUEUED
+    answer = admin.post(api_cancel_url(run))
+    assert answer.status_code == 200
+    body = answer.json()
+    assert (body["id"], body["status"], body["status_label"]) == (run.pk, "failed", "Cancelled")
+    assert CANCELLED.fullmatch(body["error"]) and body["finished_at"]
+    second = admin.post(api_cancel_url(run))
+    assert second.status_code == 409 and "was already cancelled by adam" in second.json()["detail"]
+    # The retried start now starts a new run instead of answering the cancelled one.
+    start = admin.post("/api/projects/demo/judge-runs/", {"judge": judge.pk}, content_type="application/json")
+    assert start.status_code == 201 and start.json()["existing"] is False
+
+
+def test_the_schema_documents_the_runs_cancel(admin_user: Any) -> None:
+    document = login(admin_user).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    operation = document["paths"]["/api/projects/{slug}/judge-runs/{id}/cancel/"]["post"]
+    assert {"200", "403", "409"} <= set(operation["responses"])
+    assert "already ended" in operation["responses"]["409"]["description"]
