@@ -50,6 +50,8 @@ def answered(scene: AuditScene, auditor: Any, clock: Clock | None = None, *, sco
     assert served is not None
     if clock is not None:
         clock.advance(7.5)
+    # "The reasoning is wrong" only where the answer shown gives reasoning (output 2 shows an NLI p: none).
+    reasoning_wrong = reasoning_wrong and not audits.reasoning_refusal(served)
     return audits.submit_audit(scene.project, auditor, served.item_id, score=score, agreed=agreed,
                                reasoning_wrong=reasoning_wrong, note=note, blind_score=blind_score)
 

@@ -48,6 +48,7 @@ from judging.services.audits.verdicts import (
     amend_audit,
     change_audit,
     own_answered_audit,
+    reasoning_refusal,
     submit_audit,
     submit_audit_retry,
 )
@@ -65,6 +66,6 @@ from judging.services.audits.view import (
 __all__ = [
     "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "ClockPause", "amend_audit",
     "audit_progress", "change_audit", "check_auditor", "clock", "item_view", "judge_panels", "judging_settings_of",
-    "latest_sample_judgements", "output_sentences", "own_answered_audit", "pause_item_clock", "resume_item_clock",
+    "latest_sample_judgements", "output_sentences", "own_answered_audit", "pause_item_clock", "reasoning_refusal", "resume_item_clock",
     "score_text", "sentence_shading", "serve_next_audit", "shown_judgement", "submit_audit", "submit_audit_retry",
 ]

@@ -104,6 +104,7 @@ def _submit(
                 code="already_audited",
             )
         score = _final_score(audit, score, agreed)
+        _check_reasoning_wrong(audit, reasoning_wrong)
         moment = clock.now()
         audit.score = score
         audit.agreed = bool(agreed)
@@ -160,6 +161,24 @@ def _final_score(audit: Audit, score: int | None, agreed: bool) -> int:
             field="score",
         )
     return shown.score
+
+
+def reasoning_refusal(audit: Audit) -> str:
+    """Why "the reasoning is wrong" cannot be said of the answer shown for ``audit`` ("" when it can): the answer
+    gives no reasoning (an NLI judge, a score-only judge, a failed answer), so the mark would be filed against a
+    judge that said nothing to be wrong about."""
+    shown = audit.judgement
+    if shown is None:
+        return "no judge's answer was shown for this item, so there is no reasoning to mark wrong"
+    if (shown.reasoning or "").strip():
+        return ""
+    return (f"the answer of judge {shown.run.judge.name} shown for this item gives no reasoning, so it cannot be "
+            "marked wrong (say what is wrong in the note)")
+
+
+def _check_reasoning_wrong(audit: Audit, reasoning_wrong: bool) -> None:
+    if reasoning_wrong and (why := reasoning_refusal(audit)):
+        raise AuditError(why, status=400, field="reasoning_wrong")
 
 
 def _clean_verdict(score: Any, agreed: bool, note: Any) -> tuple[int | None, str]:
@@ -283,6 +302,8 @@ def _save_change(audit: Audit, *, score: int | None, agreed: bool, reasoning_wro
     """Write a checked verdict over the locked, answered ``audit``: nothing when it is the saved one, else the
     verdict, ``blind`` again and ``changed_at`` (the first answer's time and seconds stay)."""
     score = _final_score(audit, score, agreed)
+    if reasoning_wrong and not audit.reasoning_wrong:  # a mark saved before this check stays until unticked
+        _check_reasoning_wrong(audit, reasoning_wrong)
     verdict = {"score": score, "agreed": bool(agreed), "reasoning_wrong": bool(reasoning_wrong), "note": note.strip()}
     if all(getattr(audit, name) == value for name, value in verdict.items()):
         return audit

@@ -127,6 +127,7 @@ def audit_view(
             form=echo,
             agree_score=agree_score,
             agree_refusal=agree_refusal,
+            reasoning_refusal="" if hidden else audits.reasoning_refusal(audit),
             elapsed=max(0.0, (audits.clock.now() - audit.served_at).total_seconds()),
             submit_url=reverse("judging-audit-submit", args=[project.slug, audit.item_id]),
             reveal_url=reverse("judging-audit-reveal", args=[project.slug, audit.item_id]),
@@ -167,6 +168,7 @@ def _change_view(
         "form": form if form is not None else VerdictForm.of(audit),
         "agree_score": agree_score,
         "agree_refusal": agree_refusal,
+        "reasoning_refusal": audits.reasoning_refusal(audit),
         "submit_url": _change_url(project, audit),
     }
     template = "judging/audit.html#audit_view" if request.htmx else "judging/audit.html"

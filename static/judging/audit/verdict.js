@@ -57,7 +57,8 @@ export function toggleReasoningWrong() {
   const box = form() && form().querySelector('[data-role="reasoning-wrong"]');
   if (!box || refusedWhileBusy() || refusedWhileSettling()) return;
   if (box.disabled) {
-    hint("Give your own score first (1-5): then the reasoning is shown and can be marked wrong.");
+    // No reasoning shown yet (blind: score first), or the answer shown gives none (data-refusal says which judge).
+    hint(box.dataset.refusal || "Give your own score first (1-5): then the reasoning is shown and can be marked wrong.");
     return;
   }
   box.checked = !box.checked;
