@@ -228,3 +228,14 @@ def test_the_schema_documents_the_runs_cancel(admin_user: Any) -> None:
     operation = document["paths"]["/api/projects/{slug}/judge-runs/{id}/cancel/"]["post"]
     assert {"200", "403", "409"} <= set(operation["responses"])
     assert "already ended" in operation["responses"]["409"]["description"]
+
+
+def test_an_nli_runs_page_names_its_kind_once(admin_user: Any) -> None:
+    # It read "NLI judge with sliding windows · NLI judge with sliding windows": the kind, then the mode, which for
+    # an NLI judge is the kind again (found by the judges walk).
+    project = Project.objects.create(name="Demo", slug="demo")
+    Membership.objects.create(project=project, user=admin_user, role="admin")
+    judge = Judge.objects.create(project=project, name="hhem", kind=Judge.Kind.NLI, nli_model_path="/srv/models/hhem")
+    run = JudgeRun.objects.create(project=project, judge=judge)
+    page = login(admin_user).get(run_url(run)).content.decode()
+    assert page.count("NLI judge with sliding windows") == 1
