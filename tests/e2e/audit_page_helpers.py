@@ -4,6 +4,7 @@ falls in the rendered text."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.urls import reverse
@@ -52,6 +53,9 @@ def shown(page: Page, item: AuditItem) -> None:
 def keys_ready(page: Page) -> None:
     """Wait until the output on screen takes the verdict keys: a moment after another one appeared, they wait
     (static/judging/audit/settle.js), so that keys typed ahead never judge an output unread."""
+    # htmx first: while it settles a swap it copies class attributes from the new content, which would undo a
+    # message shown meanwhile.
+    expect(page.locator("#audit-view")).not_to_have_class(re.compile(r"htmx-(settling|swapping|request)"))
     expect(page.locator("#auditor")).not_to_have_attribute("data-settling", "true")
 
 
