@@ -64,7 +64,7 @@ MODULES = our_modules()
 def test_the_pages_entry_modules_and_the_shared_ones_are_read() -> None:
     """The reader finds what it should (else the tests below would pass on nothing)."""
     for module in ("annotate/main.js", "annotate/pairs/label.js", "judging/audit/main.js",
-                   "js/typing.js", "js/savestatus.js"):
+                   "js/typing.js", "js/savestatus.js", "js/settle.js"):
         assert module in MODULES, f"static/{module} is missing or no longer read as an ES module"
 
 
@@ -88,6 +88,29 @@ def test_a_page_imports_shared_code_from_static_js_not_from_another_apps_folder(
 
 def test_the_shared_helpers_live_in_static_js_only() -> None:
     """One copy each: the old places are gone, so nobody imports a stale twin."""
-    for name, home in {"isTyping": "js/typing.js", "showSaveStatus": "js/savestatus.js"}.items():
+    for name, home in {
+        "isTyping": "js/typing.js", "showSaveStatus": "js/savestatus.js", "settleGuard": "js/settle.js",
+    }.items():
         owners = [module for module in MODULES if name in exports(module)]
         assert owners == [home], f"{name} is exported by {owners}, not by static/{home} alone"
+
+
+# The module of each labeling page that holds its settle window (its delay, its words), on the shared guard.
+SETTLE_PAGES = {
+    "annotate/main.js": "DONE_SETTLE_MS",  # the span page: D and Done
+    "annotate/pairs/label/settle.js": "SETTLE_MS",  # the pair labeling page: an answer
+    "judging/audit/settle.js": "SETTLE_MS",  # the audit page: a verdict's keys
+}
+
+
+@pytest.mark.parametrize(("module", "delay"), SETTLE_PAGES.items())
+def test_each_labeling_page_holds_its_settle_window_with_the_shared_guard(module: str, delay: str) -> None:
+    """One behaviour on the three pages (static/js/settle.js): each builds its guard with its own delay and its own
+    words for a refused press (refused: ...), and keeps no settle timer of its own beside it."""
+    assert ("js/settle.js", ["settleGuard"]) in imports_of(module), f"static/{module} does not use static/js/settle.js"
+    text = (STATIC_DIR / module).read_text(encoding="utf-8")
+    guard = re.search(r"settleGuard\(\{(.*?)\}\);", text, re.DOTALL)
+    assert guard, f"static/{module} builds no settle guard"
+    assert re.search(rf"\bms:\s*{delay}\b", guard.group(1)), f"static/{module}'s guard does not wait {delay}"
+    assert re.search(r"\brefused:", guard.group(1)), f"static/{module}'s guard does not say why a press waits"
+    assert not re.search(rf"setTimeout\([^;]*\b{delay}\b", text), f"static/{module} times its window itself"

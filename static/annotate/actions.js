@@ -17,7 +17,7 @@ import {
 } from "./state.js";
 import { notice, setStatus } from "./feedback.js";
 import { pointAt, readSelection } from "./selection.js";
-import { caretSentence } from "./caret.js";
+import { caretSentence, SENTENCE_KEYS } from "./caret.js";
 import { requestSimilarity, resetSimilarity } from "./shading.js";
 import { createOnServer, deleteOnServer, enqueue, patchOnServer } from "./saving.js";
 import { onReachable } from "./http.js";
@@ -139,7 +139,7 @@ export function linkSelection() {
     // Pressed again with nothing new to link (one sentence outlined, or the caret's sentence): say so.
     notice(
       "This span is linked to that sentence already, and no other source sentence is outlined as close: select " +
-        "source text or put the caret in another source sentence (Ctrl+↓ / Ctrl+↑), then press L.",
+        `source text or put the caret in another source sentence (${SENTENCE_KEYS}), then press L.`,
       "info",
     );
     return;
@@ -157,7 +157,7 @@ export function linkSelection() {
   }
   notice(
     "Select the supporting or contradicting text in the source first, or put the caret in a source sentence " +
-      "(Tab to the source, Ctrl+↓ / Ctrl+↑ between sentences) and press L.",
+      `(Tab to the source, ${SENTENCE_KEYS} between sentences) and press L.`,
     "info",
   );
 }

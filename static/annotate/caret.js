@@ -1,6 +1,7 @@
 /* The keyboard caret in the two texts. Chromium neither moves nor draws a caret in non-editable text, so a
  * keyboard annotator could only start a selection at the first word. Here the arrows move the selection's
- * focus themselves (Left/Right by character, Ctrl+Left/Right by word, Ctrl+Up/Down by sentence), Shift extends
+ * focus themselves (Left/Right by character, Ctrl+Left/Right by word, Ctrl+Up/Down or Alt+Shift+Up/Down by
+ * sentence), Shift extends
  * from the caret, and a thin bar is drawn where the caret is while the text has the focus. Characters and words
  * are those of boundaries.js: grapheme clusters, and the segmenter's words in scripts written without spaces. */
 
@@ -109,9 +110,21 @@ export function movesByWord(event, mac) {
   return Boolean(mac && event.altKey);
 }
 
-const ON_MAC = isMacPlatform(navigator);
+/* Whether an Up/Down press moves the caret by sentence: Ctrl+Up/Down, and Alt+Shift+Up/Down (Option+Shift on a
+ * Mac) on every platform, since on a Mac Mission Control and App Exposé take Ctrl+Up/Down before the browser sees
+ * them. Plain Alt+Up/Down choose a span and Shift+Up/Down (Ctrl or not) extend by a line, as before. */
+export function movesBySentence(event) {
+  if (event.key !== "ArrowUp" && event.key !== "ArrowDown") return false;
+  if (event.metaKey) return false;
+  if (event.ctrlKey) return !event.altKey && !event.shiftKey;
+  return event.altKey && event.shiftKey;
+}
 
-/* Left/Right, Ctrl+Left/Right and Ctrl+Up/Down without Shift: the caret moves and any selection collapses. */
+const ON_MAC = isMacPlatform(navigator);
+/* The sentence keys as the page's notices name them: on a Mac the pair that reaches the browser there. */
+export const SENTENCE_KEYS = ON_MAC ? "Option+Shift+↓ / Option+Shift+↑" : "Ctrl+↓ / Ctrl+↑";
+
+/* Left/Right, Ctrl+Left/Right and the sentence keys: the caret moves and any selection collapses. */
 function moveCaret(sideName, key, ctrl) {
   const text = sides[sideName].el.textContent;
   const at = caretOffset(sideName) ?? 0;
@@ -133,14 +146,16 @@ export function caretKey(event) {
   if (!sideName) return false;
   const horizontal = event.key === "ArrowLeft" || event.key === "ArrowRight";
   const wordly = event.ctrlKey || event.altKey;
-  if (event.shiftKey) {
+  if (movesBySentence(event)) {
+    moveCaret(sideName, event.key, false);
+  } else if (event.shiftKey) {
     if (horizontal && wordly) extendByWord(sideName, event.key === "ArrowRight");
     else if (!(event.key in EXTEND_KEYS) || !extendByBrowser(event, sideName)) return false;
   } else if (movesByWord(event, ON_MAC)) {
     moveCaret(sideName, event.key, true);
   } else if (event.altKey) {
     return false;
-  } else if (horizontal || (event.ctrlKey && (event.key === "ArrowUp" || event.key === "ArrowDown"))) {
+  } else if (horizontal) {
     moveCaret(sideName, event.key, event.ctrlKey);
   } else {
     return false;

@@ -43,6 +43,7 @@ import {
 import { go, markDoneAndMoveOn, markNotDone, renderDone, submitAgain } from "./review.js";
 import { closeFlagForm, flagFormOpen, initFlag } from "./flag.js";
 import { isTyping } from "../js/typing.js";
+import { settleGuard } from "../js/settle.js";
 import { modalDialog } from "./dialog.js";
 
 const SELECTION_DEBOUNCE_MS = 120;
@@ -223,23 +224,21 @@ if (othersList) {
 
 /* ---------- done and navigation ---------- */
 
-let shownAt = performance.now();
+/* The sample has just appeared: D and Done wait (static/js/settle.js), saying so; the root's data-settled tells
+ * tests when they count. */
+const doneSettle = settleGuard({
+  ms: DONE_SETTLE_MS,
+  refused: () => notice("Not marked done: this sample has only just appeared. Read it, then press D again.", "info"),
+  changed: (settled) => (root.dataset.settled = String(settled)),
+});
 // A page restored by Back or Forward (the browser's page cache) is a sample appearing too.
 window.addEventListener("pageshow", (event) => {
-  if (event.persisted) settleSample();
+  if (event.persisted) doneSettle.restart();
 });
-function settleSample() {
-  shownAt = performance.now();
-  root.dataset.settled = "false";
-  setTimeout(() => (root.dataset.settled = "true"), DONE_SETTLE_MS);
-}
 
 /* D and Done: ignored (saying so) while the sample has just appeared. */
 function doneIfSettled() {
-  if (performance.now() - shownAt < DONE_SETTLE_MS) {
-    notice("Not marked done: this sample has only just appeared. Read it, then press D again.", "info");
-    return;
-  }
+  if (doneSettle.refuses()) return;
   markDoneAndMoveOn();
 }
 
@@ -438,5 +437,5 @@ renderAll({ syncNote: true });
 renderDone();
 initFlag();
 setStatus();
-settleSample();
+doneSettle.restart();
 root.classList.add("ready");

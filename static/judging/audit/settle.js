@@ -7,26 +7,30 @@
  * same output swapped in again (its judges revealed, blind mode switched, a verdict refused) and the page's first
  * view are not held: the choice a reload kept is saved at once. */
 
+import { settleGuard } from "../../js/settle.js";
 import { hint } from "./messages.js";
 import { root } from "./state.js";
 
 export const SETTLE_MS = 600;
 
-let timer = null;
+/* The window is the shared guard's (static/js/settle.js); the root's data-settling, there while it lasts, dims the
+ * controls (audit.css) and tells tests when the keys count. */
+const outputSettle = settleGuard({
+  ms: SETTLE_MS,
+  refused: () => hint("Not taken: this output has just appeared. Read it, then press again.", "info"),
+  changed: (settled) => {
+    if (settled) delete root.dataset.settling;
+    else root.dataset.settling = "true";
+  },
+});
 
 /* Another output is on screen: its verdict keys wait SETTLE_MS. */
 export function settleNewItem() {
-  clearTimeout(timer);
-  root.dataset.settling = "true";
-  timer = setTimeout(() => {
-    delete root.dataset.settling;
-  }, SETTLE_MS);
+  outputSettle.restart();
 }
 
 /* A press that would choose or save a verdict on an output just shown does nothing; said, so that a dropped key is
  * no mystery. True when the output has just appeared (the caller stops). */
 export function refusedWhileSettling() {
-  if (!root.dataset.settling) return false;
-  hint("Not taken: this output has just appeared. Read it, then press again.", "info");
-  return true;
+  return outputSettle.refuses();
 }

@@ -1,9 +1,9 @@
 /* The pair labeling page and the API: serving the next item, answering, undo, and their refusals. */
 
 import { errorMessage, send } from "../../http.js";
-import { hideTooFast, notice, setProgress, setStatus, showFailure, showTooFast } from "./feedback.js";
+import { hideTooFast, notice, setProgress, setStatus, showFailure } from "./feedback.js";
 import { keepFocusInItem, renderEnd, renderItem, renderRefused } from "./render.js";
-import { setBusy } from "./settle.js";
+import { answerRefused, setBusy } from "./settle.js";
 import { $, LABEL_WORDS, api, els, root, state } from "./state.js";
 
 /* A refusal about the login session, not about the judge: logged out (401), another user logged in in this browser
@@ -114,10 +114,7 @@ function refusedAnswerNotice(data, statusCode) {
 export async function answer(label) {
   const item = state.item;
   if (!item) return;
-  if (state.busy || !state.settled) {
-    showTooFast();
-    return;
-  }
+  if (answerRefused()) return;
   hideTooFast();
   setBusy(true);
   const button = root.querySelector(`[data-label="${CSS.escape(label)}"]`);

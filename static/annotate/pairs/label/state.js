@@ -40,7 +40,6 @@ export const els = {
 export const state = {
   item: null, // the item on screen, as the API gave it
   busy: false, // an answer or an undo is on its way: keys wait, so no answer lands on an unseen item
-  settled: false, // the item on screen has been shown for SETTLE_MS: its answers count
   undoNoticeFor: null, // the id of the item the "taken back: answer again" notice is about, while it shows
   answered: null, // the judge's answers in this project, from the API's progress
   status: { pending: 0, retrying: 0, error: null, hint: null },
