@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -223,15 +223,30 @@ class HaluRatesView(APIView):
         return Response(stats.explained_halu_rates(project, query["round"]))
 
 
+# The truth set the figures were computed against. The body is keyed by detector name, so a key for it would read
+# as one more detector: a header says it instead, as the command says it on stderr (detector_eval --json).
+HALLUCINATED_HEADER = "X-FaithLab-Hallucinated"
+HALLUCINATED_RESPONSE_HEADER = OpenApiParameter(
+    HALLUCINATED_HEADER, str, OpenApiParameter.HEADER, response=[200], enum=list(results.TRUTH_SETS),
+    description="The truth set the figures were computed against, the one asked with `?hallucinated=` or the "
+    f"default ({results.DEFAULT_TRUTH}): a sample is hallucinated when its worst label is in it (U: Unwanted only; "
+    "UQ: Unwanted or Questionable; UQB: also Benign). A header, since every key of the body names a detector.",
+)
+
+
 class DetectorEvalView(APIView):
     @extend_schema(
-        parameters=[DetectorQuerySerializer], responses={200: DETECTORS_RESPONSE, 403: FOR_ADMINS_AND_AUDITORS}
+        parameters=[DetectorQuerySerializer, HALLUCINATED_RESPONSE_HEADER],
+        responses={200: DETECTORS_RESPONSE, 403: FOR_ADMINS_AND_AUDITORS},
     )
     def get(self, request: Request, slug: str) -> Response:
         """Balanced accuracy and F1-macro of the detectors in the samples' metadata and of the judges, against the
-        truth ``hallucinated`` (worst label U or Q by default); ``detector_eval --json``, with every detector of the project: one with n 0 has null figures and a reason."""
+        truth ``hallucinated`` (worst label U or Q by default); ``detector_eval --json``, with every detector of the project: one with n 0 has null figures and a reason.
+        The truth set used is in the ``X-FaithLab-Hallucinated`` header (the body's keys are detectors)."""
         project = span_project_for_results(request.user, slug)
         query = _checked(project, DetectorQuerySerializer(data=request.query_params))
-        return Response(
+        answer = Response(
             stats.explained_detector_eval(project, query["threshold"], query["round"], query["hallucinated"])
         )
+        answer[HALLUCINATED_HEADER] = query["hallucinated"]
+        return answer

@@ -46,6 +46,7 @@ from judging.api.serializers import (
 from judging.models import Judge, Judgement, JudgeRun
 from judging.services import ingest, runs
 from judging.services.judges import JudgeSettingsError, check_new_judge, create_judge
+from judging.services.runs.summary import JUDGEMENT_ORDER
 
 FOR_ADMINS = OpenApiResponse(
     ErrorSerializer, description="Only the project's admins manage its judges (annotators work blind; auditors audit)."
@@ -203,10 +204,15 @@ class JudgeRunJudgementsView(generics.GenericAPIView):
 
     @extend_schema(parameters=[RUN_ID], responses={200: JudgementSerializer(many=True), 403: FOR_ADMINS})
     def get(self, request: Request, id: str) -> Response:
-        """A run's judgements in call order (admins): status, score or p, reasoning, the raw answer, latency,
-        tokens, cost. A parse error or endpoint error has no score, never a guessed one."""
+        """A run's judgements (admins), in the samples' order in the project (each batch's position, then each
+        sample's position in its batch; a synthetic set's items by their sample, type and percent), the same on the
+        run's page, in the exports and in `judge --json`, never the order the calls finished: status, score or p,
+        reasoning, the raw answer, latency, tokens, cost. A parse error or endpoint error has no score, never a
+        guessed one. Latency, tokens and cost are what this run spent: an answer from the call cache made no call
+        (null latency and tokens, cost 0), the earlier call's figures are `cached_call_*`. `sample` and `sample_id`
+        are the sample's database id, `sample_external_id` the id in the imported file (the exports' `sample`)."""
         run = access.get_run_for_admin(request.user, int(id))
-        found = run.judgements.select_related("sample", "prompt_version").order_by("id")
+        found = run.judgements.select_related("sample", "prompt_version").order_by(*JUDGEMENT_ORDER)
         page = self.paginate_queryset(found)
         return self.get_paginated_response(JudgementSerializer(page, many=True).data)
 

@@ -18,17 +18,30 @@ from annotate.api.serializers import MAX_ID, FieldErrorsSerializer
 from annotate.api.validation import RejectsUnknownFields, UploadField
 from judging.models import Judge, Judgement, JudgeRun
 from judging.models.judges import SCORE_LABELS
-from judging.services.judges import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_SECONDS
+from judging.services.judges import (
+    MAX_CONCURRENCY,
+    MAX_RETRIES,
+    MAX_TIMEOUT_SECONDS,
+    NLI_SETTINGS,
+    RUBRIC_SETTINGS,
+)
 
 RUN_SCOPES = [JudgeRun.Scope.ALL, JudgeRun.Scope.BATCH, JudgeRun.Scope.FLAGGED]
+
+
+# The settings each kind of judge uses (judging.services.judges); the others are null in its row. An imported judge
+# uses none: its outputs were made elsewhere, and the endpoint columns hold only the model's defaults.
+SETTINGS_OF_KIND = {Judge.Kind.RUBRIC: frozenset(RUBRIC_SETTINGS), Judge.Kind.NLI: frozenset(NLI_SETTINGS),
+                    Judge.Kind.IMPORTED: frozenset()}
+NOT_ITS_KIND = "Null when the judge's kind does not use it (imported judges use no setting; {kinds} only)."
 
 
 class JudgeSerializer(serializers.ModelSerializer):
     mode = serializers.CharField(read_only=True, help_text='"reasoning" or "score only" for rubric judges, else the kind.')
     api_key_env = serializers.CharField(
-        read_only=True,
+        read_only=True, allow_null=True,
         help_text="The NAME of the environment variable holding the endpoint's key (blank: none needed); the key "
-        "itself is never stored.",
+        "itself is never stored. " + NOT_ITS_KIND.format(kinds="rubric judges"),
     )
 
     class Meta:
@@ -39,6 +52,22 @@ class JudgeSerializer(serializers.ModelSerializer):
             "nli_max_length", "nli_overlap", "nli_batch_size", "nli_consistent_label", "created_at",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            **{name: {"allow_null": True, "help_text": NOT_ITS_KIND.format(kinds="rubric judges")}
+               for name in RUBRIC_SETTINGS if name != "api_key_env"},
+            **{name: {"allow_null": True, "help_text": NOT_ITS_KIND.format(kinds="NLI judges")}
+               for name in NLI_SETTINGS},
+        }
+
+    def to_representation(self, judge: Judge) -> dict[str, Any]:
+        """A setting the judge's kind does not use is null, not its column's default (an imported judge's
+        "concurrency 4" or an NLI judge's base URL mean nothing)."""
+        data = super().to_representation(judge)
+        used = SETTINGS_OF_KIND.get(judge.kind, frozenset())
+        for name in (*RUBRIC_SETTINGS, *NLI_SETTINGS):
+            if name not in used:
+                data[name] = None
+        return data
 
 
 class JudgeCreateSerializer(RejectsUnknownFields):
@@ -195,9 +224,50 @@ class JudgeRunDetailSerializer(JudgeRunSerializer):
         return {name: summary.get(name) for name in RunSummarySerializer().fields}
 
 
+CACHED_CALL_HELP = ("Answered from the call cache (`cached`): the {what} of the call whose answer was served (an "
+                    "earlier run's, or this run's own for an identical request), counted on that call's row, not "
+                    "here; null otherwise.")
+RUN_SPENT_HELP = ("What this run spent on the judgement: null for an answer from the call cache (`cached`: no call "
+                  "was made; the earlier call's figure is `{cached}`), so the rows of a run add up to what it cost.")
+
+
 class JudgementSerializer(serializers.ModelSerializer):
-    sample_external_id = serializers.CharField(source="sample.external_id", read_only=True, allow_null=True,
-                                               default=None)
+    sample = serializers.IntegerField(
+        source="sample_id", read_only=True, allow_null=True,
+        help_text="The sample's database id, as /api/samples/{id}/ takes it (the same as `sample_id`); not the id "
+        "in the imported file, which is `sample_external_id` (the exports' and `judge --json`'s `sample`). Null "
+        "for a synthetic item.",
+    )
+    sample_id = serializers.IntegerField(
+        read_only=True, allow_null=True,
+        help_text="The sample's database id, under the name the exports and `judge --json` give it too: join on "
+        "it (external ids may repeat across batches). Null for a synthetic item.",
+    )
+    sample_external_id = serializers.CharField(
+        source="sample.external_id", read_only=True, allow_null=True, default=None,
+        help_text="The sample's external id (its id in the imported file; \"\" when it has none), the exports' "
+        "`sample` and `sample_external_id`. Null for a synthetic item.",
+    )
+    latency_seconds = serializers.FloatField(
+        source="run_latency_seconds", read_only=True, allow_null=True,
+        help_text="The call's whole time, retries and their waits included. "
+        + RUN_SPENT_HELP.format(cached="cached_call_latency_seconds"),
+    )
+    input_tokens = serializers.IntegerField(source="run_input_tokens", read_only=True, allow_null=True,
+                                            help_text=RUN_SPENT_HELP.format(cached="cached_call_input_tokens"))
+    output_tokens = serializers.IntegerField(source="run_output_tokens", read_only=True, allow_null=True,
+                                             help_text=RUN_SPENT_HELP.format(cached="cached_call_output_tokens"))
+    cost = serializers.FloatField(
+        source="run_cost", read_only=True, allow_null=True,
+        help_text="US dollars this run paid for the call: 0 for an answer from the call cache; null when the "
+        "endpoint reported no token usage.",
+    )
+    cached_call_latency_seconds = serializers.FloatField(read_only=True, allow_null=True,
+                                                         help_text=CACHED_CALL_HELP.format(what="latency"))
+    cached_call_input_tokens = serializers.IntegerField(read_only=True, allow_null=True,
+                                                        help_text=CACHED_CALL_HELP.format(what="input tokens"))
+    cached_call_output_tokens = serializers.IntegerField(read_only=True, allow_null=True,
+                                                         help_text=CACHED_CALL_HELP.format(what="output tokens"))
     p = serializers.FloatField(source="probability", read_only=True, allow_null=True,
                                help_text="NLI judges: P(consistent), the max over the reference's windows.")
     display_score = serializers.FloatField(
@@ -210,9 +280,10 @@ class JudgementSerializer(serializers.ModelSerializer):
     class Meta:
         model = Judgement
         fields = [
-            "id", "sample", "sample_external_id", "synthetic_item", "status", "score", "p", "display_score", "label",
-            "reasoning", "raw", "error", "prompt_version", "request_mode", "latency_seconds", "input_tokens",
-            "output_tokens", "cost", "cached", "attempts", "created_at",
+            "id", "sample", "sample_id", "sample_external_id", "synthetic_item", "status", "score", "p",
+            "display_score", "label", "reasoning", "raw", "error", "prompt_version", "request_mode", "latency_seconds",
+            "input_tokens", "output_tokens", "cost", "cached", "cached_call_latency_seconds",
+            "cached_call_input_tokens", "cached_call_output_tokens", "attempts", "created_at",
         ]
         read_only_fields = fields
 

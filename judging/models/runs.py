@@ -190,6 +190,38 @@ class Judgement(models.Model):
             return 1 + 4 * self.probability
         return None
 
+    # What this run spent on the judgement, the rule of every surface (API, page, exports): an answer from the call
+    # cache made no call, so its latency and tokens are null and its cost 0. The row stores the earlier call's
+    # latency and tokens (the cache's), shown apart as cached_call_*: summing a run's rows gives what it cost.
+    @property
+    def run_latency_seconds(self) -> float | None:
+        return None if self.cached else self.latency_seconds
+
+    @property
+    def run_input_tokens(self) -> int | None:
+        return None if self.cached else self.input_tokens
+
+    @property
+    def run_output_tokens(self) -> int | None:
+        return None if self.cached else self.output_tokens
+
+    @property
+    def run_cost(self) -> float | None:
+        return 0.0 if self.cached else self.cost
+
+    @property
+    def cached_call_latency_seconds(self) -> float | None:
+        """The latency of the earlier call whose answer the cache served; None unless cached."""
+        return self.latency_seconds if self.cached else None
+
+    @property
+    def cached_call_input_tokens(self) -> int | None:
+        return self.input_tokens if self.cached else None
+
+    @property
+    def cached_call_output_tokens(self) -> int | None:
+        return self.output_tokens if self.cached else None
+
 
 class CallCache(models.Model):
     """An endpoint's answer to one exact request (prompt, model, parameters): asked again, it is not paid again."""

@@ -1,9 +1,15 @@
 """Exporting a project's judgements and audits as JSONL or CSV, streamed row by row.
 
-Judgements (one run's, or the whole project's): where the judgement came from
-(sample external id and batch, judge, kind, mode, run, rubric version) and
-what it said (status, score, p, display score, reasoning, raw answer, error,
-latency, tokens, cost, cached, per-sentence figures). An absent reasoning, raw
+Judgements (one run's, or the whole project's), oldest run first, each run's in
+JUDGEMENT_ORDER (the samples' order in the project): where the judgement came
+from (``sample``: the external id, as the import reads it; ``sample_id``: the
+database id, the API's ``sample``; ``sample_external_id``: the external id under
+the API's name; batch, judge, kind, mode, run, rubric version) and what it said
+(status, score, p, display score, reasoning, raw answer, error, latency, tokens,
+cost, cached, per-sentence figures). Latency, tokens and cost are what the run
+spent (Judgement.run_*): an answer from the call cache has null latency and
+tokens and cost 0, and the earlier call's figures in the ``cached_call_*``
+columns, so summing a run's rows gives what it cost. An absent reasoning, raw
 answer or error is null (an empty cell in CSV), and a rubric score's display
 score an integer (only an NLI judge's 1 + 4p is a fraction). The JSONL keys are the import's
 (judging.services.ingest), so an export imports again elsewhere; ``run`` keeps
@@ -43,14 +49,17 @@ from annotate.models import Project
 from annotate.services.export import UTF8_BOM, bom_refusal
 from annotate.spreadsheet import text_row
 from judging.models import Audit, Judgement, JudgeRun
+from judging.services.runs.summary import JUDGEMENT_ORDER
 
 WHAT = ("judgements", "audits")
 FORMATS = ("jsonl", "csv")
 CHUNK = 2000
 
+# The columns added since the first ones go last, so a CSV read by column position keeps reading the same values.
 JUDGEMENT_FIELDS = (
     "sample", "batch", "judge", "kind", "mode", "run", "rubric_version", "status", "score", "p", "display_score",
     "reasoning", "raw", "error", "latency", "input_tokens", "output_tokens", "cost", "cached", "sentence_scores",
+    "sample_id", "sample_external_id", "cached_call_latency", "cached_call_input_tokens", "cached_call_output_tokens",
 )
 AUDIT_FIELDS = (
     "item", "sample", "batch", "auditor", "score", "agreed", "reasoning_wrong", "note", "seconds", "blind",
@@ -65,11 +74,12 @@ def _display_score(judgement: Judgement) -> int | float | None:
 
 
 def judgement_rows(project: Project, *, run: JudgeRun | None = None) -> Iterator[dict[str, Any]]:
-    """Every judgement of the project's samples (or of one run), oldest run first, in call order."""
+    """Every judgement of the project's samples (or of one run), oldest run first, each run's in JUDGEMENT_ORDER."""
     found = Judgement.objects.filter(run__project=project, sample__isnull=False)
     if run is not None:
         found = found.filter(run=run)
-    found = found.select_related("run__judge", "run__rubric", "prompt_version", "sample__batch").order_by("run_id", "id")
+    found = found.select_related("run__judge", "run__rubric", "prompt_version", "sample__batch").order_by(
+        "run_id", *JUDGEMENT_ORDER)
     for judgement in found.iterator(chunk_size=CHUNK):
         judge = judgement.run.judge
         version = judgement.prompt_version or judgement.run.rubric
@@ -90,12 +100,17 @@ def judgement_rows(project: Project, *, run: JudgeRun | None = None) -> Iterator
             "reasoning": judgement.reasoning or None,
             "raw": judgement.raw or None,
             "error": judgement.error or None,
-            "latency": judgement.latency_seconds,
-            "input_tokens": judgement.input_tokens,
-            "output_tokens": judgement.output_tokens,
-            "cost": judgement.cost,
+            "latency": judgement.run_latency_seconds,
+            "input_tokens": judgement.run_input_tokens,
+            "output_tokens": judgement.run_output_tokens,
+            "cost": judgement.run_cost,
             "cached": judgement.cached,
             "sentence_scores": judgement.sentence_scores,
+            "sample_id": judgement.sample_id,
+            "sample_external_id": judgement.sample.external_id,
+            "cached_call_latency": judgement.cached_call_latency_seconds,
+            "cached_call_input_tokens": judgement.cached_call_input_tokens,
+            "cached_call_output_tokens": judgement.cached_call_output_tokens,
         }
 
 

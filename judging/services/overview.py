@@ -10,6 +10,7 @@ from django.db.models import Avg, Count, Q, QuerySet, Sum
 
 from annotate.models import Project, Sample
 from judging.models import Judge, Judgement, JudgeRun, SyntheticSet
+from judging.services.runs.summary import JUDGEMENT_ORDER
 from judging.services.runs.targets import target_queryset
 
 RECENT_RUNS = 10
@@ -71,7 +72,11 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
     Cost, ``mean_latency`` and the ``sent_*`` token sums are over the calls
     actually sent: tokens x the judge's prices = cost, as each call was priced.
     Answers from the call cache (``cached_*`` tokens) were paid by an earlier
-    call and took no endpoint time, so they are shown apart, never added in.
+    call and took no endpoint time, so they are shown apart, never added in:
+    the tokens the cache saved, over ``cached_usage`` answers (those whose
+    earlier call reported its usage; ``cached`` counts them all). The rule of
+    the run's rows (Judgement.run_*, the API's and the exports' latency, tokens
+    and cost) is the same, so the rows add up to these figures.
     ``mean_latency`` is each call's whole time, retries and their waits included,
     over the calls that answered and those that ended as endpoint errors (the run
     waited for both). ``answered_calls`` are the calls sent that came back with an
@@ -99,8 +104,10 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
         sent_output_tokens=Sum("output_tokens", filter=sent),
         cached_input_tokens=Sum("input_tokens", filter=from_cache),
         cached_output_tokens=Sum("output_tokens", filter=from_cache),
+        cached_usage=Count("id", filter=from_cache & Q(input_tokens__isnull=False, output_tokens__isnull=False)),
     )
     found["cached"] = found.pop("from_cache")
+    found["cached_no_usage"] = found["cached"] - found["cached_usage"]
     found["no_usage_calls"] = found["answered_calls"] - found["usage_calls"]
     found["partial_usage"] = bool(found["usage_calls"] and found["no_usage_calls"])
     # A sum over no judgement is None ("not reported"); in a run with judgements but no call sent (a fully cached
@@ -120,8 +127,9 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
 
 
 def run_judgements(run: JudgeRun, status: str = "") -> QuerySet[Judgement]:
-    """The run's judgements in the order they were made, of one status when asked."""
-    rows = run.judgements.select_related("sample").order_by("id")
+    """The run's judgements in the samples' order (JUDGEMENT_ORDER, as the API and the exports list them), of one
+    status when asked."""
+    rows = run.judgements.select_related("sample").order_by(*JUDGEMENT_ORDER)
     if status:
         rows = rows.filter(status=status)
     return rows

@@ -58,12 +58,15 @@ def test_jsonl_has_every_field_of_every_judgement(judged: dict[str, Any]) -> Non
     rows = parse_jsonl("".join(export_lines(judged["project"], what="judgements", format="jsonl")))
     assert [tuple(row) for row in rows] == [JUDGEMENT_FIELDS] * 4
     first = rows[0]
+    # Answered from the cache: no call of this run's (null latency and tokens, cost 0), the earlier call's apart.
     assert first == {
         "sample": "0", "batch": "batch-1", "judge": "gpt-test", "kind": "rubric", "mode": "reasoning",
         "run": judged["run"].pk, "rubric_version": 2, "status": "ok", "score": 2, "p": None, "display_score": 2,
         "reasoning": 'The output says "nine weeks", the source "eight weeks".\nAlso, "national government".',
-        "raw": '{"reasoning": "...", "score": 2}', "error": None, "latency": 4.25, "input_tokens": 700,
-        "output_tokens": 80, "cost": 0.0042, "cached": True, "sentence_scores": [2, 5],
+        "raw": '{"reasoning": "...", "score": 2}', "error": None, "latency": None, "input_tokens": None,
+        "output_tokens": None, "cost": 0.0, "cached": True, "sentence_scores": [2, 5],
+        "sample_id": judged["samples"]["0"].pk, "sample_external_id": "0", "cached_call_latency": 4.25,
+        "cached_call_input_tokens": 700, "cached_call_output_tokens": 80,
     }
     assert [(r["status"], r["score"], r["error"]) for r in rows[1:3]] == [
         ("parse_error", None, "no JSON object in the answer"), ("error", None, "HTTP 500 after 5 attempts")]
@@ -81,7 +84,9 @@ def test_csv_gives_the_same_values_as_text(judged: dict[str, Any]) -> None:
     first = rows[0]
     assert first["reasoning"] == 'The output says "nine weeks", the source "eight weeks".\nAlso, "national government".'
     assert (first["score"], first["p"], first["display_score"], first["cached"], first["cost"]) == (
-        "2", "", "2", "true", "0.0042")
+        "2", "", "2", "true", "0.0")
+    assert (first["latency"], first["input_tokens"], first["cached_call_latency"], first["cached_call_input_tokens"]) == (
+        "", "", "4.25", "700")
     assert (rows[1]["status"], rows[1]["score"], rows[1]["raw"]) == ("parse_error", "", "Score: four, probably")
     assert first["sentence_scores"] == "[2, 5]" and rows[1]["sentence_scores"] == ""
     assert rows[3]["p"] == "0.25" and rows[3]["cached"] == "false"
@@ -100,8 +105,9 @@ def test_an_exported_jsonl_imports_again_into_another_project(judged: dict[str, 
     again = parse_jsonl("".join(export_lines(other, what="judgements", format="jsonl")))
     original = parse_jsonl(exported.decode())
     # Where it came from changes (a new imported judge and run); what it said does not.
-    said = ("sample", "batch", "judge", "status", "score", "p", "display_score", "reasoning", "raw", "error",
-            "latency", "input_tokens", "output_tokens", "cost", "sentence_scores")
+    said = ("sample", "sample_external_id", "batch", "judge", "status", "score", "p", "display_score", "reasoning",
+            "raw", "error", "latency", "input_tokens", "output_tokens", "cost", "cached", "cached_call_latency",
+            "cached_call_input_tokens", "cached_call_output_tokens", "sentence_scores")
     assert [{k: row[k] for k in said} for row in again] == [{k: row[k] for k in said} for row in original]
     assert {row["kind"] for row in again} == {"imported"}
 

@@ -18,8 +18,9 @@ from judging.services.ingest import JudgementImportFailed, import_judgements
 from judging.services.runs import execute_run, latest_judgements, start_run
 from tests.judging.llm_server import LoopbackLLM, Reply, user_text
 
-# Fields that say how the judge was set up where it ran: an import makes an imported judge of its own.
-SETUP = ("kind", "mode", "rubric_version")
+# Fields that say how the judge was set up where it ran: an import makes an imported judge of its own. And the
+# sample's database id, which is another project's there.
+SETUP = ("kind", "mode", "rubric_version", "sample_id")
 
 
 def scoring_script(body: dict[str, Any], attempt: int) -> Reply:

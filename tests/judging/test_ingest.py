@@ -169,8 +169,9 @@ BAD_LINES = [
      "field 'input_tokens' must be a whole number from 0 to 2147483647, got 1.5"),
     ({"sample": "0", "judge": "j", "score": 3, "reasoning": ["a"]}, "field 'reasoning' must be a string, got ['a']"),
     ({"sample": "0", "judge": "j", "score": 3, "scroe": 3},
-     "unknown field 'scroe'; a judgement line has only batch, cached, cost, error, input_tokens, judge, latency, "
-     "output, output_tokens, p, raw, reasoning, run, sample, score, sentence_scores, source, status"),
+     "unknown field 'scroe'; a judgement line has only batch, cached, cached_call_input_tokens, cached_call_latency, "
+     "cached_call_output_tokens, cost, error, input_tokens, judge, latency, output, output_tokens, p, raw, reasoning, "
+     "run, sample, score, sentence_scores, source, status"),
     ({"sample": "0", "batch": "nope", "judge": "j", "score": 3},
      "no sample with external id '0' in batch 'nope' of project 'demo'"),
     ({"sample": "0", "judge": "j", "p": 0.4, "sentence_scores": [0.9, 3]},

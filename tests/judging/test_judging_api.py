@@ -257,10 +257,12 @@ def test_the_progress_endpoint_shows_the_runs_figures_and_its_judgements_page_by
     page = login(admin_user).get(f"/api/judge-runs/{run.pk}/judgements/?limit=1").json()
     assert page["count"] == 2 and page["next"]
     assert page["results"][0] | {"created_at": None} == {
-        "id": page["results"][0]["id"], "sample": first.pk, "sample_external_id": "0", "synthetic_item": None,
-        "status": "ok", "score": 4, "p": None, "display_score": 4.0, "label": "very faithful", "reasoning": "fine",
-        "raw": '{"score": 4}', "error": "", "prompt_version": None, "request_mode": "", "latency_seconds": None,
-        "input_tokens": None, "output_tokens": None, "cost": None, "cached": False, "attempts": 0, "created_at": None,
+        "id": page["results"][0]["id"], "sample": first.pk, "sample_id": first.pk, "sample_external_id": "0",
+        "synthetic_item": None, "status": "ok", "score": 4, "p": None, "display_score": 4.0, "label": "very faithful",
+        "reasoning": "fine", "raw": '{"score": 4}', "error": "", "prompt_version": None, "request_mode": "",
+        "latency_seconds": None, "input_tokens": None, "output_tokens": None, "cost": None, "cached": False,
+        "cached_call_latency_seconds": None, "cached_call_input_tokens": None, "cached_call_output_tokens": None,
+        "attempts": 0, "created_at": None,
     }
     failed = login(admin_user).get(f"/api/judge-runs/{run.pk}/judgements/?offset=1").json()["results"][0]
     assert (failed["status"], failed["score"], failed["display_score"], failed["label"], failed["raw"]) == (

@@ -84,7 +84,8 @@ def test_tokens_of_calls_sent_and_of_cached_answers_are_apart_and_sent_tokens_ti
 
     cells = figure_cells(login(admin_user), run)
     assert cells["sent_tokens"] == "1500 / 300"
-    assert cells["cached_tokens"] == "1000 / 200"
+    assert cells["cached_tokens"] == ('1000 / 200 <span class="small" data-role="cached-answers">saved by 1 answer '
+                                      'from the cache</span>')
     assert cells["cost"] == "0.0060"
     assert cells["prices"] == f"{PRICE_IN} / {PRICE_OUT}"
     assert cells["retried"] == "1"
@@ -101,7 +102,9 @@ def test_a_fully_cached_run_sent_no_token_and_cost_nothing(project: Project, bat
     assert (figures["cached_input_tokens"], figures["cached_output_tokens"]) == (4520, 182)
     assert figures["mean_latency"] is None
     cells = figure_cells(login(admin_user), run)
-    assert (cells["sent_tokens"], cells["cached_tokens"], cells["cost"]) == ("0 / 0", "4520 / 182", "0.0000")
+    assert (cells["sent_tokens"], cells["cost"]) == ("0 / 0", "0.0000")
+    assert cells["cached_tokens"] == ('4520 / 182 <span class="small" data-role="cached-answers">saved by 2 answers '
+                                      'from the cache</span>')
 
 
 def test_executed_runs_price_exactly_the_tokens_they_sent(project: Project, admin_user: Any) -> None:

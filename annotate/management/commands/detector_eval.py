@@ -2,6 +2,8 @@
 
 Prints the results API's object (stats.explained_detector_eval): every detector of the project, one with no
 figures in the round (round 2 before anyone submits it, or no output on the judged samples) with n 0 and the reason.
+With --json the object's keys are detectors only, so the truth set, threshold and round it was computed with go to
+stderr in one line (the API's X-FaithLab-Hallucinated header), leaving stdout the JSON it always was.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         if options["json"]:
             self.stdout.write(json.dumps(report))
+            self.stderr.write(f"detector_eval: project {project.slug}, round {round_number}, threshold {threshold:g}, "
+                              f"hallucinated={hallucinated} (hallucinated when the worst label is "
+                              f"{truth_text(hallucinated)})", style_func=lambda line: line)  # a note, not an error
             return
         if not report:
             self.stdout.write(f"Project {project.slug}, round {round_number}: no detector outputs in sample metadata")

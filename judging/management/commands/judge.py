@@ -11,8 +11,10 @@ With --json, one object: ``run``, ``items``, ``scored``, ``failed``, ``calls``
 (HTTP requests sent, retries included), ``cached`` (answered from the call
 cache), ``seconds``, and ``judgements``: one entry per sample with ``sample``
 (the sample's external id, i.e. its id in the imported file, or its database id
-as text when it has none; ``sample_id`` is the database id and ``batch`` the
-batch name, since external ids may repeat across batches), ``score`` (null
+as text when it has none; ``sample_id`` is the database id, the API's
+``sample``, ``sample_external_id`` the external id as stored, and ``batch`` the
+batch name, since external ids may repeat across batches), in the samples' order
+in the project, ``score`` (null
 unless ``status`` is ok), ``reasoning``, ``status`` (ok, parse_error, error),
 ``raw`` (the endpoint's last answer) and ``error``.
 """
@@ -54,7 +56,8 @@ class Command(BaseCommand):
         "Score a span project's samples with a rubric LLM judge on any OpenAI-compatible endpoint, in the "
         "foreground. Creates or reuses the project's judge for that endpoint, model and mode; identical calls are "
         "answered from the cache. --json prints {run, items, scored, failed, calls, cached, seconds, judgements: "
-        "[{sample, score, reasoning, status, raw}]}; sample is the external id (database id when none)."
+        "[{sample, sample_id, sample_external_id, score, reasoning, status, raw}]}; sample is the external id (database id "
+        "when none), sample_id the database id."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -15,9 +15,16 @@ from judging.services.ingest.samples import SampleFinder
 FIELDS = frozenset({
     "sample", "batch", "source", "output", "judge", "score", "p", "reasoning", "raw", "error", "status",
     "latency", "input_tokens", "output_tokens", "cost", "sentence_scores", "cached", "run",
+    "cached_call_latency", "cached_call_input_tokens", "cached_call_output_tokens",
 })
-# Keys of judging.services.export's JSONL that say how the judge was set up; an import makes its own judge.
-EXPORT_ONLY = frozenset({"kind", "mode", "rubric_version", "display_score"})
+# Keys of judging.services.export's JSONL that say how the judge was set up, or name the sample in the exporting
+# project's own ways (its database id; the external id again, under the API's name): an import makes its own judge
+# and finds the sample by ``sample``.
+EXPORT_ONLY = frozenset({"kind", "mode", "rubric_version", "display_score", "sample_id", "sample_external_id"})
+# An answer from the call cache made no call: an export writes null latency and tokens for it and the earlier call's
+# figures under these keys; the import keeps those as the row's, as a run here stores a cached answer's.
+CACHED_CALL = {"latency": "cached_call_latency", "input_tokens": "cached_call_input_tokens",
+               "output_tokens": "cached_call_output_tokens"}
 MAX_RUN_LABEL = 100  # characters of a "run" given as a name
 STATUSES = tuple(Judgement.Status.values)  # ok, parse_error, error
 MAX_TOKENS = 2_147_483_647  # PositiveIntegerField
@@ -145,6 +152,26 @@ def _sentence_scores(row: dict[str, Any], where: str, *, probability: bool) -> l
     return [None if figure is None else float(figure) for figure in value]
 
 
+def _call_figures(row: dict[str, Any], where: str, *, cached: bool) -> dict[str, Any]:
+    """Latency and tokens as stored: the line's own, or for an answer from the cache its ``cached_call_*`` (a file
+    written before those keys gave the earlier call's figures as the line's own, and still may)."""
+    figures: dict[str, Any] = {"latency": _number(row, "latency", where),
+                               "input_tokens": _count(row, "input_tokens", where),
+                               "output_tokens": _count(row, "output_tokens", where)}
+    for name, earlier in CACHED_CALL.items():
+        given = _number(row, earlier, where) if name == "latency" else _count(row, earlier, where)
+        if given is None:
+            continue
+        if not cached:
+            raise ImportFailed(f"{where}: field '{earlier}' is only for an answer from the call cache (cached true); "
+                               f"this judgement's own call gives '{name}'")
+        if figures[name] is not None:
+            raise ImportFailed(f"{where}: fields '{name}' and '{earlier}' are both given; an answer from the call "
+                               f"cache made no call of its own: give the earlier call's figure as '{earlier}' only")
+        figures[name] = given
+    return figures
+
+
 def _flag(row: dict[str, Any], name: str, where: str) -> bool:
     value = row.get(name)
     if value is None:
@@ -223,6 +250,8 @@ def parse_line(line: Line, finder: SampleFinder) -> ParsedJudgement:
     sentence_scores = _sentence_scores(row, where, probability=probability is not None)
     if sentence_scores is not None and status != Judgement.Status.OK:
         raise ImportFailed(f"{where}: field 'sentence_scores' must be absent when status is {status}")
+    cached = _flag(row, "cached", where)
+    figures = _call_figures(row, where, cached=cached)
     return ParsedJudgement(
         line=line,
         sample_id=_sample_of(line, finder),
@@ -233,11 +262,11 @@ def parse_line(line: Line, finder: SampleFinder) -> ParsedJudgement:
         reasoning=_string(row, "reasoning", where),
         raw=_string(row, "raw", where),
         error=_string(row, "error", where),
-        latency=_number(row, "latency", where),
-        input_tokens=_count(row, "input_tokens", where),
-        output_tokens=_count(row, "output_tokens", where),
+        latency=figures["latency"],
+        input_tokens=figures["input_tokens"],
+        output_tokens=figures["output_tokens"],
         cost=_number(row, "cost", where),
         sentence_scores=sentence_scores,
-        cached=_flag(row, "cached", where),
+        cached=cached,
         source_run=_source_run(row, where),
     )

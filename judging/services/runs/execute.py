@@ -254,7 +254,9 @@ def _record_answer(
                                cached=False, attempts=outcome.attempts))
     answered = outcome.status in ANSWERED
     for target in others:  # identical requests in this run: one call, the others served by its answer
-        writer.add(target.judgement(run, **fields, latency_seconds=outcome.latency_seconds,
+        # An answer is served as from the cache (its latency kept as the cached call's, Judgement.run_*); a failure
+        # made no call of its own either: no latency, or the run's mean latency would count that call twice.
+        writer.add(target.judgement(run, **fields, latency_seconds=outcome.latency_seconds if answered else None,
                                     cost=0.0 if answered else None, cached=answered, attempts=0))
     if outcome.status in CACHEABLE:
         writer.cache_rows.append(CallCache(

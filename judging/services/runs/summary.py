@@ -8,6 +8,16 @@ from annotate.models import Project, Sample
 from judging.models import Judge, Judgement, JudgeRun
 from judging.services.runs.results import OK
 
+# The order a person expects a run's judgements in, the same on every surface (the API, the run's page, the exports,
+# `judge --json`), never the order the calls finished: the samples' order in the project (each batch's position,
+# then each sample's position in its batch), a synthetic set's items by their sample in the same order, then type
+# and percent; the judgement's id last. A run judges samples or synthetic items, never both, so the two never mix.
+JUDGEMENT_ORDER = (
+    "sample__batch__position", "sample__batch_id", "sample__position", "sample_id",
+    "synthetic_item__sample__batch__position", "synthetic_item__sample__batch_id", "synthetic_item__sample__position",
+    "synthetic_item__sample_id", "synthetic_item__type", "synthetic_item__percent", "synthetic_item_id", "id",
+)
+
 
 def sample_label(sample: Sample) -> str:
     """How the `judge --json` output names a sample: its external id (the id in the imported file), else its
@@ -19,8 +29,11 @@ def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any
     """The `judge --json` object: the run's figures and, with_judgements, one entry per judgement.
 
     ``sample`` is the sample's external id (its database id as text when it has
-    none), ``sample_id`` its database id; ``score`` is null unless ``status`` is
+    none), ``sample_id`` its database id (the API's ``sample``) and
+    ``sample_external_id`` its external id as stored ("" when none), the names
+    the API and the exports use too; ``score`` is null unless ``status`` is
     ok; ``raw`` is the endpoint's last answer ("" for an endpoint error).
+    Judgements come in JUDGEMENT_ORDER.
     """
     summary: dict[str, Any] = {
         "run": run.pk,
@@ -43,15 +56,14 @@ def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any
         rows = (
             Judgement.objects.filter(run=run)
             .select_related("sample", "sample__batch")
-            .order_by("sample__batch__position", "sample__batch_id", "sample__position", "sample_id",
-                      "synthetic_item_id")
+            .order_by(*JUDGEMENT_ORDER)
         )
         entries = []
         for judgement in rows.iterator(chunk_size=2000):
             entry: dict[str, Any] = {}
             if judgement.sample is not None:
                 entry |= {"sample": sample_label(judgement.sample), "sample_id": judgement.sample_id,
-                          "batch": judgement.sample.batch.name}
+                          "sample_external_id": judgement.sample.external_id, "batch": judgement.sample.batch.name}
             else:
                 entry |= {"sample": None, "synthetic_item": judgement.synthetic_item_id}
             ok = judgement.status == OK
