@@ -43,6 +43,9 @@ class JobSerializer(serializers.Serializer):
     error = serializers.CharField(help_text="Why it failed or stopped; empty otherwise.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True, help_text="Null until it ends.")
+    resumed = serializers.IntegerField(min_value=0, help_text="Times a starting worker queued the job again after its "
+                                       "worker stopped (it goes on where it stopped; an export is written again).")
+    resumed_at = serializers.DateTimeField(allow_null=True, help_text="When it was last queued again; null if never.")
 
 
 class ProjectJobView(APIView):

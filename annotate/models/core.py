@@ -190,19 +190,35 @@ class Job(Progress):
         ``error`` keeps the time as text in the zone of the day it was written;
         pages render this one in the current time zone instead.
         """
-        stamp = self.options.get("cancelled_at") if self.cancelled_by else None
-        if not isinstance(stamp, str):
-            return None
-        try:
-            moment = datetime.fromisoformat(stamp)
-        except ValueError:
-            return None
-        return moment if moment.tzinfo is not None else None
+        return _moment(self.options.get("cancelled_at")) if self.cancelled_by else None
 
     @property
     def status_label(self) -> str:
         """The status as pages show it: "Cancelled" for a job an admin cancelled, not the "Failed" it is stored as."""
         return "Cancelled" if self.cancelled_by else self.get_status_display()
+
+    @property
+    def resumed(self) -> int:
+        """Times a starting worker queued the job again after its worker stopped (``options["resumed"]``, counted by
+        jobs.recovery, as a judge run's ``resumed`` column is); 0 for a job never resumed."""
+        count = self.options.get("resumed")
+        return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+    @property
+    def resumed_at(self) -> datetime | None:
+        """When it was last queued again (``options["resumed_at"]``, ISO text); None if never, or unreadable."""
+        return _moment(self.options.get("resumed_at")) if self.resumed else None
+
+
+def _moment(stamp: object) -> datetime | None:
+    """An aware time kept in a job's options as ISO text; None if absent, unreadable or without a zone."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 PROGRESS_UNITS = {

@@ -203,7 +203,7 @@ def export_download(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     result = path / job.result_path.rsplit("/", 1)[-1]
     if not job.result_path or not result.is_file():
         raise Http404("The export file is gone; start the export again")
-    options = export.ExportOptions(**job.options)
+    options = export.ExportOptions.of_job(job.options)
     # Sent as the API sends the same export: the file's suffix alone says nothing of JSONL or of its encoding.
     return FileResponse(result.open("rb"), as_attachment=True, filename=export.download_name(project, options),
                         content_type=export.CONTENT_TYPES[options.format])

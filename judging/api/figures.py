@@ -1,4 +1,5 @@
-"""A judge against the people who audited its outputs, a project's synthetic sets and a set's paper tables, as JSON.
+"""A judge against the people who audited its outputs, a project's synthetic sets and a set's paper tables, as JSON;
+and a synthetic set's cancel.
 
 Each answer is the object its page shows and its command prints, from the same service, computed for each
 request: ``judging.services.people.judge_vs_people`` (the judge-vs-people page) and
@@ -8,26 +9,31 @@ serializers below only describe those objects for the schema and hand them on; t
 Same rules as the pages (judging.access): the project's admins only, since judge scores are theirs (annotators
 work blind, auditors audit), so other roles 403; outsiders 404; anonymous callers 401; a pairs project 400 on
 ``project`` to its members (judging.api.lookups). Neither endpoint reads a query parameter, so any is ignored, as
-on the other judging reads without parameters (the judge list).
+on the other judging reads without parameters (the judge list). The cancel is a write, through
+``judging.services.synthetic.cancel_synthetic_set`` as the set's page does it, answered as the judge runs' cancel is.
 """
 
 from __future__ import annotations
 
 from django.urls import re_path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api.jobs import ALREADY_ENDED
 from annotate.api.schema import integer
 from annotate.api.serializers import MAX_ID, ErrorSerializer
+from annotate.api.validation import NO_BODY, NoBodySerializer
+from annotate.services.jobs import CancelRefused
 from judging import access
 from judging.api.lookups import NOT_A_SPAN_PROJECT, span_project_lookup
 from judging.models import Judge, JudgeRun, SyntheticSet
 from judging.people import LEVELS
 from judging.services.people import judge_vs_people
-from judging.services.synthetic import paper_tables
+from judging.services.synthetic import cancel_synthetic_set, paper_tables
 from judging.synthetic import HALLUCINATION_TYPES
 
 FOR_ADMINS = OpenApiResponse(
@@ -232,12 +238,18 @@ class SyntheticSetRowSerializer(serializers.ModelSerializer):
     writer = serializers.CharField(source="writer.name", allow_null=True, default=None,
                                    help_text="The rubric judge that wrote the rewrites; null once it was deleted.")
     status = serializers.ChoiceField(choices=SyntheticSet.Status.choices, help_text="The writing job's state.")
+    status_label = serializers.CharField(read_only=True, help_text='The status as the pages show it: "Cancelled" '
+                                         "for a cancelled set (its `status` stays failed).")
+    cancelled_by = serializers.CharField(read_only=True, allow_null=True,
+                                         help_text="Who cancelled the set; null unless cancelled.")
     tables = serializers.SerializerMethodField(help_text="The address of the set's tables.")
 
     class Meta:
         model = SyntheticSet
-        fields = ["id", "name", "writer", "status", "done", "total", "sentences_per_output", "seed", "error",
-                  "created_at", "tables"]
+        fields = ["id", "name", "writer", "status", "status_label", "cancelled_by", "done", "total",
+                  "sentences_per_output", "seed", "error", "created_at", "tables"]
+        extra_kwargs = {"error": {"help_text": "The set's notes (outputs skipped), then why it stopped: "
+                                               "\"Cancelled by <user> at <time>.\" once cancelled."}}
 
     def get_tables(self, synthetic_set: SyntheticSet) -> str:
         return f"/api/projects/{synthetic_set.project.slug}/synthetic-sets/{synthetic_set.pk}/tables/"
@@ -262,6 +274,31 @@ class SyntheticTablesView(APIView):
         return Response(PaperTablesSerializer(paper_tables(synthetic_set)).data)
 
 
+class SyntheticSetCancelView(APIView):
+    @extend_schema(
+        parameters=[SET_ID],
+        request=NO_BODY,
+        responses={200: SyntheticSetRowSerializer, 400: NOT_A_SPAN_PROJECT, 403: FOR_ADMINS, 409: ALREADY_ENDED},
+    )
+    def post(self, request: Request, slug: str, id: str) -> Response:
+        """Cancel a queued or running synthetic set (admins): it is marked failed, its `error` ending "Cancelled by
+        <you> at <time>." (`status_label` "Cancelled"), and a worker that picks it up later asks the writer nothing;
+        one writing it stops at its next progress write. The rewrites it stored stay, and Resume on the set's page
+        goes on from there, asking only for the rewrites it lacks. Takes no fields."""
+        project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
+        set_id = int(id)
+        synthetic_set = (SyntheticSet.objects.filter(project=project, pk=set_id).select_related("writer", "project")
+                         .first() if 1 <= set_id <= MAX_ID else None)
+        if synthetic_set is None:
+            raise NotFound(f"{project.slug!r} has no synthetic set {id}")
+        NoBodySerializer(data=request.data).is_valid(raise_exception=True)
+        try:
+            cancel_synthetic_set(synthetic_set, request.user)
+        except CancelRefused as refusal:
+            return Response({"detail": str(refusal)}, status=status.HTTP_409_CONFLICT)
+        return Response(SyntheticSetRowSerializer(synthetic_set).data)
+
+
 # Ids as [0-9]{1,18}, like the rest of the API, so a longer number names no object (404, not 500).
 urlpatterns = [
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/judges/(?P<id>[0-9]{1,18})/people/$", JudgeVsPeopleView.as_view(),
@@ -270,4 +307,6 @@ urlpatterns = [
             name="judging-api-synthetic-sets"),
     re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/synthetic-sets/(?P<id>[0-9]{1,18})/tables/$",
             SyntheticTablesView.as_view(), name="judging-api-synthetic-tables"),
+    re_path(r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/synthetic-sets/(?P<id>[0-9]{1,18})/cancel/$",
+            SyntheticSetCancelView.as_view(), name="judging-api-synthetic-cancel"),
 ]

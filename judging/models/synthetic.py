@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from annotate.models import Project, Sample
 from annotate.models.core import Progress
@@ -31,6 +35,63 @@ class SyntheticSet(Progress):
 
     def __str__(self) -> str:
         return f"synthetic set {self.name}"
+
+    @property
+    def cancel_note(self) -> str | None:
+        """The "Cancelled by <user> at <time>." line of a cancelled set's notes; None unless cancelled.
+
+        A cancelled set is stored as failed (judging.services.synthetic.cancel_synthetic_set), the line added last
+        to ``error``, below the notes on skipped outputs: the set has no column for who cancelled it, as a judge run
+        has none. Every status filter treats it as failed; only the pages, the API's ``status_label`` and a resume
+        (which drops the line) word it apart.
+        """
+        if self.status != self.Status.FAILED:
+            return None
+        return self.stop_reason if _CANCELLED.fullmatch(self.stop_reason) else None
+
+    @property
+    def cancelled_by(self) -> str | None:
+        """Who cancelled the set (usernames hold no spaces); None unless cancelled."""
+        found = _CANCELLED.match(self.cancel_note or "")
+        return found.group("who") if found else None
+
+    @property
+    def cancelled_at(self) -> datetime | None:
+        """When the set was cancelled, read back from its note, whose time is written in the zone of that day
+        (FAITHLAB_TIME_ZONE); None unless cancelled, or when that zone is no longer today's (the pages then quote
+        the note as written)."""
+        found = _CANCELLED.match(self.cancel_note or "")
+        if found is None:
+            return None
+        written = datetime.strptime(found.group("time"), "%Y-%m-%d %H:%M:%S")  # noqa: DTZ007 - its zone is read next
+        if found.group("zone") == "UTC":
+            return written.replace(tzinfo=UTC)
+        zone = timezone.get_current_timezone()
+        for fold in (0, 1):  # the hour a clock goes back is written twice; the zone's name tells them apart
+            moment = written.replace(tzinfo=zone, fold=fold)
+            if moment.tzname() == found.group("zone"):
+                return moment
+        return None
+
+    @property
+    def status_label(self) -> str:
+        """The status as pages and the API show it: "Cancelled" for a cancelled set (stored as failed)."""
+        return "Cancelled" if self.cancel_note else self.get_status_display()
+
+    @property
+    def cancellable(self) -> bool:
+        """Whether the set can still be cancelled: queued or running (an imported set never is)."""
+        return self.is_active
+
+    @property
+    def stop_reason(self) -> str:
+        """Why a failed set stopped: the last line of its notes (the lines above say which outputs it skipped)."""
+        lines = [line for line in self.error.splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+
+# annotate.services.jobs.cancelled_message's words, as a cancelled set's last note reads.
+_CANCELLED = re.compile(r"Cancelled by (?P<who>\S+) at (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (?P<zone>\S+)\.")
 
 
 class SyntheticRewrite(models.Model):

@@ -1,4 +1,5 @@
-"""Synthetic hallucination sets (admins): make a set, follow its rewriting, run judges over it, read the tables.
+"""Synthetic hallucination sets (admins): make a set, follow its rewriting (resume or cancel it), run judges over
+it, read the tables.
 
 Thin: forms read the typed values, judging.services.synthetic and runs decide
 and write, and a refusal is shown beside the form with nothing written.
@@ -16,9 +17,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh
 
 from annotate.models import Project
+from annotate.services.jobs import CancelRefused
 from annotate.uploads import stopped_upload
 from judging import access
 from judging import synthetic as nesting
@@ -30,8 +32,10 @@ from judging.services.judges import JudgeSettingsError
 from judging.services.runs import start_run
 from judging.services.synthetic import (
     SyntheticSetError,
+    cancel_synthetic_set,
     create_synthetic_set,
     import_rewrites,
+    kept_in_words,
     output_sentences,
     paper_tables,
     resume_synthetic_set,
@@ -243,6 +247,29 @@ def synthetic_resume(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return _to_set(request, synthetic_set.project, synthetic_set)
 
 
+@require_POST
+@login_required
+def synthetic_cancel(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Cancel a queued or running set (admins), back to the set's page (an htmx form, on the set's page or in the
+    sets list, reloads the page it is on, with the message).
+
+    The way out of a set no worker writes, which would otherwise say "Queued" for good. A set that has already
+    ended is left as it is, with a message saying how it ended.
+    """
+    synthetic_set = access.get_synthetic_set_for_admin(request.user, slug, pk)
+    try:
+        cancel_synthetic_set(synthetic_set, request.user)
+    except CancelRefused as refusal:
+        messages.error(request, f"Not cancelled: {refusal}")
+    else:
+        messages.success(request, f"Set {synthetic_set.name!r} is cancelled: it asks the writer for nothing more, "
+                                  f"even if a worker picks it up; {kept_in_words(synthetic_set)}, and Resume goes on "
+                                  "from there.")
+    if request.htmx:
+        return HttpResponseClientRefresh()
+    return HttpResponseRedirect(reverse("judging-synthetic-set", args=[slug, synthetic_set.pk]))
+
+
 urlpatterns = [
     path("projects/<slug:slug>/synthetic/", synthetic_sets, name="judging-synthetic"),
     path("projects/<slug:slug>/synthetic/new/", synthetic_create, name="judging-synthetic-create"),
@@ -250,4 +277,5 @@ urlpatterns = [
     path("projects/<slug:slug>/synthetic/<int:pk>/", synthetic_set_page, name="judging-synthetic-set"),
     path("projects/<slug:slug>/synthetic/<int:pk>/runs/", synthetic_run, name="judging-synthetic-run"),
     path("projects/<slug:slug>/synthetic/<int:pk>/resume/", synthetic_resume, name="judging-synthetic-resume"),
+    path("projects/<slug:slug>/synthetic/<int:pk>/cancel/", synthetic_cancel, name="judging-synthetic-cancel"),
 ]

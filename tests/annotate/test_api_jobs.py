@@ -38,7 +38,8 @@ def test_the_embedding_job_an_import_names_can_be_polled_to_its_end(project: Pro
     job = Job.objects.get(pk=imported.json()["embedding_job"])
     first = admin.get(job_url(job)).json()
     assert first == {"id": job.pk, "kind": "embed", "status": job.status, "done": job.done, "total": job.total,
-                     "error": "", "created_at": first["created_at"], "finished_at": None}
+                     "error": "", "created_at": first["created_at"], "finished_at": None, "resumed": 0,
+                     "resumed_at": None}
     finished = timezone.now()
     Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE, done=2, total=2, finished_at=finished)
     last = admin.get(job_url(job)).json()

@@ -231,11 +231,9 @@ def test_a_judge_run_and_a_synthetic_set_queued_over_a_minute_say_no_worker_may_
     polls = [admin.get(f"/projects/demo/judges/runs/{run.pk}/", **HTMX),
              admin.get(f"/projects/demo/synthetic/{synthetic.pk}/", **HTMX)]
     htmls = [admin.get(url).content.decode() for url in pages] + [poll.content.decode() for poll in polls]
-    for html in htmls[:2] + htmls[4:5]:
-        # The run's own Cancel is beside the notice (tests/judging/test_run_cancel.py).
+    for html in htmls:
+        # The run's and the set's own Cancel are beside the notice (tests/judging/test_run_cancel.py,
+        # tests/judging/test_synthetic_cancel.py).
         assert notice_in(html) is not None and notice_in(html).endswith("Or cancel the job.")
-    for html in htmls[2:4] + htmls[5:]:
-        # No cancel for a synthetic set: the notice offers none.
-        assert notice_in(html) is not None and notice_in(html).endswith("(see the README).")
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, started_at=timezone.now())
     assert notice_in(admin.get(f"/projects/demo/judges/runs/{run.pk}/", **HTMX).content.decode()) is None

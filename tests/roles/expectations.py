@@ -188,6 +188,8 @@ EXPECTED: dict[str, Rule] = {
     "judging-synthetic-set": page(ADMINS),
     "judging-synthetic-run": post(ADMINS),
     "judging-synthetic-resume": post(ADMINS),
+    # Cancel a set from its line (admins): the world's set holds imported rewrites, done, so refused with a message: 302.
+    "judging-synthetic-cancel": post(ADMINS),
     # downloads (judging.access.get_project_for_export): judgements the admins', audits an auditor's own too
     "judging-export-judgements": page(ADMINS),
     "judging-export-audits": page(AUDITORS),
@@ -257,6 +259,7 @@ EXPECTED: dict[str, Rule] = {
     "judging-api-judge-people": api(ADMINS),  # as the judge-vs-people page
     "judging-api-synthetic-tables": api(ADMINS),  # as the synthetic set page
     "judging-api-synthetic-sets": api(ADMINS),  # as the synthetic sets on the judges page
+    "judging-api-synthetic-cancel": api_post(ADMINS),  # the world's set is imported, done: 409
     "api-audit-next": api(AUDITORS, ok=frozenset({200, 204})),
     "api-audit-verdict": api_post(AUDITORS, kinds=None),
     "api-audit-change": Rule((AUDITOR,), method="PUT", ok=WRITE, api=True, kinds=None),  # own verdicts only
@@ -365,6 +368,7 @@ TOLD_THE_KIND = frozenset({
     "judging-api-export-audits", "api-audit-next", "api-pair-rounds", "api-pair-round", "api-pair-agreement",
     "api-judge-flags", "api-judge-flag-block", "api-judge-flag-unblock", "api-judge-flag-dismiss",
     "api-pair-round-job-cancel", "api-perturbation-job-cancel", "judging-api-run-cancel",
+    "judging-api-synthetic-cancel",
 })
 
 

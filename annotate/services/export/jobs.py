@@ -123,7 +123,7 @@ def cancel_export_job(job: Job, user: Any) -> Job:
 
 def _write_export(job: Job) -> Path:
     """Write the job's file into its own folder (made afresh); the file's path."""
-    options = ExportOptions(**job.options)
+    options = ExportOptions.of_job(job.options)
     folder = _job_folder(job.pk)
     folder.mkdir(parents=True)
     stem = f"{job.project.slug}-round{options.round}"

@@ -6,7 +6,7 @@ bad format or a round the project lacks is refused the same way everywhere, befo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from annotate.models import Assignment, Project, SpanAnnotation
@@ -74,6 +74,13 @@ class ExportOptions:
     round: int = 1
     pseudonyms: bool = False
     bom: bool = False  # CSV starts with UTF8_BOM, for Excel
+
+    @classmethod
+    def of_job(cls, stored: dict[str, Any]) -> ExportOptions:
+        """The options an export job was started with, from its ``options``, which also keep what happened to the
+        job (who cancelled it, how often a worker resumed it: annotate.services.jobs)."""
+        names = {field.name for field in fields(cls)}
+        return cls(**{name: value for name, value in stored.items() if name in names})
 
     def check(self, project: Project) -> ExportOptions:
         """Refuse what no export can give, before anything is written or a response has begun: every

@@ -112,28 +112,30 @@ def cancelled_message(who: str, now: datetime) -> str:
     return f"Cancelled by {who} at {timezone.localtime(now):%Y-%m-%d %H:%M:%S %Z}."
 
 
-def ended_in_words(job: Any, finished_words: Callable[[Any], str], *, noun: str = "Job") -> str:
+def ended_in_words(job: Any, finished_words: Callable[[Any], str], *, noun: str = "Job",
+                   reason: str | None = None) -> str:
     """Why an ended job cannot be cancelled: how it ended, and that nothing was changed.
 
     Any Progress row with ``error``, ``cancelled_by`` and ``cancelled_at`` will do (a judge run too: ``noun``
-    "Run")."""
+    "Run"). ``reason``: what to quote for a failed or cancelled one where its ``error`` holds more than that (a
+    synthetic set's notes on the outputs it skipped); its ``error`` by default."""
     if job.status == Job.Status.DONE:
         return f"{noun} {job.pk} is done ({finished_words(job)}); there is nothing to cancel and nothing was changed."
     if job.cancelled_by:
-        return f"{noun} {job.pk} was already cancelled {_cancel_in_words(job)}; nothing was changed."
-    reason = _without_full_stop(job.error or "no reason recorded")
-    return f"{noun} {job.pk} has already failed ({reason}); nothing was changed."
+        return f"{noun} {job.pk} was already cancelled {_cancel_in_words(job, reason)}; nothing was changed."
+    said = _without_full_stop((job.error if reason is None else reason) or "no reason recorded")
+    return f"{noun} {job.pk} has already failed ({said}); nothing was changed."
 
 
-def _cancel_in_words(job: Any) -> str:
+def _cancel_in_words(job: Any, reason: str | None = None) -> str:
     """Who cancelled ``job`` and when, in the current time zone ("by adam at 2025-06-01 22:35:08 UTC").
 
     Read from the job's options rather than quoted from ``error``, whose own
     full stop would end up inside the sentence; an unreadable time falls back to
-    that message, in brackets.
+    that message (or ``reason``), in brackets.
     """
     if job.cancelled_at is None:
-        return f"({_without_full_stop(job.error)})"
+        return f"({_without_full_stop(job.error if reason is None else reason)})"
     return f"by {job.cancelled_by} at {timezone.localtime(job.cancelled_at):%Y-%m-%d %H:%M:%S %Z}"
 
 

@@ -16,14 +16,19 @@ job kind's work goes on without doing anything twice:
 
 A job of a kind not listed here, or one that cannot be queued again (the broker
 refuses it), is marked failed with a message saying the worker stopped and what
-to do.
+to do. A job queued again counts it in its options (``resumed``, and when last:
+``resumed_at``), as a judge run counts its resumptions: its line on the project
+page and the jobs API say how often it was resumed.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from celery import Task
+from django.db import transaction
+from django.utils import timezone
 
 from annotate.models import Job
 from annotate.services.jobs.failure import ACTIVE, mark_failed
@@ -101,4 +106,29 @@ def _resume(job_id: int, task: Task) -> bool:
             if not free:
                 return False
             restart_export(job)
-    return send_job(job, task, after_stop=True)
+    before = _count_resumption(job)
+    if before is None:
+        return False  # ended meanwhile
+    if send_job(job, task, after_stop=True):
+        return True
+    # Not queued after all (the job is failed saying so): it was not resumed.
+    Job.objects.filter(pk=job.pk).update(options=before)
+    return False
+
+
+def _count_resumption(job: Job) -> dict[str, Any] | None:
+    """Count one more resumption in the job's options (``resumed``, ``resumed_at``); its options before, or None
+    when it has ended meanwhile (then nothing is written).
+
+    Written and committed before the task is sent, so the execution it starts reads the count and keeps it in
+    whatever options it writes itself. The row is locked meanwhile, as a cancel locks it.
+    """
+    with transaction.atomic():
+        locked = Job.objects.select_for_update().filter(pk=job.pk, status__in=ACTIVE).first()
+        if locked is None:
+            return None
+        before = dict(locked.options)
+        locked.options = {**before, "resumed": locked.resumed + 1, "resumed_at": timezone.now().isoformat()}
+        locked.save(update_fields=["options"])
+    job.options = locked.options
+    return before

@@ -6,12 +6,14 @@ of every output once per type, and the items are built from the rewrites.
 
 - sets: creating a set, building its items from stored rewrites
 - rewrite: executing a set against the writer endpoint (resumption, the lock file)
+- cancel: an admin's cancel of a queued or running set (it can be resumed afterwards)
 - ingest: a set from rewrites written elsewhere (JSONL import)
 - tables: the set's summary and the paper's tables
 """
 
 from __future__ import annotations
 
+from judging.services.synthetic.cancel import SetCancelled, cancel_synthetic_set, kept_in_words
 from judging.services.synthetic.ingest import IMPORT_PROBLEMS_SHOWN, import_rewrites
 from judging.services.synthetic.rewrite import (
     REWRITE_SYSTEM,
@@ -36,13 +38,16 @@ __all__ = [
     "IMPORT_PROBLEMS_SHOWN",
     "REWRITE_SYSTEM",
     "RewriteOutcome",
+    "SetCancelled",
     "SyntheticSetError",
     "build_items",
+    "cancel_synthetic_set",
     "create_synthetic_set",
     "execute_synthetic_set",
     "execution_lock",
     "import_rewrites",
     "is_set_executing",
+    "kept_in_words",
     "latest_runs",
     "output_sentences",
     "paper_tables",

@@ -1,7 +1,9 @@
 """Executing a synthetic set: the writer endpoint rewrites every sentence, resumably, one process per set (a lock).
 
 A rewrite that fails is stored as failed, never invented, and the items of that
-output and type are not built. Stored rewrites are never asked for again.
+output and type are not built. Stored rewrites are never asked for again. Only a
+queued or running set is written: a cancelled one (cancel.cancel_synthetic_set) is
+left as it is, and one being written stops at its next progress write.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ from judging.clients import Endpoint, EndpointError, chat, endpoint_for
 from judging.models import Judge, PromptVersion, SyntheticRewrite, SyntheticSet
 from judging.parsing import first_json_object
 from judging.services.runs import missing_key_variable
+from judging.services.synthetic.cancel import SetCancelled
 from judging.services.synthetic.sets import SyntheticSetError, _gold_items, _queue, build_items, output_sentences
 
 # Said in every request whatever the project's edited prompt says: JSON mode refuses a request without "JSON".
 REWRITE_SYSTEM = 'You rewrite one sentence of a text. Answer with one JSON object: {"rewritten": "<the new sentence>"}.'
 
 logger = logging.getLogger(__name__)
+
+# The statuses of a set still to be written; a cancelled set is failed, and an execution writes nothing over it.
+ACTIVE = (SyntheticSet.Status.QUEUED, SyntheticSet.Status.RUNNING)
 
 
 @dataclass(frozen=True)
@@ -52,10 +58,12 @@ def resume_synthetic_set(synthetic_set: SyntheticSet, *, retry_failed: bool = Fa
         if retry_failed:
             synthetic_set.rewrites.filter(status=SyntheticRewrite.Status.ERROR).delete()
         synthetic_set.done = synthetic_set.rewrites.count()
+        cancel = synthetic_set.cancel_note
         synthetic_set.status = SyntheticSet.Status.QUEUED
-        # Why it stopped last time no longer holds once it goes on; the notes on skipped outputs stay.
+        # Why it stopped last time (a failure, a cancel) no longer holds once it goes on; the notes on skipped
+        # outputs stay.
         synthetic_set.error = "\n".join(line for line in synthetic_set.error.splitlines()
-                                        if not line.startswith("Stopped:"))
+                                        if not line.startswith("Stopped:") and line != cancel)
         synthetic_set.save(update_fields=["done", "status", "error"])
         _queue(synthetic_set)
     return synthetic_set
@@ -132,10 +140,22 @@ def write_rewrite(endpoint: Endpoint, messages: list[dict[str, str]], original: 
 
 
 def _fail(synthetic_set: SyntheticSet, message: str) -> SyntheticSet:
+    """Failed with ``message`` below its notes, unless the set has ended meanwhile (a cancel's words stay)."""
     notes = "\n".join(line for line in (synthetic_set.error, message) if line)
-    SyntheticSet.objects.filter(pk=synthetic_set.pk).update(status=SyntheticSet.Status.FAILED, error=notes)
+    SyntheticSet.objects.filter(pk=synthetic_set.pk, status__in=ACTIVE).update(status=SyntheticSet.Status.FAILED,
+                                                                               error=notes)
     synthetic_set.refresh_from_db()
     return synthetic_set
+
+
+def _record_progress(set_id: int, done: int) -> None:
+    """Write how many rewrites the set has; raises SetCancelled once it is no longer queued or running.
+
+    The count is written either way, so a cancelled set shows what it stored, this last answer included.
+    """
+    if not SyntheticSet.objects.filter(pk=set_id, status__in=ACTIVE).update(done=done):
+        SyntheticSet.objects.filter(pk=set_id).update(done=done)
+        raise SetCancelled(set_id)
 
 
 def execute_synthetic_set(set_id: int) -> SyntheticSet:
@@ -147,8 +167,8 @@ def execute_synthetic_set(set_id: int) -> SyntheticSet:
     with execution_lock(set_id) as held:
         synthetic_set = SyntheticSet.objects.select_related(
             "project", "writer", "intrinsic_prompt", "extrinsic_prompt").get(pk=set_id)
-        if not held or synthetic_set.status == SyntheticSet.Status.DONE:
-            return synthetic_set
+        if not held or not synthetic_set.is_active:
+            return synthetic_set  # written elsewhere now, done, or failed or cancelled (Resume queues it again)
         synthetic_set = _execute(synthetic_set)
     if synthetic_set.status == SyntheticSet.Status.DONE:
         _lock_path(set_id).unlink(missing_ok=True)  # a done set is never written again
@@ -164,16 +184,31 @@ def _execute(synthetic_set: SyntheticSet) -> SyntheticSet:
         return _fail(synthetic_set, f"Stopped. {missing}")
     elif synthetic_set.intrinsic_prompt is None or synthetic_set.extrinsic_prompt is None:
         return _fail(synthetic_set, "Stopped: the set records no rewrite prompt to send.")
+    if not SyntheticSet.objects.filter(pk=synthetic_set.pk, status__in=ACTIVE).update(
+            status=SyntheticSet.Status.RUNNING):
+        synthetic_set.refresh_from_db()
+        return synthetic_set  # cancelled since it was read: nothing asked
     synthetic_set.status = SyntheticSet.Status.RUNNING
-    synthetic_set.save(update_fields=["status"])
     try:
         if writer is not None:
             _write_missing(synthetic_set, writer)
-        build_items(synthetic_set)
+        with transaction.atomic():
+            # Locked, as the cancel locks it: a set cancelled meanwhile stays cancelled, with no items built.
+            if not SyntheticSet.objects.select_for_update().filter(pk=synthetic_set.pk, status__in=ACTIVE).exists():
+                raise SetCancelled(synthetic_set.pk)
+            build_items(synthetic_set)
+            if not SyntheticSet.objects.filter(pk=synthetic_set.pk, status__in=ACTIVE).update(
+                    status=SyntheticSet.Status.DONE):
+                raise SetCancelled(synthetic_set.pk)  # a database that does not lock rows: no items either
+    except SetCancelled:
+        # The rewrites it stored stay (they were paid for); Resume goes on from there.
+        synthetic_set.refresh_from_db()
+        logger.info("synthetic set %s was cancelled; it stopped with %s of %s rewrites", synthetic_set.pk,
+                    synthetic_set.done, synthetic_set.total)
+        return synthetic_set
     except Exception as error:
         _fail(synthetic_set, f"Stopped: {type(error).__name__}: {error}")
         raise
-    SyntheticSet.objects.filter(pk=synthetic_set.pk).update(status=SyntheticSet.Status.DONE)
     synthetic_set.refresh_from_db()
     return synthetic_set
 
@@ -197,7 +232,7 @@ def _write_missing(synthetic_set: SyntheticSet, writer: Judge) -> None:
                 messages = _messages(prompt.text, source=sample.passage.text, output=sample.summary,
                                      sentence=original)
                 jobs.append((sample, hallucination_type, index, original, prompt, messages))
-    SyntheticSet.objects.filter(pk=synthetic_set.pk).update(done=done)
+    _record_progress(synthetic_set.pk, done)
     if not jobs:
         return
     endpoint = endpoint_for(writer)
@@ -205,21 +240,35 @@ def _write_missing(synthetic_set: SyntheticSet, writer: Judge) -> None:
     # so a killed worker loses at most the answers in flight and a resumed run asks only for those.
     with ThreadPoolExecutor(max_workers=max(1, min(writer.concurrency, len(jobs)))) as pool:
         futures = {pool.submit(write_rewrite, endpoint, job[5], job[3]): job for job in jobs}
+        unstored = set(futures)
         try:
             for future in as_completed(futures):
-                sample, hallucination_type, index, original, prompt, _ = futures[future]
-                outcome = future.result()
-                try:
-                    SyntheticRewrite.objects.get_or_create(
-                        synthetic_set=synthetic_set, sample=sample, sentence_index=index, type=hallucination_type,
-                        defaults={"original": original, "rewritten": outcome.rewritten, "prompt": prompt,
-                                  "raw": outcome.raw, "status": outcome.status, "error": outcome.error},
-                    )
-                except IntegrityError:
-                    pass  # stored meanwhile by another delivery of the task
+                unstored.discard(future)
+                _store_rewrite(synthetic_set, futures[future], future.result())
                 done += 1
-                SyntheticSet.objects.filter(pk=synthetic_set.pk).update(done=done)
+                _record_progress(synthetic_set.pk, done)
+        except SetCancelled:
+            # Cancelled: no call still waiting is sent; the calls in flight end, and their answers (paid for) are
+            # stored too, so a resume does not ask for them again.
+            pool.shutdown(wait=True, cancel_futures=True)
+            answered = [future for future in unstored if not future.cancelled() and future.exception() is None]
+            for future in answered:
+                _store_rewrite(synthetic_set, futures[future], future.result())
+            SyntheticSet.objects.filter(pk=synthetic_set.pk).update(done=done + len(answered))
+            raise
         except BaseException:
             # A time limit or a bug: do not send the calls still waiting (what is stored stays stored).
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _store_rewrite(synthetic_set: SyntheticSet, job: tuple, outcome: RewriteOutcome) -> None:
+    sample, hallucination_type, index, original, prompt, _ = job
+    try:
+        SyntheticRewrite.objects.get_or_create(
+            synthetic_set=synthetic_set, sample=sample, sentence_index=index, type=hallucination_type,
+            defaults={"original": original, "rewritten": outcome.rewritten, "prompt": prompt,
+                      "raw": outcome.raw, "status": outcome.status, "error": outcome.error},
+        )
+    except IntegrityError:
+        pass  # stored meanwhile by another delivery of the task

@@ -26,11 +26,14 @@ def synthetic_summary(synthetic_set: SyntheticSet, *, failures_shown: int = 20) 
         for rewrite in synthetic_set.rewrites.filter(status=SyntheticRewrite.Status.ERROR)
         .select_related("sample")[:failures_shown]
     ]
-    finished = synthetic_set.status in (SyntheticSet.Status.DONE, SyntheticSet.Status.FAILED)
+    # A cancelled set (stored as failed) was stopped, not finished: what it lacks is not a failed rewrite.
+    cancel = synthetic_set.cancel_note
+    finished = synthetic_set.status in (SyntheticSet.Status.DONE, SyntheticSet.Status.FAILED) and not cancel
     return {
         "set": synthetic_set.pk,
         "name": synthetic_set.name,
         "status": synthetic_set.status,
+        "status_label": synthetic_set.status_label,  # "Cancelled" for a cancelled set (stored as failed)
         "seed": synthetic_set.seed,
         "sentences_per_output": synthetic_set.sentences_per_output,
         "writer": synthetic_set.writer.name if synthetic_set.writer else None,
