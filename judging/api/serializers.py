@@ -191,6 +191,10 @@ class JudgeRunRequestSerializer(RejectsUnknownFields):
     )
 
 
+USAGE_NULL = "Null when unknown, its reason in `reasons`."
+NLI_NULL = " Null for an NLI judge (a local model: no tokens, no price)."
+
+
 class RunSummarySerializer(serializers.Serializer):
     """The `judge --json` object without its judgements."""
 
@@ -207,6 +211,33 @@ class RunSummarySerializer(serializers.Serializer):
     flagged = serializers.IntegerField(help_text="First-pass runs: outputs sent to the audit queue.")
     resumed = serializers.IntegerField(min_value=0, help_text=RESUMED_HELP)
     seconds = serializers.FloatField(allow_null=True, help_text="Wall time, once finished.")
+    # The run page's token and cost figures (judging.services.runs.figures.usage_totals): null where unknown.
+    input_tokens = serializers.IntegerField(
+        allow_null=True, help_text="Input tokens of the calls this run sent (answers from the call cache left out; "
+        "0 when it sent none): a partial total, of `calls_with_usage` calls, when `calls_without_usage` is above 0. "
+        + USAGE_NULL)
+    output_tokens = serializers.IntegerField(allow_null=True, help_text="Output tokens, counted as `input_tokens`.")
+    cost = serializers.FloatField(
+        allow_null=True, help_text="US$ of the calls this run sent: their tokens x the judge's prices when each was "
+        "sent (answers from the call cache cost 0); partial as `input_tokens` is. Null when unknown, its reason in "
+        "`reasons`: the judge had no prices then, no call sent reported its usage, an NLI judge. An imported run's "
+        "is what the file reported.")
+    calls_with_usage = serializers.IntegerField(
+        allow_null=True, help_text="Calls sent that came back with an answer and reported their token usage." + NLI_NULL)
+    calls_without_usage = serializers.IntegerField(
+        allow_null=True, help_text="Calls sent that came back with an answer without token usage (some local "
+        "servers): above 0 beside `calls_with_usage`, the tokens and cost are a partial total." + NLI_NULL)
+    cached_input_tokens_saved = serializers.IntegerField(
+        allow_null=True, help_text="Input tokens of the answers from the call cache: paid by an earlier call, not "
+        "in `cost`; of `cached_answers_with_usage` answers. " + USAGE_NULL)
+    cached_output_tokens_saved = serializers.IntegerField(
+        allow_null=True, help_text="Output tokens, counted as `cached_input_tokens_saved`.")
+    cached_answers_with_usage = serializers.IntegerField(
+        allow_null=True, help_text="Answers from the call cache whose earlier call reported its token usage." + NLI_NULL)
+    cached_answers_without_usage = serializers.IntegerField(
+        allow_null=True, help_text="Answers from the call cache that came without token usage." + NLI_NULL)
+    reasons = serializers.DictField(
+        child=serializers.CharField(), help_text="Why each null token or cost figure above is null, under its name.")
 
 
 class JudgeRunDetailSerializer(JudgeRunSerializer):

@@ -252,6 +252,12 @@ def test_the_progress_endpoint_shows_the_runs_figures_and_its_judgements_page_by
     assert progress["summary"] == {
         "run": run.pk, "judge": "local", "mode": "reasoning", "status": "running", "error": "", "items": 3,
         "scored": 1, "failed": 1, "calls": 3, "cached": 0, "flagged": 0, "resumed": 0, "seconds": None,
+        # Two answers, neither with token usage: tokens and cost unknown (the totals: test_run_usage_totals.py).
+        "input_tokens": None, "output_tokens": None, "cost": None, "calls_with_usage": 0, "calls_without_usage": 2,
+        "cached_input_tokens_saved": 0, "cached_output_tokens_saved": 0, "cached_answers_with_usage": 0,
+        "cached_answers_without_usage": 0,
+        "reasons": {name: "No call sent reported its token usage (some local servers report none)."
+                    for name in ("input_tokens", "output_tokens", "cost")},
     }
 
     page = login(admin_user).get(f"/api/judge-runs/{run.pk}/judgements/?limit=1").json()

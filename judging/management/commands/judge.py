@@ -9,7 +9,12 @@ endpoint and its model), and a refusal writes nothing.
 
 With --json, one object: ``run``, ``items``, ``scored``, ``failed``, ``calls``
 (HTTP requests sent, retries included), ``cached`` (answered from the call
-cache), ``seconds``, and ``judgements``: one entry per sample with ``sample``
+cache), ``seconds``, the token and cost totals of the run's page (``input_tokens``,
+``output_tokens`` and ``cost`` of the calls sent, ``calls_with_usage``,
+``calls_without_usage``, ``cached_input_tokens_saved``,
+``cached_output_tokens_saved``, ``cached_answers_with_usage``,
+``cached_answers_without_usage``; null when unknown, the reason in ``reasons``,
+e.g. a cost null for a judge without prices), and ``judgements``: one entry per sample with ``sample``
 (the sample's external id, i.e. its id in the imported file, or its database id
 as text when it has none; ``sample_id`` is the database id, the API's
 ``sample``, ``sample_external_id`` the external id as stored, and ``batch`` the
@@ -55,7 +60,8 @@ class Command(BaseCommand):
     help = (
         "Score a span project's samples with a rubric LLM judge on any OpenAI-compatible endpoint, in the "
         "foreground. Creates or reuses the project's judge for that endpoint, model and mode; identical calls are "
-        "answered from the cache. --json prints {run, items, scored, failed, calls, cached, seconds, judgements: "
+        "answered from the cache. --json prints {run, items, scored, failed, calls, cached, seconds, input_tokens, "
+        "output_tokens, cost, ... (the run page's token and cost totals; null when unknown, why in reasons), judgements: "
         "[{sample, sample_id, sample_external_id, score, reasoning, status, raw}]}; sample is the external id (database id "
         "when none), sample_id the database id."
     )

@@ -30,7 +30,8 @@ How a run executes (DESIGN.md, "Runs"):
 The package, by topic: ``start`` (checks, creating and queuing a run), ``targets`` (what a run judges),
 ``execute`` (executing: call cache, thread pool, NLI chunks), ``results`` (writing judgements, progress, done or
 failed), ``locks`` (one executor at a time, resuming orphaned runs), ``cancel`` (an admin's cancel of a queued or
-running run), ``summary`` (reading runs back). Import from the package; the names below are its interface.
+running run), ``summary`` (reading runs back), ``figures`` (a run's counts, tokens and cost, for its page and
+its summary). Import from the package; the names below are its interface.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from typing import Any
 
 from annotate.models import Project, Sample
 from judging.models import Judge, Judgement, JudgeRun
+from judging.services.runs.figures import run_figures
 from judging.services.runs.results import OK
 
 # The order a person expects a run's judgements in, the same on every surface (the API, the run's page, the exports,
@@ -33,7 +34,9 @@ def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any
     ``sample_external_id`` its external id as stored ("" when none), the names
     the API and the exports use too; ``score`` is null unless ``status`` is
     ok; ``raw`` is the endpoint's last answer ("" for an endpoint error).
-    Judgements come in JUDGEMENT_ORDER.
+    Judgements come in JUDGEMENT_ORDER. The token and cost totals are the run
+    page's (run_figures, usage_totals): null where unknown, with the reason in
+    ``reasons``.
     """
     summary: dict[str, Any] = {
         "run": run.pk,
@@ -51,6 +54,7 @@ def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any
         # Times a worker stopped mid-run and the run was queued again: the requests in flight then are not in calls.
         "resumed": run.resumed,
         "seconds": None if run.seconds is None else round(run.seconds, 3),
+        **run_figures(run)["usage"],
     }
     if with_judgements:
         rows = (

@@ -1,0 +1,142 @@
+"""A run's figures counted from its judgements: what its page shows, and the token and cost totals that its
+`judge --json` summary and the API's run summary carry (one computation for all three)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Avg, Count, Q, Sum
+
+from judging.models import Judge, Judgement, JudgeRun
+
+# Why a token or cost total is null, under the summary's name of the figure.
+NOTHING_JUDGED = "Nothing is judged yet."
+NOT_FOR_NLI = "An NLI judge runs a local model: it sends no tokens and has no price."
+NOT_IN_FILE = "The imported file reported none."
+NO_ANSWER = "No call sent got an answer: an endpoint error reports no token usage."
+NO_USAGE = "No call sent reported its token usage (some local servers report none)."
+UNPRICED = ("The judge had no prices when its calls were sent (US$ per million tokens, set on the judges page), "
+            "so their cost is not known; the tokens are.")
+NO_CACHED_USAGE = "No answer from the call cache came with token usage."
+
+TOKEN_FIGURES = ("input_tokens", "output_tokens", "cached_input_tokens_saved", "cached_output_tokens_saved")
+COUNT_FIGURES = ("calls_with_usage", "calls_without_usage", "cached_answers_with_usage",
+                 "cached_answers_without_usage")
+
+
+def run_figures(run: JudgeRun) -> dict[str, Any]:
+    """A run's counts from its judgements (what is stored, not what the progress row says), with its cost.
+
+    Cost, ``mean_latency`` and the ``sent_*`` token sums are over the calls
+    actually sent: tokens x the judge's prices = cost, as each call was priced.
+    Answers from the call cache (``cached_*`` tokens) were paid by an earlier
+    call and took no endpoint time, so they are shown apart, never added in:
+    the tokens the cache saved, over ``cached_usage`` answers (those whose
+    earlier call reported its usage; ``cached`` counts them all). The rule of
+    the run's rows (Judgement.run_*, the API's and the exports' latency, tokens
+    and cost) is the same, so the rows add up to these figures.
+    ``mean_latency`` is each call's whole time, retries and their waits included,
+    over the calls that answered and those that ended as endpoint errors (the run
+    waited for both). ``answered_calls`` are the calls sent that came back with an
+    answer; ``usage_calls`` of them reported their token usage and
+    ``no_usage_calls`` did not: when both are above 0 the cost and tokens are a
+    partial total, and the page says of how many calls. Calls that reported
+    tokens yet were priced at nothing (``cost_unpriced``: the judge had no
+    prices when they were sent) have an unknown cost, None, not 0.
+    ``usage`` holds the token and cost totals under the summary's names
+    (usage_totals).
+    """
+    status = Judgement.Status
+    sent, from_cache = Q(cached=False), Q(cached=True)
+    answered = Q(status__in=[status.OK, status.PARSE_ERROR])
+    found = run.judgements.aggregate(
+        judged=Count("id"),
+        scored=Count("id", filter=Q(status=status.OK)),
+        parse_errors=Count("id", filter=Q(status=status.PARSE_ERROR)),
+        errors=Count("id", filter=Q(status=status.ERROR)),
+        from_cache=Count("id", filter=from_cache),  # not "cached": the filter names that field
+        sent_calls=Count("id", filter=sent),
+        answered_calls=Count("id", filter=sent & answered),
+        usage_calls=Count("id", filter=sent & answered & Q(input_tokens__isnull=False, output_tokens__isnull=False)),
+        retried=Count("id", filter=sent & Q(attempts__gt=1)),
+        cost=Sum("cost", filter=sent),
+        mean_latency=Avg("latency_seconds", filter=sent),
+        latency_calls=Count("id", filter=sent & Q(latency_seconds__isnull=False)),
+        sent_input_tokens=Sum("input_tokens", filter=sent),
+        sent_output_tokens=Sum("output_tokens", filter=sent),
+        cached_input_tokens=Sum("input_tokens", filter=from_cache),
+        cached_output_tokens=Sum("output_tokens", filter=from_cache),
+        cached_usage=Count("id", filter=from_cache & Q(input_tokens__isnull=False, output_tokens__isnull=False)),
+    )
+    found["cached"] = found.pop("from_cache")
+    found["cached_no_usage"] = found["cached"] - found["cached_usage"]
+    found["no_usage_calls"] = found["answered_calls"] - found["usage_calls"]
+    found["partial_usage"] = bool(found["usage_calls"] and found["no_usage_calls"])
+    sent_calls = found.pop("sent_calls")
+    # A sum over no judgement is None ("not reported"); in a run with judgements but no call sent (a fully cached
+    # re-run) or none from the cache, that group's tokens and cost are a true 0.
+    for group, count in (("sent", sent_calls), ("cached", found["cached"])):
+        if found["judged"] and count == 0:
+            found[f"{group}_input_tokens"] = found[f"{group}_output_tokens"] = 0
+            if group == "sent":
+                found["cost"] = 0.0
+    # Each call is priced when it is sent (Judge.cost_of); a judge without prices prices its tokens at 0, which is
+    # not what they cost. An imported run's cost is the file's, whatever it says.
+    found["cost_unpriced"] = bool(
+        run.scope != JudgeRun.Scope.IMPORTED and found["cost"] == 0
+        and (found["sent_input_tokens"] or 0) + (found["sent_output_tokens"] or 0) > 0
+    )
+    if found["cost_unpriced"]:
+        found["cost"] = None
+    found["usage"] = usage_totals(run, found)
+    return {
+        "items": run.total,
+        **found,
+        "calls": run.calls,
+        "seconds": run.seconds,
+        "rubric_version": run.rubric.number if run.rubric_id else None,
+    }
+
+
+def usage_totals(run: JudgeRun, figures: dict[str, Any]) -> dict[str, Any]:
+    """The token and cost totals of run_figures under the names the run summary gives them, each null figure's
+    reason in ``reasons`` under its name.
+
+    ``input_tokens``, ``output_tokens`` and ``cost`` (US$) are of the calls this
+    run sent; ``calls_with_usage`` and ``calls_without_usage`` split the calls
+    sent that came back with an answer by whether they reported their token
+    usage (both above 0: the totals are of the first only). The
+    ``cached_*_tokens_saved`` are the tokens of the answers from the call cache
+    (paid by an earlier call, never in the cost), over
+    ``cached_answers_with_usage`` answers; ``cached_answers_without_usage``
+    more came without token usage. Unknown is null, never 0.
+    """
+    if run.judge.kind == Judge.Kind.NLI:
+        return {**dict.fromkeys((*TOKEN_FIGURES, "cost", *COUNT_FIGURES)),
+                "reasons": dict.fromkeys((*TOKEN_FIGURES, "cost", *COUNT_FIGURES), NOT_FOR_NLI)}
+    totals = {
+        "input_tokens": figures["sent_input_tokens"],
+        "output_tokens": figures["sent_output_tokens"],
+        "cost": figures["cost"],
+        "calls_with_usage": figures["usage_calls"],
+        "calls_without_usage": figures["no_usage_calls"],
+        "cached_input_tokens_saved": figures["cached_input_tokens"],
+        "cached_output_tokens_saved": figures["cached_output_tokens"],
+        "cached_answers_with_usage": figures["cached_usage"],
+        "cached_answers_without_usage": figures["cached_no_usage"],
+    }
+    if not figures["judged"]:
+        why_sent = why_cached = NOTHING_JUDGED
+    elif run.scope == JudgeRun.Scope.IMPORTED:
+        why_sent = why_cached = NOT_IN_FILE
+    else:
+        why_sent = NO_USAGE if figures["answered_calls"] else NO_ANSWER
+        why_cached = NO_CACHED_USAGE
+    reasons: dict[str, str] = {}
+    for name in ("input_tokens", "output_tokens", "cost"):
+        if totals[name] is None:
+            reasons[name] = UNPRICED if name == "cost" and figures["cost_unpriced"] else why_sent
+    for name in ("cached_input_tokens_saved", "cached_output_tokens_saved"):
+        if totals[name] is None:
+            reasons[name] = why_cached
+    return totals | {"reasons": reasons}
