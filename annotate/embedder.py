@@ -26,6 +26,10 @@ _lock = threading.Lock()
 _loaders: dict[str, threading.Thread] = {}
 _load_errors: dict[str, EmbeddingModelError] = {}
 _loaders_lock = threading.Lock()
+_warm: set[str] = set()  # models whose first encode ran in this process (start_loading's thread)
+# True in a process that imports the app and then forks the processes that serve it: gunicorn's master with
+# preload_app (config/gunicorn.conf.py). There start_loading loads the weights at once, for the workers to share.
+_forks_workers = False
 
 
 def _resolve(name: str) -> str:
@@ -109,11 +113,22 @@ def start_loading(name: str | None = None) -> None:
     The web process calls this when it starts (config/wsgi.py), so that the first
     selection after a restart is answered quickly instead of waiting seconds for
     the model; requests that arrive before it is ready are told to retry.
+
+    In a process that forks its workers next (load_for_forked_workers) it loads the weights at once instead, in this
+    thread and without encoding anything; each worker then warms up in its own thread (after_fork).
     """
     name = name or settings.EMBEDDING_MODEL
+    if _forks_workers:
+        import torch
+
+        # One thread while the weights load, so that nothing starts an OpenMP team before the fork whatever the model
+        # does as it loads; get_model then sets EMBEDDING_THREADS, which starts nothing, and each worker sets it again.
+        torch.set_num_threads(1)
+        _load(name, encode=False)
+        return
     with _loaders_lock:
         loader = _loaders.get(name)
-        if name in _models or (loader is not None and loader.is_alive()):
+        if name in _warm or (loader is not None and loader.is_alive()):
             return
         _load_errors.pop(name, None)
         loader = threading.Thread(target=_load, args=(name,), name=f"load-embedding-model-{name}", daemon=True)
@@ -121,20 +136,51 @@ def start_loading(name: str | None = None) -> None:
         loader.start()
 
 
-def _load(name: str) -> None:
+def _load(name: str, *, encode: bool = True) -> None:
     try:
         model = get_model(name)
-        # The first encode initialises torch's kernels (a few hundred ms): pay it here, not in a request.
-        model.encode(["warm up"], show_progress_bar=False)
+        if encode:
+            # The first encode initialises torch's kernels (a few hundred ms): pay it here, not in a request.
+            model.encode(["warm up"], show_progress_bar=False)
         from annotate import highlight
 
         highlight.prepare()
         # The results page's detector evaluation needs scikit-learn's metrics, which take seconds to import: here,
         # not in the first results request (its compute time counted the import).
         import sklearn.metrics  # noqa: F401
+        if encode:
+            _warm.add(name)
     except EmbeddingModelError as error:
         _load_errors[name] = error
         log.error("%s", error)
+
+
+def load_for_forked_workers() -> None:
+    """Make start_loading load the weights at once in this process, which forks the workers that serve the app next.
+
+    config/gunicorn.conf.py calls it in gunicorn's master (preload_app), before the master imports config.wsgi. The
+    workers then share the weights and imported modules copy-on-write instead of loading a copy each. Nothing may
+    encode before the fork: torch's OpenMP threads do not survive fork(), and a worker whose parent had started them
+    can hang in its first forward pass. No thread is started either: one holding a lock at the fork would leave the
+    lock held for good in the worker.
+    """
+    global _forks_workers
+    _forks_workers = True
+
+
+def after_fork() -> None:
+    """In a worker just forked from a master that loaded the model: set torch's threads, then warm up in the background.
+
+    gunicorn's post_fork hook calls it, before the worker starts its request threads.
+    """
+    global _forks_workers
+    _forks_workers = False
+    if _models:
+        import torch
+
+        torch.set_num_threads(settings.EMBEDDING_THREADS)
+    if settings.EMBEDDING_WARMUP:
+        start_loading()
 
 
 def token_vectors(

@@ -31,6 +31,7 @@ QUICK = {
     "bench_import": ["--torch-threads", "1"],
     "bench_import_lock": ["--samples", "10000"],
     "bench_agreement": ["--samples", "10000", "--repeats", "3"],
+    "bench_gunicorn_memory": ["--repeats", "1", "--requests", "50"],
 }
 
 

@@ -17,7 +17,8 @@ with setting_errors_as_one_line(exit_code=4):
 if settings.EMBEDDING_WARMUP:
     # Load the embedding model now, in a background thread, rather than in the first
     # similarity request (seconds). Requests that come before it is ready get a 503
-    # asking them to retry. `runserver` imports this module too (WSGI_APPLICATION).
+    # asking them to retry. `runserver` imports this module too (WSGI_APPLICATION). In gunicorn's master
+    # (config/gunicorn.conf.py, preload_app) it loads at once instead, for the workers it forks to share.
     from annotate import embedder
 
     embedder.start_loading()
