@@ -112,7 +112,8 @@ class JudgeRunListView(generics.GenericAPIView):
     def get(self, request: Request, slug: str) -> Response:
         """The project's judge runs, newest first, with their progress (admins)."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
-        found = JudgeRun.objects.filter(project=project).select_related("judge", "rubric").order_by("-created_at", "-id")
+        found = (JudgeRun.objects.filter(project=project).select_related("judge", "rubric", "cancelled_by")
+                 .order_by("-created_at", "-id"))
         page = self.paginate_queryset(found)
         return self.get_paginated_response(JudgeRunSerializer(page, many=True).data)
 
@@ -179,9 +180,10 @@ class JudgeRunCancelView(APIView):
     )
     def post(self, request: Request, slug: str, id: str) -> Response:
         """Cancel a queued or running judge run (admins): it is marked failed, "Cancelled by <you> at <time>."
-        (`status_label` "Cancelled"), and a worker that picks it up later does nothing; one executing it stops at
-        its next progress write. The judgements it stored stay, their answers in the call cache, so a new run of
-        the judge (which can now start) reuses them without paying again. Takes no fields."""
+        (`status_label` "Cancelled", `cancelled_by` you, `cancelled_at` now), and a worker that picks it up later
+        does nothing; one executing it stops at its next progress write. The judgements it stored stay, their
+        answers in the call cache, so a new run of the judge (which can now start) reuses them without paying
+        again. Takes no fields."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         run_id = int(id)
         run = (JudgeRun.objects.filter(project=project, pk=run_id).select_related("judge", "rubric").first()

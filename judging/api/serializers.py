@@ -145,12 +145,21 @@ class JudgeRunSerializer(serializers.ModelSerializer):
     status_label = serializers.CharField(
         read_only=True, help_text='The status as the pages show it: "Done: 15 of 15 failed" when all_failed.'
     )
+    cancelled_by = serializers.CharField(
+        source="cancelled_by.username", read_only=True, allow_null=True, default=None,
+        help_text="Who cancelled the run (status failed, status_label \"Cancelled\"); null unless cancelled, or once "
+        "that user has been deleted (cancelled_at still says when).",
+    )
+    cancelled_at = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="When the run was cancelled; null unless cancelled."
+    )
 
     class Meta:
         model = JudgeRun
         fields = [
             "id", "judge", "judge_name", "scope", "purpose", "batch", "synthetic_set", "status", "status_label",
             "all_failed", "total", "done", "percent", "scored", "failed", "calls", "cached", "flagged", "error",
+            "cancelled_by", "cancelled_at",
             "rubric_version", "ask_again", "resumed", "created_at", "started_at", "finished_at", "seconds",
         ]
         read_only_fields = fields

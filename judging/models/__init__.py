@@ -1,6 +1,6 @@
 """The judging app's rows, by topic: judges and prompts, runs and judgements, audits, synthetic data."""
 
-from judging.models.audits import Audit, AuditItem
+from judging.models.audits import Audit, AuditItem, BlindScore
 from judging.models.judges import Judge, JudgingSettings, PromptVersion
 from judging.models.runs import CallCache, Judgement, JudgeRun
 from judging.models.synthetic import SyntheticItem, SyntheticRewrite, SyntheticSet
@@ -8,6 +8,7 @@ from judging.models.synthetic import SyntheticItem, SyntheticRewrite, SyntheticS
 __all__ = [
     "Audit",
     "AuditItem",
+    "BlindScore",
     "CallCache",
     "Judge",
     "JudgeRun",

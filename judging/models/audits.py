@@ -64,3 +64,26 @@ class Audit(models.Model):
 
     def __str__(self) -> str:
         return f"audit {self.pk} by {self.auditor_id} ({self.score})"
+
+
+class BlindScore(models.Model):
+    """The score an auditor gave an item in blind mode, before the judges' answers were shown to them (the page's
+    reveal). Written once: the first stays, since the judges were shown right after it, so a later one may be
+    anchored (judging.services.audits.give_blind_score). The verdict, when saved, copies it into
+    ``Audit.blind_score``; kept in the database rather than the login session, a session that ends between the reveal
+    and the save loses nothing."""
+
+    item = models.ForeignKey(AuditItem, on_delete=models.CASCADE, related_name="blind_scores")
+    auditor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    score = models.PositiveSmallIntegerField()  # 1..5
+    given_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["item", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "auditor"], name="one_blind_score_per_item_and_auditor"),
+            models.CheckConstraint(condition=Q(score__gte=1, score__lte=5), name="blind_score_1_to_5"),
+        ]
+
+    def __str__(self) -> str:
+        return f"blind score {self.score} by {self.auditor_id} on item {self.item_id}"

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
-
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -60,6 +57,13 @@ class JudgeRun(Progress):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A cancelled run (judging.services.runs.cancel_run) is stored as failed, so every status filter treats it as one;
+    # these say who cancelled it and when, for the pages, the API and ``status_label``. ``cancelled_at`` alone marks
+    # it cancelled: ``cancelled_by`` becomes null when that user is deleted.
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    cancelled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -89,36 +93,26 @@ class JudgeRun(Progress):
         "Cancelled" for a cancelled one (stored as failed)."""
         if self.all_failed:
             return f"{self.get_status_display()}: {self.failed} of {self.done} failed"
-        if self.cancelled_by:
+        if self.cancelled:
             return "Cancelled"
         return self.get_status_display()
 
     @property
-    def cancelled_by(self) -> str | None:
-        """Who cancelled the run (judging.services.runs.cancel_run); None unless cancelled.
-
-        A cancelled run is stored as failed, its ``error`` "Cancelled by <user> at <time>." (the words of
-        annotate's cancelled jobs); the user is read back from it (usernames hold no spaces), so no column
-        is needed. Every status filter treats it as failed; only the pages and ``status_label`` word it apart.
-        """
-        if self.status != self.Status.FAILED:
-            return None
-        found = _CANCELLED.match(self.error)
-        return found.group(1) if found else None
+    def cancelled(self) -> bool:
+        """Whether the run was cancelled (it is stored as failed, with ``cancelled_at`` set)."""
+        return self.status == self.Status.FAILED and self.cancelled_at is not None
 
     @property
-    def cancelled_at(self) -> datetime | None:
-        """When the run was cancelled: its ``finished_at``, which the cancel sets; None unless cancelled."""
-        return self.finished_at if self.cancelled_by else None
+    def canceller_name(self) -> str:
+        """Who cancelled the run, as the pages and the API name them: the username, or "a deleted user"."""
+        if not self.cancelled:
+            return ""
+        return self.cancelled_by.get_username() if self.cancelled_by is not None else "a deleted user"
 
     @property
     def cancellable(self) -> bool:
         """Whether the run can still be cancelled (queued or running; imported outputs never run)."""
         return self.is_active and self.scope != self.Scope.IMPORTED
-
-
-# annotate.services.jobs.cancelled_message's words, as a cancelled run's error starts.
-_CANCELLED = re.compile(r"Cancelled by (\S+) at ")
 
 
 class Judgement(models.Model):

@@ -60,9 +60,9 @@ def synthetic_run_size(synthetic_set: SyntheticSet) -> int:
 
 def recent_runs(project: Project, limit: int = RECENT_RUNS) -> list[JudgeRun]:
     return list(
-        JudgeRun.objects.filter(project=project).select_related("judge", "batch", "rubric").order_by("-created_at", "-id")[
-            :limit
-        ]
+        JudgeRun.objects.filter(project=project)
+        .select_related("judge", "batch", "rubric", "cancelled_by")
+        .order_by("-created_at", "-id")[:limit]
     )
 
 

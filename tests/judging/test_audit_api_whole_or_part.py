@@ -52,8 +52,11 @@ def answered(scene: AuditScene, auditor: Any, clock: Clock | None = None, *, sco
         clock.advance(7.5)
     # "The reasoning is wrong" only where the answer shown gives reasoning (output 2 shows an NLI p: none).
     reasoning_wrong = reasoning_wrong and not audits.reasoning_refusal(served)
-    return audits.submit_audit(scene.project, auditor, served.item_id, score=score, agreed=agreed,
-                               reasoning_wrong=reasoning_wrong, note=note, blind_score=blind_score)
+    if blind_score is not None:  # given before the reveal, as blind mode does
+        audits.give_blind_score(scene.project, auditor, served.item_id, blind_score)
+    audit, _ = audits.submit_audit(scene.project, auditor, served.item_id, score=score, agreed=agreed,
+                                   reasoning_wrong=reasoning_wrong, note=note)
+    return audit
 
 
 # --------------------------------------------------------------------------- PUT: the whole verdict

@@ -44,14 +44,17 @@ def verdict_of(audit_id: int) -> tuple[Any, ...]:
     return tuple(getattr(audit, name) for name in VERDICT_FIELDS)
 
 
-def answered(scene: AuditScene, auditor: Any, score: int, **verdict: Any) -> Audit:
-    """The auditor's next item served and answered with ``score`` through the service."""
+def answered(scene: AuditScene, auditor: Any, score: int, blind_score: int | None = None) -> Audit:
+    """The auditor's next item served and answered with ``score`` through the service (``blind_score`` given
+    before, as blind mode's reveal does)."""
     served = audits.serve_next_audit(scene.project, auditor)
     assert served is not None
-    return audits.submit_audit(
-        scene.project, auditor, served.item_id, score=score, agreed=False, reasoning_wrong=False, note="",
-        **verdict,
+    if blind_score is not None:
+        audits.give_blind_score(scene.project, auditor, served.item_id, blind_score)
+    audit, _ = audits.submit_audit(
+        scene.project, auditor, served.item_id, score=score, agreed=False, reasoning_wrong=False, note=""
     )
+    return audit
 
 
 # --------------------------------------------------------------------------- the API: one's own verdict
@@ -61,8 +64,8 @@ def test_an_auditor_changes_their_own_verdict_keeping_the_first_answers_time(sce
     served = audits.serve_next_audit(scene.project, scene.auditor)
     assert served is not None
     clock.advance(12.5)
-    audit = audits.submit_audit(scene.project, scene.auditor, served.item_id, score=2, agreed=False,
-                                reasoning_wrong=False, note="")
+    audit, _ = audits.submit_audit(scene.project, scene.auditor, served.item_id, score=2, agreed=False,
+                                   reasoning_wrong=False, note="")
     first_answer = audit.answered_at
     clock.advance(300)
     response = change(login(scene.auditor), audit.pk, whole(score=4, reasoning_wrong=True, note=" Date is fine. "))
@@ -181,8 +184,8 @@ def answered_url(project: Project, audit: Audit | int) -> str:
 def test_the_answered_view_shows_the_saved_verdict_with_the_judges(scene: AuditScene) -> None:
     served = audits.serve_next_audit(scene.project, scene.auditor)
     assert served is not None
-    audit = audits.submit_audit(scene.project, scene.auditor, served.item_id, score=3, agreed=True,
-                                reasoning_wrong=True, note="Vague.")
+    audit, _ = audits.submit_audit(scene.project, scene.auditor, served.item_id, score=3, agreed=True,
+                                   reasoning_wrong=True, note="Vague.")
     response = login(scene.auditor).get(answered_url(scene.project, audit), **HTMX)
     assert response.status_code == 200
     view = read_html(response.content).one(id="audit-view")

@@ -32,7 +32,7 @@ def answer(scene: AuditScene, auditor: Any, score: int = 3) -> Audit:
     """The auditor's held (or next) item answered with ``score``, and the next one served, as the page does."""
     held = audits.serve_next_audit(scene.project, auditor)
     assert held is not None
-    saved = audits.submit_audit(
+    saved, _ = audits.submit_audit(
         scene.project, auditor, held.item_id, score=score, agreed=False, reasoning_wrong=False, note=""
     )
     audits.serve_next_audit(scene.project, auditor)

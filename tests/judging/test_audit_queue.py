@@ -36,7 +36,7 @@ pytestmark = pytest.mark.django_db
 
 def answer(scene: AuditScene, auditor: Any, audit: Audit, score: int | None = 3, **extra: Any) -> Audit:
     verdict = {"agreed": False, "reasoning_wrong": False, "note": "", **extra}
-    return submit_audit(scene.project, auditor, audit.item_id, score=score, **verdict)
+    return submit_audit(scene.project, auditor, audit.item_id, score=score, **verdict)[0]
 
 
 # --------------------------------------------------------------------------- serving
@@ -275,10 +275,17 @@ def test_a_note_past_the_limit_is_refused(scene: AuditScene) -> None:
 
 def test_blind_is_recorded_when_the_final_score_is_the_one_given_blind(scene: AuditScene) -> None:
     first = serve_next_audit(scene.project, scene.auditor)
-    assert answer(scene, scene.auditor, first, score=2, blind_score=2).blind is True
+    audits.give_blind_score(scene.project, scene.auditor, first.item_id, 2)
+    assert (answer(scene, scene.auditor, first, score=2).blind, Audit.objects.get(pk=first.pk).blind_score) == (True, 2)
     second = serve_next_audit(scene.project, scene.auditor)
-    # Changed after seeing the judge: not blind.
-    assert answer(scene, scene.auditor, second, score=4, blind_score=1).blind is False
+    audits.give_blind_score(scene.project, scene.auditor, second.item_id, 1)
+    # Changed after seeing the judge: not blind, the blind score kept.
+    changed = answer(scene, scene.auditor, second, score=4)
+    assert (changed.blind, changed.blind_score) == (False, 1)
+    third = serve_next_audit(scene.project, scene.auditor)
+    # No blind score given: none, not blind.
+    assert (answer(scene, scene.auditor, third, score=4).blind, Audit.objects.get(pk=third.pk).blind_score) == (
+        False, None)
 
 
 def test_an_explanation_that_arrives_after_serving_is_shown_on_the_next_ask(scene: AuditScene) -> None:

@@ -59,12 +59,12 @@ def test_marking_the_reasoning_of_an_answer_that_gives_none_is_refused_and_nothi
 def test_the_same_verdict_without_the_mark_saves_and_an_answer_with_reasoning_takes_it(scene: AuditScene) -> None:
     first = audits.serve_next_audit(scene.project, scene.auditor)  # output 1: the explainer's reasoning is shown
     assert first.judgement.reasoning
-    saved = audits.submit_audit(scene.project, scene.auditor, first.item_id, score=2, agreed=False,
-                                reasoning_wrong=True, note="")
+    saved, _ = audits.submit_audit(scene.project, scene.auditor, first.item_id, score=2, agreed=False,
+                                   reasoning_wrong=True, note="")
     assert saved.reasoning_wrong is True
     served = serve_until(scene, 2)
-    saved = audits.submit_audit(scene.project, scene.auditor, served.item_id, score=2, agreed=False,
-                                reasoning_wrong=False, note="the date is wrong")
+    saved, _ = audits.submit_audit(scene.project, scene.auditor, served.item_id, score=2, agreed=False,
+                                   reasoning_wrong=False, note="the date is wrong")
     assert saved.answered_at is not None and saved.reasoning_wrong is False
 
 

@@ -1,5 +1,6 @@
-"""A retried verdict (POST /api/audit-items/<id>/audits/): the same verdict sent again by the same auditor is 200 with
-the saved one and changes nothing, its clock included; another verdict is still 409 already_audited."""
+"""A retried verdict (POST /api/audit-items/<id>/audits/, and the page's submit): the same verdict sent again by the
+same auditor is 200 with the saved one and changes nothing, its clock included; another verdict is still 409
+already_audited."""
 
 from __future__ import annotations
 
@@ -113,6 +114,29 @@ def test_the_same_verdict_from_another_auditor_is_not_a_retry_of_it(scene: Audit
     theirs = post(login(hedy), item, {"score": 2})
     assert theirs.status_code == 409 and theirs.json()["code"] == "not_served"
     assert Audit.objects.filter(auditor=hedy).count() == 0
+
+
+def test_the_page_takes_the_same_verdict_sent_again_for_a_retry_too(scene: AuditScene, clock: Clock) -> None:
+    """The page's Enter after a network error that lost the answer: one entry point (audits.submit_audit) answers
+    the page as the API, with the saved verdict and the next item, not 409 "you audited this item already"."""
+    client = login(scene.auditor)
+    page_url = f"/projects/{scene.project.slug}/audit/"
+    first = audit_helpers.read_html(client.get(page_url).content).one(id="audit-view").attrs["data-item-id"]
+    submit = f"/projects/{scene.project.slug}/audit/{first}/submit/"
+    clock.advance(5)
+    assert client.post(submit, {"score": "4", "note": "Dates."}, **audit_helpers.HTMX).status_code == 200
+    before = saved(int(first))
+    clock.advance(60)
+
+    again = client.post(submit, {"score": "4", "note": "Dates."}, **audit_helpers.HTMX)
+
+    assert again.status_code == 200
+    view = audit_helpers.read_html(again.content)
+    assert view.one(id="audit-view").attrs["data-item-id"] != first
+    assert view.one(data_role="last-saved").text.startswith("Saved: score 4")
+    assert saved(int(first)) == before and before["seconds"] == 5
+    other = client.post(submit, {"score": "2"}, **audit_helpers.HTMX)  # another verdict: still refused
+    assert other.status_code == 409 and saved(int(first)) == before
 
 
 def test_the_schema_describes_the_retry(client: Client, admin_user: Any) -> None:

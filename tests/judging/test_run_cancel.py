@@ -80,7 +80,7 @@ def test_a_queued_run_cancelled_is_failed_by_whom_and_a_worker_picking_it_up_lat
     runs.cancel_run(run, admin_user)
     assert run.status == JudgeRun.Status.FAILED and CANCELLED.fullmatch(run.error)
     run.refresh_from_db()
-    assert (run.status, run.cancelled_by, run.status_label) == (JudgeRun.Status.FAILED, "adam", "Cancelled")
+    assert (run.status, run.cancelled_by, run.status_label) == (JudgeRun.Status.FAILED, admin_user, "Cancelled")
     assert run.cancelled_at == run.finished_at is not None
     after = runs.execute_run(run.pk)  # the worker that starts at last
     assert after.status == JudgeRun.Status.FAILED and CANCELLED.fullmatch(after.error)
@@ -111,7 +111,7 @@ def test_a_running_run_cancelled_stops_at_its_next_progress_write_and_keeps_what
         monkeypatch.setattr(results._ResultWriter, "flush", flush)
         assert cancelled
         assert stopped.status == JudgeRun.Status.FAILED and CANCELLED.fullmatch(stopped.error)
-        assert stopped.cancelled_by == "adam" and stopped.status_label == "Cancelled"
+        assert stopped.cancelled_by == admin_user and stopped.status_label == "Cancelled"
         kept = list(Judgement.objects.filter(run=run).select_related("sample"))
         # It stopped: what it wrote in that write stays, the rest was never judged into it.
         assert 1 <= len(kept) < 6 and stopped.done == len(kept)
@@ -216,6 +216,7 @@ def test_the_api_cancels_a_queued_run_200_then_409_and_refuses_other_roles(
     body = answer.json()
     assert (body["id"], body["status"], body["status_label"]) == (run.pk, "failed", "Cancelled")
     assert CANCELLED.fullmatch(body["error"]) and body["finished_at"]
+    assert (body["cancelled_by"], body["cancelled_at"]) == ("adam", body["finished_at"])
     second = admin.post(api_cancel_url(run))
     assert second.status_code == 409 and "was already cancelled by adam" in second.json()["detail"]
     # The retried start now starts a new run instead of answering the cancelled one.

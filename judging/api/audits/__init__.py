@@ -4,7 +4,8 @@ and the auditor's verdict on it.
 Same rules as the audit page (judging.services.audits serves and records for both): outsiders 404, annotators
 403 (they work blind and never see judges), anonymous callers 401; a pairs project 400 on ``project`` to its
 members (judging.api.lookups). The API has no blind mode: a client that wants its auditor's own score first
-simply asks for it before showing ``judges`` (a verdict sent here has no ``blind_score``).
+simply asks for it before showing ``judges``. A verdict sent here still takes the score its auditor gave blind on
+the page before the judges were shown (``blind_score``, kept in the database), if they gave one.
 
 An item is answered once (POST; a second verdict is 409, the same verdict sent again a retry answered 200 with the
 saved one, nothing changed); the auditor reads their own saved verdict with GET on the audit

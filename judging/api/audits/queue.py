@@ -128,7 +128,7 @@ class AuditVerdictView(APIView):
         body.is_valid(raise_exception=True)
         verdict = body.validated_data
         try:
-            audit, recorded = audits.submit_audit_retry(
+            audit, recorded = audits.submit_audit(
                 project, request.user, item.pk,
                 score=verdict.get("score"), agreed=verdict["agreed"],
                 reasoning_wrong=verdict["reasoning_wrong"], note=verdict.get("note", ""),

@@ -151,8 +151,8 @@ class AuditResultSerializer(serializers.Serializer):
     blind_score = serializers.IntegerField(
         allow_null=True,
         help_text="The score given before the judge's answer was revealed (the page's blind mode), kept when the "
-        "auditor then agreed or chose another score; null when none was given blind (always, for verdicts sent "
-        "through this API).",
+        "auditor then agreed or chose another score, and whether the verdict was sent by the page or this API; null "
+        "when none was given blind.",
     )
     judgement = serializers.IntegerField(allow_null=True, help_text="The judge's answer you were shown.")
     served_at = serializers.DateTimeField()

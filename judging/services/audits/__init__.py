@@ -9,8 +9,10 @@ A serve holds its slot for SERVE_MINUTES: after that, another auditor may take t
 released then); until someone does, the auditor who walked away still has the item.
 
 Answering. A score 1-5, or ``agreed`` (the score of the judge's answer the auditor was shown); an item is
-answered once (a second answer to it is refused; through the API, the same verdict sent again is taken for a
-retry of the first and answered with it, nothing changed: ``submit_audit_retry``). The time per item is the server's: answered_at - served_at,
+answered once (a second answer to it is refused, but the same verdict sent again, by the page or the API, is taken
+for a retry of the first and answered with it, nothing changed: ``submit_audit``). In blind mode the score given
+before the judges' answers are shown is kept in the database (``give_blind_score``, written once) and the verdict
+takes it as its ``blind_score``. The time per item is the server's: answered_at - served_at,
 both read from ``clock.now()``, the one clock tests move (``monkeypatch.setattr(audits.clock, "now", ...)``).
 
 Changing. An auditor may change their own saved verdict (the page's ``u``; the API's PUT /api/audits/<id>/, or
@@ -30,11 +32,13 @@ answered or its serve released. Moving ``served_at`` also holds the item's slot 
 pause: a PUT takes no time on the server's clock between opening a verdict and changing it.
 
 Modules by topic: ``auditors`` (who audits, AuditError, the triage settings), ``view`` (what an item shows),
-``queue`` (serving, progress), ``verdicts`` (answering, changing) and ``clock``; callers use the names below.
+``queue`` (serving, progress), ``blind`` (the score given before the reveal), ``verdicts`` (answering, changing) and
+``clock``; callers use the names below.
 """
 
 from judging.services.audits import clock
 from judging.services.audits.auditors import AUDITOR_ROLES, AuditError, check_auditor, judging_settings_of
+from judging.services.audits.blind import blind_score_of, give_blind_score
 from judging.services.audits.queue import (
     SERVE_MINUTES,
     ClockPause,
@@ -50,7 +54,6 @@ from judging.services.audits.verdicts import (
     own_answered_audit,
     reasoning_refusal,
     submit_audit,
-    submit_audit_retry,
 )
 from judging.services.audits.view import (
     SHADES,
@@ -65,7 +68,8 @@ from judging.services.audits.view import (
 
 __all__ = [
     "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "ClockPause", "amend_audit",
-    "audit_progress", "change_audit", "check_auditor", "clock", "item_view", "judge_panels", "judging_settings_of",
-    "latest_sample_judgements", "output_sentences", "own_answered_audit", "pause_item_clock", "reasoning_refusal", "resume_item_clock",
-    "score_text", "sentence_shading", "serve_next_audit", "shown_judgement", "submit_audit", "submit_audit_retry",
+    "audit_progress", "blind_score_of", "change_audit", "check_auditor", "clock", "give_blind_score", "item_view",
+    "judge_panels", "judging_settings_of", "latest_sample_judgements", "output_sentences", "own_answered_audit",
+    "pause_item_clock", "reasoning_refusal", "resume_item_clock", "score_text", "sentence_shading",
+    "serve_next_audit", "shown_judgement", "submit_audit",
 ]

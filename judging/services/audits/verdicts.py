@@ -13,6 +13,7 @@ from annotate.services.clock import elapsed_seconds
 from judging.models import Audit, AuditItem
 from judging.services.audits import clock
 from judging.services.audits.auditors import AuditError, check_auditor
+from judging.services.audits.blind import blind_score_of
 
 MAX_NOTE = 5000
 
@@ -34,48 +35,21 @@ def submit_audit(
     agreed: bool,
     reasoning_wrong: bool,
     note: str,
-    blind_score: int | None = None,
-) -> Audit:
+) -> tuple[Audit, bool]:
     """Record the auditor's verdict on the item served to them: their score, or the shown judge's when they agree.
+    Returns the audit and whether this call recorded it.
 
-    ``blind_score`` is the score they gave while the judge's answer was hidden (blind mode), if any: it is kept
-    as it is, and the audit is ``blind`` when the final score is that one. Refusals (AuditError, nothing saved):
-    400 bad input, 403 not an auditor, 404 no such item in the project, 409 not served to you, answered already
+    The score they gave while the judges' answers were hidden (blind mode: :func:`give_blind_score`), if any, is kept
+    as the audit's ``blind_score``, and the audit is ``blind`` when the final score is that one.
+
+    Safe to send again, for the page (Enter after a network error) and API clients alike, whose answer a dropped
+    connection lost: the same verdict on an item the auditor has answered (the saved one: the same final score,
+    agreement, reasoning mark and note) is a retry, and the saved audit comes back unchanged (``answered_at``,
+    ``seconds``, ``changed_at`` included) with False. Refusals (AuditError, nothing saved): 400 bad input, 403 not
+    an auditor, 404 no such item in the project, 409 not served to you, answered already with another verdict
     (change the saved verdict with :func:`change_audit`), or nothing to agree with (the shown answer has no 1-5
     score).
     """
-    audit, _ = _submit(project, auditor, item_id, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong,
-                       note=note, blind_score=blind_score, retry=False)
-    return audit
-
-
-def submit_audit_retry(
-    project: Project, auditor: Any, item_id: int, *, score: int | None, agreed: bool, reasoning_wrong: bool, note: str
-) -> tuple[Audit, bool]:
-    """:func:`submit_audit` for API clients, which retry a POST whose answer a dropped connection lost.
-
-    Returns the audit and whether this call recorded it. The same verdict sent again on an item the auditor has
-    answered (the saved one: the same final score, agreement, reasoning mark and note) is a retry: the saved audit
-    comes back unchanged (``answered_at``, ``seconds``, ``changed_at`` included) with False. Any other verdict on
-    it is refused (409 already_audited) as :func:`submit_audit` refuses it.
-    """
-    return _submit(project, auditor, item_id, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong, note=note,
-                   blind_score=None, retry=True)
-
-
-def _submit(
-    project: Project,
-    auditor: Any,
-    item_id: int,
-    *,
-    score: int | None,
-    agreed: bool,
-    reasoning_wrong: bool,
-    note: str,
-    blind_score: int | None,
-    retry: bool,
-) -> tuple[Audit, bool]:
-    """Record a verdict (True), or with ``retry`` recognise a repeat of the saved one (False, nothing written)."""
     check_auditor(project, auditor)
     score, note = _clean_verdict(score, agreed, note)
     with transaction.atomic():
@@ -95,8 +69,7 @@ def _submit(
                 code="not_served",
             )
         if audit.answered_at is not None:
-            if retry and _repeats_saved(audit, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong,
-                                        note=note, blind_score=blind_score):
+            if _repeats_saved(audit, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong, note=note):
                 return audit, False
             raise AuditError(
                 f"you audited this item already (score {audit.score}); an item is answered once: change that verdict "
@@ -105,6 +78,7 @@ def _submit(
             )
         score = _final_score(audit, score, agreed)
         _check_reasoning_wrong(audit, reasoning_wrong)
+        blind_score = blind_score_of(auditor, item.pk)
         moment = clock.now()
         audit.score = score
         audit.agreed = bool(agreed)
@@ -122,16 +96,14 @@ def _submit(
     return audit, True
 
 
-def _repeats_saved(
-    audit: Audit, *, score: int | None, agreed: bool, reasoning_wrong: bool, note: str, blind_score: int | None
-) -> bool:
+def _repeats_saved(audit: Audit, *, score: int | None, agreed: bool, reasoning_wrong: bool, note: str) -> bool:
     """Whether a verdict, as the first answer would have saved it, is the audit's saved verdict."""
     try:
         final = _final_score(audit, score, agreed)
     except AuditError:  # a verdict that could not be saved is no repeat of one that was
         return False
-    sent = (final, bool(agreed), bool(reasoning_wrong), note.strip(), blind_score)
-    return sent == (audit.score, audit.agreed, audit.reasoning_wrong, audit.note, audit.blind_score)
+    sent = (final, bool(agreed), bool(reasoning_wrong), note.strip())
+    return sent == (audit.score, audit.agreed, audit.reasoning_wrong, audit.note)
 
 
 def _final_score(audit: Audit, score: int | None, agreed: bool) -> int:

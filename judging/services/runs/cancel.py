@@ -2,7 +2,8 @@
 
 A run queued with no worker says "Queued" for good, and a run-start retried meanwhile answers that run
 (start_or_reuse_run), so no new run of the judge can start. Cancelled, the run is failed, "Cancelled by <user> at
-<time>." (annotate.services.jobs' words and refusals), and a new run of the judge can start. A worker that picks it
+<time>." (annotate.services.jobs' words and refusals), who and when kept in ``cancelled_by`` and ``cancelled_at``,
+and a new run of the judge can start. A worker that picks it
 up later does nothing (execute_run only starts a queued or running run); one executing it stops at its next
 progress write (results._ResultWriter.flush raises RunCancelled) and keeps the judgements it stored: their answers
 are in the call cache, so the next run of the judge is answered from it without paying again.
@@ -27,7 +28,8 @@ class RunCancelled(Exception):
 
 
 def cancel_run(run: JudgeRun, user: AbstractBaseUser) -> JudgeRun:
-    """Mark a queued or running run failed, "Cancelled by <user> at <time>."; returns ``run``, updated.
+    """Mark a queued or running run failed, "Cancelled by <user> at <time>.", with ``cancelled_by`` and
+    ``cancelled_at`` (which the pages and the API read; the error's text is for people); returns ``run``, updated.
 
     The row is locked while it is read and written, so a cancel that comes while the run's execution writes its
     outcome waits for it (and is then refused if the run ended). Raises annotate's CancelRefused, changing
@@ -44,10 +46,13 @@ def cancel_run(run: JudgeRun, user: AbstractBaseUser) -> JudgeRun:
         locked.status = JudgeRun.Status.FAILED
         locked.error = cancelled_message(user.get_username(), now)
         locked.finished_at = now
-        locked.save(update_fields=["status", "error", "finished_at"])
+        locked.cancelled_by = user
+        locked.cancelled_at = now
+        locked.save(update_fields=["status", "error", "finished_at", "cancelled_by", "cancelled_at"])
     logger.info("judge run %s of project %s cancelled by %s (%s of %s judged)", locked.pk, locked.project_id,
                 user.get_username(), locked.done, locked.total)
-    for name in ("status", "error", "finished_at", "done", "scored", "failed", "calls", "cached"):
+    for name in ("status", "error", "finished_at", "cancelled_by", "cancelled_at", "done", "scored", "failed", "calls",
+                 "cached"):
         setattr(run, name, getattr(locked, name))
     return run
 

@@ -6,9 +6,9 @@ judging.services.audits, the same rules the API follows.
 
 Blind mode (a per-project choice kept in the session, default from the project's ``blind_by_default``): the
 judges' answers are not in the page until the auditor gives a score. That score goes to the ``reveal``
-endpoint, which keeps it in the session (an Audit's score means "answered", so it is not written there) and
-answers with the judges revealed; the final verdict keeps that score as ``blind_score``, and is ``blind`` when its
-score is the one given blind.
+endpoint, which keeps it in the database, once (judging.services.audits.give_blind_score; an Audit's score means
+"answered", so it is not written there) and answers with the judges revealed; the final verdict keeps that score as
+``blind_score``, and is ``blind`` when its score is the one given blind, even if the login session ended meanwhile.
 
 Changing a saved verdict (``u``): the page keeps, per browser tab, the audits saved on it, and ``u`` asks for the
 latest one's ``answered`` view (GET), the item with its saved verdict and its judges shown, whose form changes it

@@ -116,7 +116,7 @@ def audit_view(
         if not hidden and audit.item_id not in session.revealed:
             session.revealed.append(audit.item_id)
         session.save(request, project)
-        blind_score = session.pending.get(str(audit.item_id))
+        blind_score = audits.blind_score_of(request.user, audit.item_id)  # the database's: a new session keeps it
         echo = form if form is not None and form_item == audit.item_id else VerdictForm(score=blind_score)
         # Blind: not even the number agreeing would take goes into the page before the auditor's own score.
         agree_score, agree_refusal = (None, "Give your own score first.") if hidden else _agree_with(audit)

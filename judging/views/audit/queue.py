@@ -1,5 +1,6 @@
 """The audit page's queue actions: the verdict on the served item (``audit_submit``), the score given blind that
-reveals the judges (``audit_reveal``) and the blind-mode switch (``audit_blind``); each answers with the page.
+reveals the judges (``audit_reveal``, kept in the database by judging.services.audits.give_blind_score) and the
+blind-mode switch (``audit_blind``); each answers with the page.
 
 Each is POST only and login only, the login checked first (``login_then_page``): a form sent after the session
 ended goes to the login page, which then leads back to the audit page. Its ``next`` is the page, never the address
@@ -53,10 +54,10 @@ def audit_submit(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpRespo
     try:
         if form.error:
             raise AuditError(form.error, status=400, field="score")
-        audit = audits.submit_audit(
+        # A repeat of the saved verdict (Enter again after a network error lost the answer) is answered as saved.
+        audit, _ = audits.submit_audit(
             project, request.user, item,
             score=form.score, agreed=form.agreed, reasoning_wrong=form.reasoning_wrong, note=form.note,
-            blind_score=session.pending.get(str(item)),
         )
     except AuditError as failure:
         return refused(request, project, role, failure, form=form, form_item=item)
@@ -83,14 +84,24 @@ def audit_reveal(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpRespo
     if held is None or held.item_id != item:
         failure = AuditError("this item is not the one served to you; here is your current item", code="not_served")
         return refused(request, project, role, failure)
+    try:
+        kept, _ = audits.give_blind_score(project, request.user, item, form.score)
+    except AuditError as failure:
+        return refused(request, project, role, failure, form=form, form_item=item)
     session = AuditSession.load(request, project)
-    session.pending[str(item)] = form.score
     if item not in session.revealed:
         session.revealed.append(item)
     session.save(request, project)
+    notice = ""
+    if kept.score != form.score:
+        # Written once: the judges were shown right after the first (another tab, a form sent twice).
+        notice = (f"Your blind score for this output was given already ({kept.score}) and stays; "
+                  f"your score {form.score} is chosen below.")
     if not request.htmx:
+        if notice:
+            messages.info(request, notice)
         return HttpResponseRedirect(reverse("judging-audit", args=[project.slug]))
-    return audit_view(request, project, role, form=form, form_item=item)
+    return audit_view(request, project, role, form=form, form_item=item, notice=notice)
 
 
 @never_cache

@@ -1,5 +1,10 @@
-"""What the audit page keeps in the session, per auditor and project: the blind-mode switch, the scores given
-blind before the reveal, the items whose judges were shown, and the held item's clock pause.
+"""What the audit page keeps in the session, per auditor and project: the blind-mode switch, the items whose judges
+were shown, and the held item's clock pause. The score given blind before the reveal is not kept here but in the
+database (judging.services.audits.give_blind_score), so a session that ends before the verdict is saved loses nothing.
+
+Sessions written before that kept it here, as ``pending`` (item id -> score). For one release such an entry is still
+read: each score goes to the database (written once, with the moment it is read as its ``given_at``) where its item is
+still served to the auditor, and the entry is written back without it. Remove ``_adopt_pending`` in the release after.
 
 The session is one stored blob, and a request writes back all of it: a page load that read it before the blind
 switch saved would, by writing, undo the switch (``b`` then a reload, both in flight). So a render that changes
@@ -15,6 +20,7 @@ from typing import Any
 from annotate.models import Project
 from judging.models import Audit
 from judging.services import audits
+from judging.services.audits import AuditError
 
 REMEMBERED_ITEMS = 50  # items whose reveal the session remembers, per project
 
@@ -25,7 +31,6 @@ class AuditSession:
 
     default_blind: bool  # the project's blind_by_default
     choice: bool | None = None  # the auditor's own switch, once they used it
-    pending: dict[str, int] = field(default_factory=dict)  # item id -> the score given before the reveal
     revealed: list[int] = field(default_factory=list)  # items whose judges' answers were shown to the auditor
     pause: audits.ClockPause | None = None  # the held item's clock, stopped while a saved verdict is being changed
     stored: dict[str, Any] | None = None  # the entry as this request read it
@@ -46,14 +51,26 @@ class AuditSession:
         if not isinstance(stored, dict):
             return cls(default_blind=default)
         choice = stored.get("blind")
-        return cls(
+        session = cls(
             default_blind=default,
             choice=choice if isinstance(choice, bool) else None,
-            pending={str(k): int(v) for k, v in (stored.get("pending") or {}).items()},
             revealed=[int(pk) for pk in stored.get("revealed") or []],
             pause=audits.ClockPause.from_json(stored.get("pause")),
             stored=stored,
         )
+        if stored.get("pending"):
+            session._adopt_pending(request, project, stored["pending"])
+        return session
+
+    def _adopt_pending(self, request: Any, project: Project, pending: Any) -> None:
+        """An entry from before blind scores were kept in the database: its scores go there (see the module
+        docstring); the next save writes the entry without them."""
+        for item_id, score in (pending.items() if isinstance(pending, dict) else []):
+            try:
+                audits.give_blind_score(project, request.user, int(item_id), int(score))
+            except (AuditError, TypeError, ValueError):
+                continue  # answered meanwhile, no longer served, or not a score: nothing to keep
+        self.save(request, project)
 
     def choose(self, blind: bool) -> None:
         """The auditor's own switch."""
@@ -63,8 +80,7 @@ class AuditSession:
     def save(self, request: Any, project: Project) -> None:
         """Keep the entry in the session, unless nothing changed (see the module docstring for why)."""
         self.revealed = self.revealed[-REMEMBERED_ITEMS:]
-        self.pending = dict(list(self.pending.items())[-REMEMBERED_ITEMS:])
-        entry: dict[str, Any] = {"blind": self.choice, "pending": self.pending, "revealed": self.revealed}
+        entry: dict[str, Any] = {"blind": self.choice, "revealed": self.revealed}
         if self.pause is not None:
             entry["pause"] = self.pause.as_json()
         if entry == self.stored:
@@ -87,11 +103,14 @@ class AuditSession:
         return self.choice
 
     def hides(self, audit: Audit) -> bool:
-        """Blind mode, and the auditor has neither scored this item nor seen its judges yet."""
-        return self.blind and audit.item_id not in self.revealed and str(audit.item_id) not in self.pending
+        """Blind mode, and the auditor has neither seen this item's judges nor given it a blind score (which showed
+        them; the database keeps it, so this holds in a new session too)."""
+        return (
+            self.blind and audit.item_id not in self.revealed
+            and audits.blind_score_of(audit.auditor_id, audit.item_id) is None
+        )
 
     def forget(self, item_id: int) -> None:
-        self.pending.pop(str(item_id), None)
         if item_id in self.revealed:
             self.revealed.remove(item_id)
 

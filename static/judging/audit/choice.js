@@ -3,7 +3,7 @@
  * item is served (the verdict was saved, or the serve went elsewhere).
  *
  * Only the open stage keeps one. In blind mode a score is sent at once to reveal the judges, and the server keeps it
- * in the session (judging/views/audit/session.py), so a reload shows it already; a choice changed after the reveal
+ * (judging/services/audits/blind.py), so a reload shows it already; a choice changed after the reveal
  * is kept here and wins over the server's echo, being the later one. A saved verdict brought back with u (change) keeps
  * nothing here: the current item's choice waits for the auditor to come back to it. */
 

@@ -9,7 +9,7 @@ import { startClock } from "./clock.js";
 import { setStatus, showError, showServerMessages } from "./messages.js";
 import { restoreQuotes } from "./quotes.js";
 import { settleNewItem } from "./settle.js";
-import { root, shownItem, stage, state, viewState } from "./state.js";
+import { $, root, shownItem, stage, state, viewState } from "./state.js";
 import { markTexts } from "./texts.js";
 import { showChoice, submit } from "./verdict.js";
 import { controlName, settleView } from "./view.js";
@@ -121,6 +121,12 @@ export function wireHtmx() {
   });
   document.addEventListener("htmx:afterSwap", (event) => {
     if (!ours(event)) return;
+    // htmx wires the forms of swapped-in content only when the swap settles (htmx's settle delay, 20 ms later).
+    // A key pressed in between sent a form htmx did not know yet as a plain POST: the whole page reloaded, and a
+    // key pressed while it loaded reached no listener (the first a after the blind swap, unanswered now and then).
+    // Wired now, every form the keys send goes through htmx; htmx's own pass at settle finds them wired already.
+    const view = $("#audit-view");
+    if (view && window.htmx) window.htmx.process(view);
     if (shownItem() !== null && shownItem() !== state.swappedFrom) settleNewItem();
     recordSaved();
     offerChange();

@@ -5,7 +5,7 @@
 import { isTyping } from "../../js/typing.js";
 import { goBack, leaveChange } from "./back.js";
 import { toggleBlind } from "./blind.js";
-import { refusedWhileBusy } from "./messages.js";
+import { hint, refusedWhileBusy } from "./messages.js";
 import { stepJudge } from "./quotes.js";
 import { refusedWhileSettling } from "./settle.js";
 import { form, root, state, viewState } from "./state.js";
@@ -156,4 +156,14 @@ function onKeydown(event) {
 
 export function wireKeys() {
   document.addEventListener("keydown", onKeydown);
+}
+
+/* Keys pressed while the page was still loading, before wireKeys (early.js noted them), did nothing: said once the
+ * page is ready, so that no press is lost without a word. */
+export function reportEarlyKeys() {
+  const early = window.faithlabAuditEarlyKeys;
+  const keys = early ? early.report() : [];
+  if (!keys.length) return;
+  const which = keys.length === 1 ? "it" : "them";
+  hint(`Not taken: the page was still loading when you pressed ${keys.join(", ")}. Press ${which} again.`, "info");
 }

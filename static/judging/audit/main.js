@@ -14,14 +14,15 @@
  * (clock.js), link each reasoning quote with its marks and move the highlight from judge to judge (quotes.js),
  * say when a text goes on below its box (texts.js), keep the saved verdicts u goes back to (back.js) and the
  * choice not saved yet across a reload (choice.js), hold the verdict keys a moment after another output appears
- * (settle.js), and settle the swapped view (htmx.js, view.js).
+ * (settle.js), and settle the swapped view (htmx.js, view.js). early.js, a classic script in the head, notes the keys
+ * pressed before these are wired (the page still loading), which the page then says were not taken.
  * This one wires them, in the order the page's listeners must run, and sets up the first view. */
 
 import { offerChange } from "./back.js";
 import { restoreChoice, wireChoiceMemory } from "./choice.js";
 import { startClock, tickClock } from "./clock.js";
 import { wireHtmx } from "./htmx.js";
-import { wireControls, wireKeys } from "./keys.js";
+import { reportEarlyKeys, wireControls, wireKeys } from "./keys.js";
 import { placeMessages, setStatus, showServerMessages } from "./messages.js";
 import { wireJudgeCards, wireQuoteLinks } from "./quotes.js";
 import { root } from "./state.js";
@@ -43,6 +44,7 @@ wireKeys();
 wireChoiceMemory(root);
 
 restoreChoice({ announce: true });
+reportEarlyKeys(); // after the restored choice's words: a key pressed during the load wants its answer
 showChoice();
 offerChange();
 startClock();
