@@ -6,6 +6,8 @@ A row is one judgement of one synthetic item, a mapping with:
     expected            5 for gold, 1 for a hallucinated version
     score               the display score (1..5, or 1 + 4p for NLI), None when the judgement failed
     latency, output_tokens, cost    per call; None where unknown
+    unpriced            (optional) true when the call reported tokens but has no price (the judge had none when it
+                        was sent): its cost is None, not known, never 0
     status              (optional) "ok", "parse_error" or "error"; by default "ok" when scored, else "error"
     sample              (optional) the output the item was made from
     cached              (optional) true when the judgement was answered from the call cache, without a call
@@ -122,7 +124,11 @@ def cost_table(rows: Iterable[Row]) -> dict[str, Any]:
     the calls gave no score; ``failed`` every judgement without a score, as in
     the other tables. Each mean is over the calls that report that figure (an
     NLI judge reports no tokens and no price; a local server may report no
-    tokens).
+    tokens). The mean price is over ``cost_calls`` calls, those whose price is
+    known: ``unpriced`` calls reported tokens while the judge had no prices, so
+    what they cost is not known; they are left out of the mean, never counted
+    as 0, and with no call priced the mean is None. A mean of some calls still
+    estimates the price of one; it is never multiplied into a total here.
     """
     table = []
     for (judge, mode), judge_rows in _by_judge(rows).items():
@@ -135,7 +141,11 @@ def cost_table(rows: Iterable[Row]) -> dict[str, Any]:
             "cached": len(cached), "errors": len(sent) - len(called),
             "failed": len(judge_rows) - len(_scored(judge_rows)),
         }
-        for figure in ("latency", "output_tokens", "cost"):
+        for figure in ("latency", "output_tokens"):
             entry[figure] = _mean(row.get(figure) for row in called)
+        costs = [None if row.get("unpriced") else row.get("cost") for row in called]
+        entry["cost"] = _mean(costs)
+        entry["cost_calls"] = sum(1 for cost in costs if cost is not None)
+        entry["unpriced"] = sum(1 for row in called if row.get("unpriced"))
         table.append(entry)
     return {"rows": table}

@@ -206,7 +206,15 @@ class CostRowSerializer(serializers.Serializer):
     failed = serializers.IntegerField(min_value=0)
     latency = serializers.FloatField(allow_null=True, help_text="Mean seconds per call; null when no call reports it.")
     output_tokens = serializers.FloatField(allow_null=True, help_text="Mean per call; null when no call reports them.")
-    cost = serializers.FloatField(allow_null=True, help_text="Mean US dollars per call; null when no call reports it.")
+    cost = serializers.FloatField(
+        allow_null=True, help_text="Mean US dollars per call, over the `cost_calls` calls whose price is known; null "
+        "when none is (an NLI judge, no token usage reported, or every call sent while the judge had no prices).")
+    cost_calls = serializers.IntegerField(
+        min_value=0, help_text="The calls `cost` is the mean of: those whose price is known (below `calls` when some "
+        "reported no token usage or are `unpriced`).")
+    unpriced = serializers.IntegerField(
+        min_value=0, help_text="Calls that reported their tokens while the judge had no prices (US$ per million "
+        "tokens): what they cost is not known, so they are left out of `cost`, never counted as 0.")
 
 
 class CostTableSerializer(serializers.Serializer):

@@ -211,7 +211,8 @@ class JudgeRunJudgementsView(generics.GenericAPIView):
         run's page, in the exports and in `judge --json`, never the order the calls finished: status, score or p,
         reasoning, the raw answer, latency, tokens, cost. A parse error or endpoint error has no score, never a
         guessed one. Latency, tokens and cost are what this run spent: an answer from the call cache made no call
-        (null latency and tokens, cost 0), the earlier call's figures are `cached_call_*`. `sample` and `sample_id`
+        (null latency and tokens, cost 0), the earlier call's figures are `cached_call_*`; a call sent while the
+        judge had no prices has cost null (not known), never 0. `sample` and `sample_id`
         are the sample's database id, `sample_external_id` the id in the imported file (the exports' `sample`)."""
         run = access.get_run_for_admin(request.user, int(id))
         found = run.judgements.select_related("sample", "prompt_version").order_by(*JUDGEMENT_ORDER)

@@ -229,7 +229,9 @@ class RunSummarySerializer(serializers.Serializer):
     cost = serializers.FloatField(
         allow_null=True, help_text="US$ of the calls this run sent: their tokens x the judge's prices when each was "
         "sent (answers from the call cache cost 0); partial as `input_tokens` is. Null when unknown, its reason in "
-        "`reasons`: the judge had no prices then, no call sent reported its usage, an NLI judge. An imported run's "
+        "`reasons`: a call sent reported its tokens while the judge had no prices (one such call is enough: a "
+        "total of the others would read as the run's; each such judgement's `cost` is null too), no call sent "
+        "reported its usage, an NLI judge. An imported run's "
         "is what the file reported.")
     calls_with_usage = serializers.IntegerField(
         allow_null=True, help_text="Calls sent that came back with an answer and reported their token usage." + NLI_NULL)
@@ -299,8 +301,11 @@ class JudgementSerializer(serializers.ModelSerializer):
                                              help_text=RUN_SPENT_HELP.format(cached="cached_call_output_tokens"))
     cost = serializers.FloatField(
         source="run_cost", read_only=True, allow_null=True,
-        help_text="US dollars this run paid for the call: 0 for an answer from the call cache; null when the "
-        "endpoint reported no token usage.",
+        help_text="US dollars this run paid for the call: 0 for an answer from the call cache (a true 0: nothing "
+        "was paid). Null when not known: the endpoint reported no token usage, or the call reported its tokens "
+        "while the judge had no prices (US$ per million tokens, set on the judges page), so it was priced at "
+        "nothing, which is not what it cost (the run's `cost` is null then too). An imported judgement's is what "
+        "the file gave, 0 included.",
     )
     cached_call_latency_seconds = serializers.FloatField(read_only=True, allow_null=True,
                                                          help_text=CACHED_CALL_HELP.format(what="latency"))

@@ -90,10 +90,13 @@ class Judge(models.Model):
         return self.get_kind_display()
 
     def cost_of(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
-        """Price of one call from the judge's price table; None when the endpoint reported no token counts."""
+        """Price of one call from the judge's price table; None when not known: the endpoint reported no token
+        counts, or it reported tokens and the judge has no prices (they price at 0, which is not what the call
+        cost; Judgement.cost_unpriced reads such a call, stored as 0 before, the same way)."""
         if input_tokens is None or output_tokens is None:
             return None
-        return (input_tokens * self.price_input_per_mtok + output_tokens * self.price_output_per_mtok) / 1_000_000
+        cost = (input_tokens * self.price_input_per_mtok + output_tokens * self.price_output_per_mtok) / 1_000_000
+        return None if cost == 0 and input_tokens + output_tokens > 0 else cost
 
 
 class JudgingSettings(models.Model):

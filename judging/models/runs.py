@@ -200,8 +200,25 @@ class Judgement(models.Model):
         return None if self.cached else self.output_tokens
 
     @property
+    def cost_unpriced(self) -> bool:
+        """A call this run sent that reported its tokens (some above 0) and has no price: the judge had none when it
+        was sent, so what it cost is not known. Read from what is stored: such a call is stored with cost null
+        (Judge.cost_of), an older one with cost 0. Never an answer from the call cache (the run paid nothing) nor
+        an imported judgement (its cost is the file's, 0 included)."""
+        return (
+            not self.cached and self.cost in (None, 0)
+            and self.input_tokens is not None and self.output_tokens is not None
+            and self.input_tokens + self.output_tokens > 0
+            and self.run.scope != JudgeRun.Scope.IMPORTED
+        )
+
+    @property
     def run_cost(self) -> float | None:
-        return 0.0 if self.cached else self.cost
+        """US$ this run paid for the call: 0 for an answer from the call cache; None when not known (no token
+        usage reported, or cost_unpriced)."""
+        if self.cached:
+            return 0.0
+        return None if self.cost_unpriced else self.cost
 
     @property
     def cached_call_latency_seconds(self) -> float | None:

@@ -9,7 +9,9 @@ the API's name; batch, judge, kind, mode, run, rubric version) and what it said
 cost, cached, per-sentence figures). Latency, tokens and cost are what the run
 spent (Judgement.run_*): an answer from the call cache has null latency and
 tokens and cost 0, and the earlier call's figures in the ``cached_call_*``
-columns, so summing a run's rows gives what it cost. An absent reasoning, raw
+columns, so summing a run's rows gives what it cost; a call that reported its
+tokens while the judge had no prices has cost null, not known, never 0
+(Judgement.cost_unpriced; an imported judgement's is the file's). An absent reasoning, raw
 answer or error is null (an empty cell in CSV), and a rubric score's display
 score an integer (only an NLI judge's 1 + 4p is a fraction). The JSONL keys are the import's
 (judging.services.ingest), so an export imports again elsewhere; ``run`` keeps

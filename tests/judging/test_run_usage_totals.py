@@ -138,8 +138,9 @@ def test_a_judge_without_prices_has_an_unknown_cost_not_zero_and_says_why(
     assert totals_of(api_summary(client, run)) == totals_of(sent)
     assert figure_cells(client, run)["cost"] == ('— <span class="small" data-role="unpriced">not known: the judge '
                                                  'had no prices when its calls were sent</span>')
-    # The judgement rows still price the call at 0, as they did; the run's total does not pretend to know.
-    assert run.judgements.get().cost == 0.0
+    # The judgement row does not pretend to know either (test_unpriced_judgement_cost.py: every surface).
+    judgement = run.judgements.get()
+    assert (judgement.cost, judgement.run_cost, judgement.cost_unpriced) == (None, None, True)
 
 
 def test_unknown_tokens_are_null_with_their_reason(project: Project, admin_user: Any) -> None:

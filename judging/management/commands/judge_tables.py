@@ -61,4 +61,11 @@ class Command(BaseCommand):
             lines.append(f"{row['judge']:<30} {row['mode']:<14} {figure(row['latency'], 3):>8} "
                          f"{figure(row['output_tokens'], 1):>8} {figure(row['cost'], 5):>10} {row['calls']:>6} "
                          f"{row['parse_errors']:>6} {row['cached']:>6} {row['errors']:>6}")
+        # A price not known is left out of the mean, never counted as 0 (judging.tables.cost_table): say so.
+        for row in tables["cost"]["rows"]:
+            if row["unpriced"]:
+                lines.append(f"{row['judge']} ({row['mode']}): price of {row['unpriced']} of {row['calls']} calls not "
+                             "known (the judge had no prices when they were sent); "
+                             + (f"the mean price is over {row['cost_calls']} call{'s' * (row['cost_calls'] != 1)}" if row["cost_calls"]
+                                else "no mean price"))
         return "\n".join(lines)

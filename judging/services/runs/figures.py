@@ -17,9 +17,18 @@ NO_ANSWER = "No call sent got an answer: an endpoint error reports no token usag
 NO_USAGE = "No call sent reported its token usage (some local servers report none)."
 UNPRICED = ("The judge had no prices when its calls were sent (US$ per million tokens, set on the judges page), "
             "so their cost is not known; the tokens are.")
+UNPRICED_SOME = ("{unpriced} of the {usage} calls sent that reported their tokens went while the judge had no prices "
+                 "(US$ per million tokens, set on the judges page), so their cost, and the run's, is not known (a total "
+                 "of the others would read as the run's); the tokens are.")
 NO_CACHED_USAGE = "No answer from the call cache came with token usage."
 
 TOKEN_FIGURES = ("input_tokens", "output_tokens", "cached_input_tokens_saved", "cached_output_tokens_saved")
+# A call sent that reported its tokens (some above 0) with no price: stored as cost null (Judge.cost_of), or 0 before.
+# The query form of Judgement.cost_unpriced, less its two other conditions (sent; not an imported run), which the
+# caller adds.
+UNPRICED_ROW = (Q(input_tokens__isnull=False, output_tokens__isnull=False)
+                & (Q(input_tokens__gt=0) | Q(output_tokens__gt=0)) & (Q(cost__isnull=True) | Q(cost=0)))
+
 COUNT_FIGURES = ("calls_with_usage", "calls_without_usage", "cached_answers_with_usage",
                  "cached_answers_without_usage")
 
@@ -41,8 +50,10 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
     answer; ``usage_calls`` of them reported their token usage and
     ``no_usage_calls`` did not: when both are above 0 the cost and tokens are a
     partial total, and the page says of how many calls. Calls that reported
-    tokens yet were priced at nothing (``cost_unpriced``: the judge had no
-    prices when they were sent) have an unknown cost, None, not 0.
+    tokens yet have no price (``unpriced_calls``, Judgement.cost_unpriced:
+    the judge had no prices when they were sent) have an unknown cost, and
+    one of them makes the run's cost unknown (``cost_unpriced``): None, not 0,
+    nor a total of the other calls.
     ``usage`` holds the token and cost totals under the summary's names
     (usage_totals).
     """
@@ -59,7 +70,7 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
         answered_calls=Count("id", filter=sent & answered),
         usage_calls=Count("id", filter=sent & answered & Q(input_tokens__isnull=False, output_tokens__isnull=False)),
         retried=Count("id", filter=sent & Q(attempts__gt=1)),
-        cost=Sum("cost", filter=sent),
+        spent=Sum("cost", filter=sent),  # not "cost": UNPRICED_ROW filters on that field
         mean_latency=Avg("latency_seconds", filter=sent),
         latency_calls=Count("id", filter=sent & Q(latency_seconds__isnull=False)),
         sent_input_tokens=Sum("input_tokens", filter=sent),
@@ -67,8 +78,10 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
         cached_input_tokens=Sum("input_tokens", filter=from_cache),
         cached_output_tokens=Sum("output_tokens", filter=from_cache),
         cached_usage=Count("id", filter=from_cache & Q(input_tokens__isnull=False, output_tokens__isnull=False)),
+        unpriced_calls=Count("id", filter=sent & UNPRICED_ROW),
     )
     found["cached"] = found.pop("from_cache")
+    found["cost"] = found.pop("spent")
     found["cached_no_usage"] = found["cached"] - found["cached_usage"]
     found["no_usage_calls"] = found["answered_calls"] - found["usage_calls"]
     found["partial_usage"] = bool(found["usage_calls"] and found["no_usage_calls"])
@@ -80,12 +93,12 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
             found[f"{group}_input_tokens"] = found[f"{group}_output_tokens"] = 0
             if group == "sent":
                 found["cost"] = 0.0
-    # Each call is priced when it is sent (Judge.cost_of); a judge without prices prices its tokens at 0, which is
-    # not what they cost. An imported run's cost is the file's, whatever it says.
-    found["cost_unpriced"] = bool(
-        run.scope != JudgeRun.Scope.IMPORTED and found["cost"] == 0
-        and (found["sent_input_tokens"] or 0) + (found["sent_output_tokens"] or 0) > 0
-    )
+    # Each call is priced when it is sent (Judge.cost_of): one that reported tokens while the judge had no prices
+    # has no known cost (Judgement.cost_unpriced, the rule of each row). One such call makes the run's cost unknown:
+    # a total of the others would read as what the run cost. An imported run's cost is the file's, whatever it says.
+    if run.scope == JudgeRun.Scope.IMPORTED:
+        found["unpriced_calls"] = 0
+    found["cost_unpriced"] = found["unpriced_calls"] > 0
     if found["cost_unpriced"]:
         found["cost"] = None
     found["usage"] = usage_totals(run, found)
@@ -135,8 +148,16 @@ def usage_totals(run: JudgeRun, figures: dict[str, Any]) -> dict[str, Any]:
     reasons: dict[str, str] = {}
     for name in ("input_tokens", "output_tokens", "cost"):
         if totals[name] is None:
-            reasons[name] = UNPRICED if name == "cost" and figures["cost_unpriced"] else why_sent
+            reasons[name] = unpriced_reason(figures) if name == "cost" and figures["cost_unpriced"] else why_sent
     for name in ("cached_input_tokens_saved", "cached_output_tokens_saved"):
         if totals[name] is None:
             reasons[name] = why_cached
     return totals | {"reasons": reasons}
+
+
+def unpriced_reason(figures: dict[str, Any]) -> str:
+    """Why the run's cost is null when calls it sent have no price: all its calls that reported tokens, or how many."""
+    unpriced, usage = figures["unpriced_calls"], figures["usage_calls"]
+    if unpriced >= usage:
+        return UNPRICED
+    return UNPRICED_SOME.format(unpriced=unpriced, usage=usage)

@@ -70,7 +70,9 @@ def table_rows(runs: Iterable[JudgeRun]) -> list[dict[str, Any]]:
         rows.append({
             "judge": judge.name, "mode": judge.mode, "type": item.type, "percent": item.percent,
             "expected": item.expected_score, "score": judgement.display_score if ok else None,
-            "latency": judgement.latency_seconds, "output_tokens": judgement.output_tokens, "cost": judgement.cost,
+            "latency": judgement.latency_seconds, "output_tokens": judgement.output_tokens,
+            # A call sent while the judge had no prices has no known cost (Judgement.cost_unpriced), never 0.
+            "cost": None if judgement.cost_unpriced else judgement.cost, "unpriced": judgement.cost_unpriced,
             "sample": item.sample_id, "cached": judgement.cached, "status": judgement.status,
         })
     return rows
