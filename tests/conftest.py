@@ -3,18 +3,47 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
+from django.db import OperationalError as DjangoOperationalError
 from django.db import connection
-from django.test import Client
+from django.test import Client, TransactionTestCase
 
 from annotate.models import Assignment, Batch, Membership, Passage, Project, Sample
 from annotate.services import embedding
 
 PASSWORD = "pw-for-tests"
+
+
+def _flush_waiting_for_the_live_server(flush: Callable[[TransactionTestCase], None]) -> Callable[..., None]:
+    """A transactional test's flush, tried again when PostgreSQL picks it as a deadlock's victim.
+
+    A browser test ends while the page may still have a request in the live server (an autosave, a retry): closing
+    the browser does not stop the server's thread, which can hold a row lock (select_for_update) while the flush's
+    TRUNCATE holds the tables. PostgreSQL then aborts one of them; when it is the flush, the test errors at teardown
+    and the next one finds last test's users. The request ends within moments, so the flush is tried again.
+    """
+
+    def flush_again_after_a_deadlock(self: TransactionTestCase) -> None:
+        for attempt in range(5):
+            try:
+                return flush(self)
+            except CommandError as exc:
+                if not isinstance(exc.__cause__, DjangoOperationalError) or "deadlock" not in str(exc.__cause__):
+                    raise
+                if attempt == 4:
+                    raise
+                time.sleep(0.5)
+
+    return flush_again_after_a_deadlock
+
+
+TransactionTestCase._fixture_teardown = _flush_waiting_for_the_live_server(TransactionTestCase._fixture_teardown)
 
 # Tests of what row locks do when requests race: SQLite runs one write transaction at a time, so they show nothing
 # there. `make test` runs the suite on PostgreSQL (scripts/with-postgres.sh), where they run.
