@@ -28,7 +28,9 @@ _load_errors: dict[str, EmbeddingModelError] = {}
 _loaders_lock = threading.Lock()
 _warm: set[str] = set()  # models whose first encode ran in this process (start_loading's thread)
 # True in a process that imports the app and then forks the processes that serve it: gunicorn's master with
-# preload_app (config/gunicorn.conf.py). There start_loading loads the weights at once, for the workers to share.
+# preload_app (config/gunicorn.conf.py), the Celery worker's main process before it forks its pool (config/celery.py).
+# There start_loading loads the weights at once, for the workers to share; a forked worker inherits the flag, and
+# after_fork clears it there.
 _forks_workers = False
 
 
@@ -158,11 +160,12 @@ def _load(name: str, *, encode: bool = True) -> None:
 def load_for_forked_workers() -> None:
     """Make start_loading load the weights at once in this process, which forks the workers that serve the app next.
 
-    config/gunicorn.conf.py calls it in gunicorn's master (preload_app), before the master imports config.wsgi. The
-    workers then share the weights and imported modules copy-on-write instead of loading a copy each. Nothing may
-    encode before the fork: torch's OpenMP threads do not survive fork(), and a worker whose parent had started them
-    can hang in its first forward pass. No thread is started either: one holding a lock at the fork would leave the
-    lock held for good in the worker.
+    config/gunicorn.conf.py calls it in gunicorn's master (preload_app), before the master imports config.wsgi;
+    config/celery.py in the Celery worker's main process, before it forks its prefork pool. The workers then share
+    the weights and imported modules copy-on-write instead of loading a copy each. Nothing may encode before the
+    fork: torch's OpenMP threads do not survive fork(), and a worker whose parent had started them can hang in its
+    first forward pass. No thread is started either: one holding a lock at the fork would leave the lock held for good
+    in the worker.
     """
     global _forks_workers
     _forks_workers = True
@@ -171,9 +174,14 @@ def load_for_forked_workers() -> None:
 def after_fork() -> None:
     """In a worker just forked from a master that loaded the model: set torch's threads, then warm up in the background.
 
-    gunicorn's post_fork hook calls it, before the worker starts its request threads.
+    gunicorn's post_fork hook calls it, before the worker starts its request threads, and the Celery worker's
+    worker_process_init in each pool process (config/celery.py). A no-op in a process whose parent did not call
+    load_for_forked_workers: the solo pool sends worker_process_init in the worker's only process, and a pool process
+    of a worker with EMBEDDING_WARMUP=false loads its own model at its first embedding, as before.
     """
     global _forks_workers
+    if not _forks_workers:
+        return
     _forks_workers = False
     if _models:
         import torch

@@ -32,6 +32,7 @@ QUICK = {
     "bench_import_lock": ["--samples", "10000"],
     "bench_agreement": ["--samples", "10000", "--repeats", "3"],
     "bench_gunicorn_memory": ["--repeats", "1", "--requests", "50"],
+    "bench_worker_memory": ["--concurrency", "2", "--repeats", "1"],
 }
 
 

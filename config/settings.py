@@ -282,7 +282,9 @@ if EMBEDDING_THREADS < 1:
 EMBEDDING_SLICE_SECONDS = envint("EMBEDDING_SLICE_SECONDS", 30, minimum=1)
 EMBEDDING_SLICE_SENTENCES = envint("EMBEDDING_SLICE_SENTENCES", 5000, minimum=1)
 # The web process (config/wsgi.py) loads the model in a background thread when it starts, so the
-# first selection is answered in well under a second; false leaves it to the first request.
+# first selection is answered in well under a second; false leaves it to the first request. The Celery
+# worker's main process loads it before it forks its prefork pool, which shares it (config/celery.py);
+# false leaves each pool process to load a copy of its own at its first embedding.
 EMBEDDING_WARMUP = envbool("EMBEDDING_WARMUP", True)
 
 # Perturbation of pairs projects (MASK -> REPLACE -> RANK): LOCAL model directories only, nothing is
