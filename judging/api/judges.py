@@ -181,9 +181,10 @@ class JudgeRunCancelView(APIView):
     def post(self, request: Request, slug: str, id: str) -> Response:
         """Cancel a queued or running judge run (admins): it is marked failed, "Cancelled by <you> at <time>."
         (`status_label` "Cancelled", `cancelled_by` you, `cancelled_at` now), and a worker that picks it up later
-        does nothing; one executing it stops at its next progress write. The judgements it stored stay, their
-        answers in the call cache, so a new run of the judge (which can now start) reuses them without paying
-        again. Takes no fields."""
+        does nothing; one executing it sends no new call and stops at its next progress write, after storing the
+        answers of the calls it had already sent (its `calls` and cost are what the endpoint received). The
+        judgements it stored stay, their answers in the call cache, so a new run of the judge (which can now start)
+        reuses them without paying again. Takes no fields."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         run_id = int(id)
         run = (JudgeRun.objects.filter(project=project, pk=run_id).select_related("judge", "rubric").first()

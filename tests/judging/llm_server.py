@@ -68,6 +68,12 @@ class InFlight:
             self._now -= 1
         return Reply()
 
+    @property
+    def now(self) -> int:
+        """Calls in flight at the server now."""
+        with self._lock:
+            return self._now
+
 
 class LoopbackLLM:
     """A threaded HTTP server on 127.0.0.1 with a scripted OpenAI-compatible chat endpoint."""

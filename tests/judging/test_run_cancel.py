@@ -3,14 +3,16 @@ up. Before, such a run said "Queued" for good, and a retried start answered that
 could start until a worker did.
 
 A cancelled run is failed, "Cancelled by <user> at <time>."; a worker that picks it up later does nothing, one
-executing it stops at its next progress write and keeps the judgements it stored (their answers are in the call
-cache, so the next run reuses them); a new run of the judge can start. Runs stay queued here: the tests run in a
+executing it stops at its next progress write, sending no new call, and keeps the judgements it stored, the
+answers of the calls in flight then included (their answers are in the call cache, so the next run reuses them); a
+new run of the judge can start. Runs stay queued here: the tests run in a
 transaction, so the on-commit send never fires.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -23,8 +25,9 @@ from judging.models import CallCache, Judge, Judgement, JudgeRun
 from judging.services import runs
 from judging.services.judges import create_judge
 from judging.services.runs import results
+from judging.services.runs.summary import run_summary
 from tests.conftest import login, make_user
-from tests.judging.llm_server import LoopbackLLM
+from tests.judging.llm_server import InFlight, LoopbackLLM
 from tests.judging.run_factories import add_samples, closed_port_url
 
 pytestmark = pytest.mark.django_db
@@ -126,6 +129,57 @@ def test_a_running_run_cancelled_stops_at_its_next_progress_write_and_keeps_what
         reused = set(done.judgements.filter(cached=True).values_list("sample__external_id", flat=True))
         assert {judgement.sample.external_id for judgement in kept} <= reused
         assert len(server.requests) - sent <= 6 - len(kept)
+
+
+def test_a_run_cancelled_with_calls_in_flight_keeps_their_answers_and_sends_no_new_call(
+    project: Project, admin_user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before, the calls in flight at the cancel reached the endpoint (paid for) but neither the run nor the call
+    # cache: the run said fewer calls than the endpoint received, and the next run paid for them again.
+    add_samples(project, 20)
+    monkeypatch.setattr(results, "FLUSH_RESULTS", 1)  # every answer is a progress write
+    flush = results._ResultWriter.flush
+    held = InFlight(0.4)  # every answer takes 0.4 s: four calls in flight at once
+    cancelled = []
+
+    def cancel_with_calls_in_flight(writer: results._ResultWriter) -> None:
+        if writer.judgements and not cancelled:
+            # The first answers are in and the next calls already sent (the pool takes them as a call ends).
+            deadline = time.monotonic() + 5
+            while held.now < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            cancelled.append(runs.cancel_run(JudgeRun.objects.get(pk=writer.run.pk), admin_user))
+        flush(writer)
+
+    with LoopbackLLM(held) as server:
+        judge = Judge.objects.create(project=project, name="slow", kind=Judge.Kind.RUBRIC, base_url=server.base_url,
+                                     model="test-model", max_retries=0, concurrency=4, price_input_per_mtok=2.0,
+                                     price_output_per_mtok=10.0)
+        run = queued_run(project, judge)
+        monkeypatch.setattr(results._ResultWriter, "flush", cancel_with_calls_in_flight)
+        stopped = runs.execute_run(run.pk)
+        monkeypatch.setattr(results._ResultWriter, "flush", flush)
+        assert cancelled and stopped.status_label == "Cancelled" and CANCELLED.fullmatch(stopped.error)
+        deadline = time.monotonic() + 5  # a call the old code left behind ends at the endpoint after the run stopped
+        while held.now and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sent = server.chat_calls
+        kept = list(Judgement.objects.filter(run=run, status=Judgement.Status.OK, cached=False, attempts=1))
+        # It stopped sending: the calls waiting were never sent.
+        assert 3 <= sent < 20
+        # Every call the endpoint received is in the run: its calls, a judgement with the answer, its cost.
+        assert stopped.calls == sent == len(kept) == stopped.done == stopped.scored
+        assert CallCache.objects.count() == sent
+        one_call = judge.cost_of(120, 30)
+        assert one_call and run_summary(stopped, with_judgements=False)["cost"] == pytest.approx(sent * one_call)
+        # The next run pays for none of them: only the samples never asked are sent.
+        again, started = runs.start_or_reuse_run(project, judge)
+        assert started
+        done = runs.execute_run(again.pk)
+        assert done.status == JudgeRun.Status.DONE and done.done == 20
+        assert server.chat_calls - sent == done.calls == 20 - sent and done.cached == sent
+        reused = set(done.judgements.filter(cached=True).values_list("sample_id", flat=True))
+        assert reused == {judgement.sample_id for judgement in kept}
 
 
 @pytest.mark.parametrize("ending", ["done", "failed", "cancelled", "imported"])

@@ -212,6 +212,13 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
                 _record_answer(run, writer, request, outcome, waiting.pop(request.cache_key))
             writer.flush_if_due()
         writer.flush()
+    except RunCancelled:
+        # Cancelled (cancel_run): no call still waiting is sent, but the calls already sent are waited for and their
+        # answers (paid for) stored, judgements and call cache, so the run's calls and cost are what the endpoint
+        # received and the next run does not pay for them again.
+        pool.shutdown(wait=True, cancel_futures=True)
+        _keep_in_flight(run, writer, answered, waiting)
+        raise
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         try:
@@ -221,6 +228,31 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
         raise
     pool.shutdown(wait=True)
     return exhausted
+
+
+def _keep_in_flight(
+    run: JudgeRun,
+    writer: _ResultWriter,
+    answered: queue.SimpleQueue[tuple[RubricRequest, RubricOutcome | BaseException]],
+    waiting: dict[str, list[Target]],
+) -> None:
+    """Store the answers of the calls that were in flight when the run was cancelled (the pool has ended: all are
+    in ``answered``). A call that raised stored nothing, as it would not have in a run going on."""
+    while True:
+        try:
+            request, outcome = answered.get_nowait()
+        except queue.Empty:
+            break
+        targets = waiting.pop(request.cache_key, None)
+        if isinstance(outcome, BaseException) or not targets:
+            continue
+        _record_answer(run, writer, request, outcome, targets)
+    try:
+        writer.flush()
+    except RunCancelled:
+        pass  # it is cancelled: what was just written stays
+    except Exception:  # noqa: BLE001 - the cancel is what to report
+        logger.exception("judge run %s: could not write the answers in flight when it was cancelled", run.pk)
 
 
 
