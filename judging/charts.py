@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from judging.tables import judge_label
+
 # Colour per judge (Okabe-Ito, readable by colour-blind readers); the type is told by the dash.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 DASHES = {"intrinsic": "", "extrinsic": "6 4"}
@@ -42,7 +44,7 @@ def sensitivity_chart(
             else:
                 segments[-1].append(f"{x_of(step['percent'])},{y_of(step['mean'])}")
         lines.append({
-            "label": f"{row['judge']} ({row['mode']}) · {row['type']}",
+            "label": f"{judge_label(row['judge'], row['mode'])} · {row['type']}",
             "judge": row["judge"], "type": row["type"], "colour": colour, "dash": DASHES.get(row["type"], "2 3"),
             "segments": [" ".join(segment) for segment in segments if len(segment) > 1],
             "points": points,

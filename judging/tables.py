@@ -31,6 +31,13 @@ OK, PARSE_ERROR, ERROR = "ok", "parse_error", "error"  # a judgement's status (j
 ANSWERED = (OK, PARSE_ERROR)  # the endpoint answered: the call was paid, whether or not the answer held a score
 
 
+def judge_label(judge: str, mode: str) -> str:
+    """"name (mode)", or the name alone when it already ends with its mode (a judge named after its model and mode,
+    as judging.services.judges.edit names one: "fake-2 (score only)")."""
+    suffix = f" ({mode})"
+    return judge if judge.endswith(suffix) else judge + suffix
+
+
 def _mean(values: Iterable[float | None]) -> float | None:
     present = [float(value) for value in values if value is not None]
     return fmean(present) if present else None

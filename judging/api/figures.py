@@ -30,6 +30,7 @@ from annotate.api.validation import NO_BODY, NoBodySerializer
 from annotate.services.jobs import CancelRefused
 from judging import access
 from judging.api.lookups import NOT_A_SPAN_PROJECT, span_project_lookup
+from judging.api.serializers import UsDollarsField
 from judging.models import Judge, JudgeRun, SyntheticSet
 from judging.people import LEVELS
 from judging.services.people import judge_vs_people
@@ -206,7 +207,7 @@ class CostRowSerializer(serializers.Serializer):
     failed = serializers.IntegerField(min_value=0)
     latency = serializers.FloatField(allow_null=True, help_text="Mean seconds per call; null when no call reports it.")
     output_tokens = serializers.FloatField(allow_null=True, help_text="Mean per call; null when no call reports them.")
-    cost = serializers.FloatField(
+    cost = UsDollarsField(
         allow_null=True, help_text="Mean US dollars per call, over the `cost_calls` calls whose price is known; null "
         "when none is (an NLI judge, no token usage reported, or every call sent while the judge had no prices).")
     cost_calls = serializers.IntegerField(

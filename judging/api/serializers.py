@@ -16,6 +16,7 @@ from rest_framework.fields import empty
 
 from annotate.api.serializers import MAX_ID, FieldErrorsSerializer
 from annotate.api.validation import RejectsUnknownFields, UploadField
+from judging.costs import COST_PRECISION, us_dollars
 from judging.models import Judge, Judgement, JudgeRun
 from judging.models.judges import SCORE_LABELS
 from judging.services.judges import (
@@ -201,6 +202,18 @@ class JudgeRunRequestSerializer(RejectsUnknownFields):
 
 
 USAGE_NULL = "Null when unknown, its reason in `reasons`."
+
+
+class UsDollarsField(serializers.FloatField):
+    """A US$ figure, rounded to judging.costs.COST_DECIMALS places (sums of floats carry noise such as
+    0.06115000000000002); its help text says so."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["help_text"] = f"{kwargs.get('help_text', 'US dollars.')} {COST_PRECISION}"
+        super().__init__(**kwargs)
+
+    def to_representation(self, value: Any) -> float | None:
+        return us_dollars(super().to_representation(value))
 NLI_NULL = " Null for an NLI judge (a local model: no tokens, no price)."
 
 
@@ -226,7 +239,7 @@ class RunSummarySerializer(serializers.Serializer):
         "0 when it sent none): a partial total, of `calls_with_usage` calls, when `calls_without_usage` is above 0. "
         + USAGE_NULL)
     output_tokens = serializers.IntegerField(allow_null=True, help_text="Output tokens, counted as `input_tokens`.")
-    cost = serializers.FloatField(
+    cost = UsDollarsField(
         allow_null=True, help_text="US$ of the calls this run sent: their tokens x the judge's prices when each was "
         "sent (answers from the call cache cost 0); partial as `input_tokens` is. Null when unknown, its reason in "
         "`reasons`: a call sent reported its tokens while the judge had no prices (one such call is enough: a "
@@ -299,7 +312,7 @@ class JudgementSerializer(serializers.ModelSerializer):
                                             help_text=RUN_SPENT_HELP.format(cached="cached_call_input_tokens"))
     output_tokens = serializers.IntegerField(source="run_output_tokens", read_only=True, allow_null=True,
                                              help_text=RUN_SPENT_HELP.format(cached="cached_call_output_tokens"))
-    cost = serializers.FloatField(
+    cost = UsDollarsField(
         source="run_cost", read_only=True, allow_null=True,
         help_text="US dollars this run paid for the call: 0 for an answer from the call cache (a true 0: nothing "
         "was paid). Null when not known: the endpoint reported no token usage, or the call reported its tokens "

@@ -1,6 +1,8 @@
 """Exporting a project's judgements and audits as JSONL or CSV, streamed row by row.
 
-Judgements (one run's, or the whole project's), oldest run first, each run's in
+Judgements (one run's, or the whole project's), of the project's samples only
+(a run over a synthetic set is refused by name: its figures are the set's
+tables), oldest run first, each run's in
 JUDGEMENT_ORDER (the samples' order in the project): where the judgement came
 from (``sample``: the external id, as the import reads it; ``sample_id``: the
 database id, the API's ``sample``; ``sample_external_id``: the external id under
@@ -50,6 +52,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from annotate.models import Project
 from annotate.services.export import UTF8_BOM, bom_refusal
 from annotate.spreadsheet import text_row
+from judging.costs import us_dollars
 from judging.models import Audit, Judgement, JudgeRun
 from judging.services.runs.summary import JUDGEMENT_ORDER
 
@@ -105,7 +108,7 @@ def judgement_rows(project: Project, *, run: JudgeRun | None = None) -> Iterator
             "latency": judgement.run_latency_seconds,
             "input_tokens": judgement.run_input_tokens,
             "output_tokens": judgement.run_output_tokens,
-            "cost": judgement.run_cost,
+            "cost": us_dollars(judgement.run_cost),
             "cached": judgement.cached,
             "sentence_scores": judgement.sentence_scores,
             "sample_id": judgement.sample_id,
@@ -270,6 +273,18 @@ def read_bom(value: str | None) -> bool:
     raise ExportRefused("bom", f"{value!r} is not yes or no: give bom=1 for a CSV file for Excel, or leave it out")
 
 
+def synthetic_run_refusal(run: JudgeRun) -> str | None:
+    """Why a run's judgements are not exported, or None: a run over a synthetic set judged its items, not the
+    project's samples, and its figures are the set's tables (``judge_tables``, the set's page and API)."""
+    if run.synthetic_set_id is None:
+        return None
+    synthetic_set = run.synthetic_set
+    return (f"judge run {run.pk} judged the synthetic set {synthetic_set.name!r}, not the project's samples, so it "
+            "has no judgements to export: its figures are the set's tables (the set's page, "
+            f"/api/projects/{run.project.slug}/synthetic-sets/{synthetic_set.pk}/tables/, or manage.py judge_tables "
+            f"--project {run.project.slug} --set {synthetic_set.name!r})")
+
+
 def read_export_request(
     project: Project,
     *,
@@ -297,4 +312,6 @@ def read_export_request(
             chosen = JudgeRun.objects.filter(project=project, pk=int(text)).first()
         if chosen is None:
             raise ExportRefused("run", f"no judge run {text!r} in project {project.slug!r}")
+        if (refusal := synthetic_run_refusal(chosen)) is not None:
+            raise ExportRefused("run", refusal)
     return ExportRequest(project=project, what=what, format=format, run=chosen, auditor=auditor, bom=with_bom)

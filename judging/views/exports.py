@@ -57,12 +57,14 @@ def audits_download(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def export_context(project: Project) -> dict[str, Any]:
-    """What the judges page's download section needs: the URLs, the formats and every run to choose from."""
+    """What the judges page's download section needs: the URLs, the formats and the runs to choose from: those over
+    the project's samples (a synthetic set's run is refused: its figures are the set's tables)."""
     return {
         "export_judgements_url": reverse("judging-export-judgements", args=[project.slug]),
         "export_audits_url": reverse("judging-export-audits", args=[project.slug]),
         "export_formats": FORMATS,
-        "export_runs": JudgeRun.objects.filter(project=project).select_related("judge").order_by("-created_at", "-id"),
+        "export_runs": JudgeRun.objects.filter(project=project, synthetic_set__isnull=True).select_related("judge")
+        .order_by("-created_at", "-id"),
     }
 
 

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotate.models import Project
 from annotate.services.export import bom_refusal
 from judging.models import JudgeRun
-from judging.services.export import FORMATS, WHAT, write_export
+from judging.services.export import FORMATS, WHAT, synthetic_run_refusal, write_export
 
 
 class Command(BaseCommand):
@@ -39,6 +39,8 @@ class Command(BaseCommand):
             run = JudgeRun.objects.filter(project=project, pk=options["run"]).first()
             if run is None:
                 raise CommandError(f"--run: no judge run {options['run']} in project {project.slug!r}")
+            if (refusal := synthetic_run_refusal(run)) is not None:
+                raise CommandError(f"--run: {refusal}")
         if options["out"].is_dir():
             raise CommandError(f"--out: {options['out']} is a directory; give a file name")
         rows = write_export(project, options["out"], what=options["what"], format=options["format"], run=run,

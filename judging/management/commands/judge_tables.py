@@ -8,8 +8,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.commands.agreement import get_project
+from judging.costs import us_dollars
 from judging.models import SyntheticSet
 from judging.services.synthetic import paper_tables
+from judging.tables import judge_label
 
 
 def figure(value: float | None, digits: int = 2) -> str:
@@ -33,6 +35,8 @@ class Command(BaseCommand):
                                f"(sets: {known})")
         tables = paper_tables(synthetic_set)
         if options["json"]:
+            for row in tables["cost"]["rows"]:
+                row["cost"] = us_dollars(row["cost"])  # JSON's precision for US$ (judging.costs)
             self.stdout.write(json.dumps(tables, ensure_ascii=False))
             return
         self.stdout.write(self._text(tables))
@@ -64,8 +68,8 @@ class Command(BaseCommand):
         # A price not known is left out of the mean, never counted as 0 (judging.tables.cost_table): say so.
         for row in tables["cost"]["rows"]:
             if row["unpriced"]:
-                lines.append(f"{row['judge']} ({row['mode']}): price of {row['unpriced']} of {row['calls']} calls not "
-                             "known (the judge had no prices when they were sent); "
-                             + (f"the mean price is over {row['cost_calls']} call{'s' * (row['cost_calls'] != 1)}" if row["cost_calls"]
-                                else "no mean price"))
+                over = row["cost_calls"]
+                lines.append(f"{judge_label(row['judge'], row['mode'])}: price of {row['unpriced']} of {row['calls']} "
+                             "calls not known (the judge had no prices when they were sent); "
+                             + (f"the mean price is over {over} call{'s' * (over != 1)}" if over else "no mean price"))
         return "\n".join(lines)

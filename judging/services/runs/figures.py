@@ -11,6 +11,8 @@ from judging.models import Judge, Judgement, JudgeRun
 
 # Why a token or cost total is null, under the summary's name of the figure.
 NOTHING_JUDGED = "Nothing is judged yet."
+CANCELLED_UNJUDGED = "The run was cancelled before any judgement."
+FAILED_UNJUDGED = "The run failed before any judgement."
 NOT_FOR_NLI = "An NLI judge runs a local model: it sends no tokens and has no price."
 NOT_IN_FILE = "The imported file reported none."
 NO_ANSWER = "No call sent got an answer: an endpoint error reports no token usage."
@@ -139,7 +141,7 @@ def usage_totals(run: JudgeRun, figures: dict[str, Any]) -> dict[str, Any]:
         "cached_answers_without_usage": figures["cached_no_usage"],
     }
     if not figures["judged"]:
-        why_sent = why_cached = NOTHING_JUDGED
+        why_sent = why_cached = nothing_judged_reason(run)
     elif run.scope == JudgeRun.Scope.IMPORTED:
         why_sent = why_cached = NOT_IN_FILE
     else:
@@ -153,6 +155,15 @@ def usage_totals(run: JudgeRun, figures: dict[str, Any]) -> dict[str, Any]:
         if totals[name] is None:
             reasons[name] = why_cached
     return totals | {"reasons": reasons}
+
+
+def nothing_judged_reason(run: JudgeRun) -> str:
+    """Why a run with no judgement has no figures: it was cancelled or failed before any, or has none yet."""
+    if run.cancelled:
+        return CANCELLED_UNJUDGED
+    if run.status == JudgeRun.Status.FAILED:
+        return FAILED_UNJUDGED
+    return NOTHING_JUDGED
 
 
 def unpriced_reason(figures: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotate.models import Project, Sample
+from judging.costs import us_dollars
 from judging.models import Judge, Judgement, JudgeRun
 from judging.services.runs.figures import run_figures
 from judging.services.runs.results import OK
@@ -56,6 +57,7 @@ def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any
         "seconds": None if run.seconds is None else round(run.seconds, 3),
         **run_figures(run)["usage"],
     }
+    summary["cost"] = us_dollars(summary["cost"])  # JSON's precision for US$ (judging.costs)
     if with_judgements:
         rows = (
             Judgement.objects.filter(run=run)
