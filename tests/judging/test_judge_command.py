@@ -219,3 +219,25 @@ def test_a_key_from_the_named_variable_is_sent(project: Project, monkeypatch: py
             if name.lower() == "authorization"}
     assert sent == {"Bearer sk-test-123456"}
     assert Judge.objects.get().api_key_env == "FAITHLAB_TEST_KEY"
+
+
+def test_price_options_price_the_first_run_and_are_kept_on_the_judge(project: Project) -> None:
+    add_samples(project, 2)
+    with LoopbackLLM(lambda body, attempt: Reply(content='{"score": 3}')) as server:  # 120 in, 30 out a call
+        result = judge_json("--project", project.slug, "--base-url", server.base_url, "--model", "test-model",
+                            "--price-input", "2.5", "--price-output", "10")
+        again = judge_json("--project", project.slug, "--base-url", server.base_url, "--model", "test-model")
+    # 2 calls x (120 x 2.5 + 30 x 10) / 1e6 = 0.0012, by hand
+    assert (result["calls"], result["input_tokens"], result["output_tokens"]) == (2, 240, 60)
+    assert result["cost"] == pytest.approx(0.0012, abs=1e-12)
+    judge = Judge.objects.get()
+    assert (judge.price_input_per_mtok, judge.price_output_per_mtok) == (2.5, 10.0)
+    assert (again["calls"], again["cost"]) == (0, 0.0)  # from the cache, nothing paid; the prices stay
+
+
+def test_a_bad_price_is_refused_naming_the_option(project: Project) -> None:
+    add_samples(project, 1)
+    with pytest.raises(CommandError, match="^--price-output: "):
+        call_command("judge", "--project", project.slug, "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                     "--price-output", "-1")
+    assert_nothing_written()

@@ -53,6 +53,8 @@ OPTION_OF = {
     "api_key_env": "--api-key-env",
     "concurrency": "--concurrency",
     "with_reasoning": "--score-only",
+    "price_input_per_mtok": "--price-input",
+    "price_output_per_mtok": "--price-output",
 }
 
 
@@ -77,6 +79,11 @@ class Command(BaseCommand):
                             help='ask for {"score"} alone instead of {"reasoning", "score"}')
         parser.add_argument("--concurrency", default=None, help="calls in flight at once (1-256; default: the "
                                                                 "judge's setting, 4 for a new judge)")
+        parser.add_argument("--price-input", default=None, metavar="USD",
+                            help="US$ per million input tokens, kept on the judge (default: the judge's; none for a "
+                                 "new judge, and then the run's cost is not known: give the prices before the first "
+                                 "run, since later runs answered from the call cache pay nothing)")
+        parser.add_argument("--price-output", default=None, metavar="USD", help="US$ per million output tokens, the same")
         parser.add_argument("--samples", default="all", choices=("all", "flagged"),
                             help="all samples of the project (default) or the flagged ones")
         parser.add_argument("--ask-again", action="store_true",
@@ -95,10 +102,14 @@ class Command(BaseCommand):
                     "api_key_env": options["api_key_env"], "with_reasoning": not options["score_only"]}
         if concurrency is not None:
             settings["concurrency"] = concurrency
+        prices = {field: options[option] for field, option in (("price_input_per_mtok", "price_input"),
+                                                               ("price_output_per_mtok", "price_output"))
+                  if options[option] is not None}
         try:
-            cleaned = clean_judge_settings(Judge.Kind.RUBRIC, settings)
+            cleaned = clean_judge_settings(Judge.Kind.RUBRIC, settings | prices)
         except JudgeSettingsError as error:
             raise CommandError(f"{OPTION_OF.get(error.field, error.field)}: {error}") from None
+        prices = {field: cleaned[field] for field in prices}
         # The key variable and the endpoint are checked before anything is written.
         unsaved = Judge(project=project, name=cleaned["model"], kind=Judge.Kind.RUBRIC, **cleaned)
         problem = missing_key_variable(unsaved)
@@ -119,7 +130,7 @@ class Command(BaseCommand):
         with transaction.atomic():
             judge = endpoint_judge(project, base_url=cleaned["base_url"], model=cleaned["model"],
                                    api_key_env=cleaned["api_key_env"], with_reasoning=cleaned["with_reasoning"],
-                                   concurrency=concurrency)
+                                   concurrency=concurrency, prices=prices)
             run = start_run(project, judge, scope=scope, queue=False, ask_again=options["ask_again"])
         run = execute_run(run.pk, endpoint_checked=checked)
         if run.status == JudgeRun.Status.FAILED:

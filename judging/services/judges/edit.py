@@ -120,14 +120,16 @@ def endpoint_judge(
     api_key_env: str = "",
     with_reasoning: bool = True,
     concurrency: int | None = None,
+    prices: dict[str, float] | None = None,
     by: Any = None,
 ) -> Judge:
     """The project's rubric judge for this endpoint, model and mode, created when there is none (the `judge` command).
 
-    A different api_key_env or concurrency given here replaces the stored one.
+    A different api_key_env, concurrency or price (``prices``: price_input_per_mtok and/or price_output_per_mtok, US$
+    per million tokens) given here replaces the stored one.
     """
     values: dict[str, Any] = {"base_url": base_url, "model": model, "api_key_env": api_key_env,
-                              "with_reasoning": with_reasoning}
+                              "with_reasoning": with_reasoning, **(prices or {})}
     if concurrency is not None:
         values["concurrency"] = concurrency
     cleaned = clean_judge_settings(Judge.Kind.RUBRIC, values)
@@ -136,7 +138,7 @@ def endpoint_judge(
         with_reasoning=with_reasoning,
     ).order_by("pk").first()
     if found is not None:
-        changes = {field: cleaned[field] for field in ("api_key_env", "concurrency")
+        changes = {field: cleaned[field] for field in ("api_key_env", "concurrency", *(prices or {}))
                    if field in cleaned and getattr(found, field) != cleaned[field]}
         return update_judge(found, **changes) if changes else found
     mode = "reasoning" if with_reasoning else "score only"
