@@ -73,8 +73,16 @@ function extendByBrowser(event, sideName) {
   const selection = window.getSelection();
   if (typeof selection.modify !== "function") return false;
   if (caretOffset(sideName) === null) place(sideName, 0, 0);
+  const { el } = sides[sideName];
+  const anchor = el.contains(selection.anchorNode) ? offsetIn(el, selection.anchorNode, selection.anchorOffset) : null;
   const [direction, granularity] = EXTEND_KEYS[event.key];
   selection.modify("extend", direction, granularity);
+  // A line down from the text's last line (or a character past its end) takes the focus out of the text, into
+  // what follows it in the pane; a line up from the first, into what precedes it. The selection never leaves the
+  // text it started in: it stops at the text's end (or start), and the caret keys go on from there.
+  if (anchor !== null && !el.contains(selection.focusNode)) {
+    place(sideName, anchor, direction === "forward" ? el.textContent.length : 0);
+  }
   return true;
 }
 

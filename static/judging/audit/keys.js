@@ -66,11 +66,26 @@ function controlOwnsEnter(event) {
   return true;
 }
 
+/* The "Nothing to audit" view has no output and no form: the verdict keys (1-5, a, w, n, Enter) find nothing to act
+ * on, and say so, with what to do, in the hint area, once per press. True when the view is the empty one (the caller
+ * stops). */
+const EMPTY_WORDS =
+  "Nothing to audit here: no flagged output is waiting for you in this project. " +
+  "Check again for outputs flagged since, or go back to the project.";
+
+function refusedWhileEmpty(event) {
+  if (viewState() !== "empty") return false;
+  event.preventDefault();
+  if (!event.repeat) hint(EMPTY_WORDS, "info");
+  return true;
+}
+
 function onKeydown(event) {
   if (event.defaultPrevented || event.isComposing) return;
   const key = event.key;
   // Ctrl/Cmd+Enter saves from anywhere, the note included.
   if (key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    if (refusedWhileEmpty(event)) return;
     event.preventDefault();
     if (!event.repeat) submit();
     return;
@@ -91,6 +106,7 @@ function onKeydown(event) {
     return;
   }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if ((/^[1-5]$/.test(key) || /^[awn]$/i.test(key) || key === "Enter") && refusedWhileEmpty(event)) return;
   if (/^[1-5]$/.test(key)) {
     event.preventDefault();
     // A held key must not score the outputs that follow unseen.
