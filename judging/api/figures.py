@@ -249,13 +249,19 @@ class SyntheticSetRowSerializer(serializers.ModelSerializer):
     status = serializers.ChoiceField(choices=SyntheticSet.Status.choices, help_text="The writing job's state.")
     status_label = serializers.CharField(read_only=True, help_text='The status as the pages show it: "Cancelled" '
                                          "for a cancelled set (its `status` stays failed).")
-    cancelled_by = serializers.CharField(read_only=True, allow_null=True,
-                                         help_text="Who cancelled the set; null unless cancelled.")
+    cancelled_by = serializers.CharField(
+        source="cancelled_by.username", read_only=True, allow_null=True, default=None,
+        help_text="Who cancelled the set (status failed, status_label \"Cancelled\"); null unless cancelled, or once "
+        "that user has been deleted (cancelled_at still says when).",
+    )
+    cancelled_at = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="When the set was cancelled; null unless cancelled."
+    )
     tables = serializers.SerializerMethodField(help_text="The address of the set's tables.")
 
     class Meta:
         model = SyntheticSet
-        fields = ["id", "name", "writer", "status", "status_label", "cancelled_by", "done", "total",
+        fields = ["id", "name", "writer", "status", "status_label", "cancelled_by", "cancelled_at", "done", "total",
                   "sentences_per_output", "seed", "error", "created_at", "tables"]
         extra_kwargs = {"error": {"help_text": "The set's notes (outputs skipped), then why it stopped: "
                                                "\"Cancelled by <user> at <time>.\" once cancelled."}}
@@ -269,7 +275,8 @@ class SyntheticSetListView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         """The project's synthetic sets, newest first (admins), each with the address of its tables."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
-        sets = SyntheticSet.objects.filter(project=project).select_related("writer", "project").order_by("-pk")
+        sets = (SyntheticSet.objects.filter(project=project).select_related("writer", "project", "cancelled_by")
+                .order_by("-pk"))
         return Response(SyntheticSetRowSerializer(sets, many=True).data)
 
 
@@ -291,7 +298,8 @@ class SyntheticSetCancelView(APIView):
     )
     def post(self, request: Request, slug: str, id: str) -> Response:
         """Cancel a queued or running synthetic set (admins): it is marked failed, its `error` ending "Cancelled by
-        <you> at <time>." (`status_label` "Cancelled"), and a worker that picks it up later asks the writer nothing;
+        <you> at <time>." (`status_label` "Cancelled", `cancelled_by` you, `cancelled_at` now), and a worker that
+        picks it up later asks the writer nothing;
         one writing it stops at its next progress write. The rewrites it stored stay, and Resume on the set's page
         goes on from there, asking only for the rewrites it lacks. Takes no fields."""
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)

@@ -7,11 +7,11 @@ from django.db import models
 from django.db.models import Q
 
 from annotate.models import Batch, Project, Sample
-from annotate.models.core import Progress
+from judging.models.cancelling import CancellableProgress
 from judging.models.judges import Judge, PromptVersion
 
 
-class JudgeRun(Progress):
+class JudgeRun(CancellableProgress):
     """One judge scoring a set of targets in the background; the row is also the progress the page polls."""
 
     class Scope(models.TextChoices):
@@ -57,13 +57,7 @@ class JudgeRun(Progress):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # A cancelled run (judging.services.runs.cancel_run) is stored as failed, so every status filter treats it as one;
-    # these say who cancelled it and when, for the pages, the API and ``status_label``. ``cancelled_at`` alone marks
-    # it cancelled: ``cancelled_by`` becomes null when that user is deleted.
-    cancelled_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    cancelled_at = models.DateTimeField(null=True, blank=True)
+    # cancelled_by and cancelled_at (CancellableProgress): who cancelled it and when (judging.services.runs.cancel_run).
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -96,18 +90,6 @@ class JudgeRun(Progress):
         if self.cancelled:
             return "Cancelled"
         return self.get_status_display()
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether the run was cancelled (it is stored as failed, with ``cancelled_at`` set)."""
-        return self.status == self.Status.FAILED and self.cancelled_at is not None
-
-    @property
-    def canceller_name(self) -> str:
-        """Who cancelled the run, as the pages and the API name them: the username, or "a deleted user"."""
-        if not self.cancelled:
-            return ""
-        return self.cancelled_by.get_username() if self.cancelled_by is not None else "a deleted user"
 
     @property
     def cancellable(self) -> bool:

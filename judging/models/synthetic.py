@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
-
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from annotate.models import Project, Sample
-from annotate.models.core import Progress
+from judging.models.cancelling import CancellableProgress
 from judging.models.judges import Judge, PromptVersion
 
 
-class SyntheticSet(Progress):
+class SyntheticSet(CancellableProgress):
     """Rewrites of a project's gold outputs by one LLM, and the percentage sets made from them (seeded)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="synthetic_sets")
@@ -28,6 +24,8 @@ class SyntheticSet(Progress):
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # cancelled_by and cancelled_at (CancellableProgress): who cancelled it and when
+    # (judging.services.synthetic.cancel_synthetic_set); a resume clears them.
 
     class Meta:
         ordering = ["project", "-created_at"]
@@ -37,46 +35,9 @@ class SyntheticSet(Progress):
         return f"synthetic set {self.name}"
 
     @property
-    def cancel_note(self) -> str | None:
-        """The "Cancelled by <user> at <time>." line of a cancelled set's notes; None unless cancelled.
-
-        A cancelled set is stored as failed (judging.services.synthetic.cancel_synthetic_set), the line added last
-        to ``error``, below the notes on skipped outputs: the set has no column for who cancelled it, as a judge run
-        has none. Every status filter treats it as failed; only the pages, the API's ``status_label`` and a resume
-        (which drops the line) word it apart.
-        """
-        if self.status != self.Status.FAILED:
-            return None
-        return self.stop_reason if _CANCELLED.fullmatch(self.stop_reason) else None
-
-    @property
-    def cancelled_by(self) -> str | None:
-        """Who cancelled the set (usernames hold no spaces); None unless cancelled."""
-        found = _CANCELLED.match(self.cancel_note or "")
-        return found.group("who") if found else None
-
-    @property
-    def cancelled_at(self) -> datetime | None:
-        """When the set was cancelled, read back from its note, whose time is written in the zone of that day
-        (FAITHLAB_TIME_ZONE); None unless cancelled, or when that zone is no longer today's (the pages then quote
-        the note as written)."""
-        found = _CANCELLED.match(self.cancel_note or "")
-        if found is None:
-            return None
-        written = datetime.strptime(found.group("time"), "%Y-%m-%d %H:%M:%S")  # noqa: DTZ007 - its zone is read next
-        if found.group("zone") == "UTC":
-            return written.replace(tzinfo=UTC)
-        zone = timezone.get_current_timezone()
-        for fold in (0, 1):  # the hour a clock goes back is written twice; the zone's name tells them apart
-            moment = written.replace(tzinfo=zone, fold=fold)
-            if moment.tzname() == found.group("zone"):
-                return moment
-        return None
-
-    @property
     def status_label(self) -> str:
         """The status as pages and the API show it: "Cancelled" for a cancelled set (stored as failed)."""
-        return "Cancelled" if self.cancel_note else self.get_status_display()
+        return "Cancelled" if self.cancelled else self.get_status_display()
 
     @property
     def cancellable(self) -> bool:
@@ -89,9 +50,12 @@ class SyntheticSet(Progress):
         lines = [line for line in self.error.splitlines() if line.strip()]
         return lines[-1] if lines else ""
 
-
-# annotate.services.jobs.cancelled_message's words, as a cancelled set's last note reads.
-_CANCELLED = re.compile(r"Cancelled by (?P<who>\S+) at (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (?P<zone>\S+)\.")
+    @property
+    def cancel_note(self) -> str | None:
+        """The "Cancelled by <user> at <time>." line the cancel added last to a cancelled set's notes, below those on
+        skipped outputs; None unless cancelled. Who and when are read from the columns: this line is only left out
+        where the notes are listed (the line says it already) and dropped by a resume."""
+        return self.stop_reason if self.cancelled else None
 
 
 class SyntheticRewrite(models.Model):

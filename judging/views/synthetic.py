@@ -92,7 +92,8 @@ def _render_sets(request: HttpRequest, project: Project, status: int = 200, **bo
                for kind in nesting.HALLUCINATION_TYPES}
     context = {
         "project": project,
-        "sets": SyntheticSet.objects.filter(project=project).select_related("writer").order_by("-created_at", "-id"),
+        "sets": SyntheticSet.objects.filter(project=project).select_related("writer", "cancelled_by")
+        .order_by("-created_at", "-id"),
         "create_form": bound.get("create_form") or SyntheticSetForm(project),
         "import_form": bound.get("import_form") or SyntheticImportForm(auto_id="import_%s"),
         "prompts": [{"kind": kind, "version": version} for kind, version in prompts.items()],

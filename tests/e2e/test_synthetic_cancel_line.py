@@ -46,4 +46,4 @@ def test_a_stuck_synthetic_set_says_no_worker_and_its_cancel_ends_it(
     expect(page.locator("[data-role='cancel-set']")).to_have_count(0)
     expect(page.locator("[data-role='resume']")).to_be_visible()
     synthetic.refresh_from_db()
-    assert synthetic.status == SyntheticSet.Status.FAILED and synthetic.cancelled_by == "adam"
+    assert synthetic.status == SyntheticSet.Status.FAILED and synthetic.cancelled_by == admin_user

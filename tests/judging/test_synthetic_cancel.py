@@ -90,14 +90,15 @@ def test_a_queued_set_cancelled_is_failed_by_whom_and_a_worker_picking_it_up_lat
         cancel_synthetic_set(synthetic_set, admin_user)
         assert synthetic_set.status == SyntheticSet.Status.FAILED
         synthetic_set.refresh_from_db()
-        assert (synthetic_set.cancelled_by, synthetic_set.status_label) == ("adam", "Cancelled")
+        assert (synthetic_set.cancelled_by, synthetic_set.status_label) == (admin_user, "Cancelled")
         # Below the notes on the skipped output, which stay.
         notes = synthetic_set.error.splitlines()
         assert notes[0] == SKIPPED and CANCELLED.fullmatch(notes[1]) and len(notes) == 2
         assert abs(synthetic_set.cancelled_at - timezone.now()) < timedelta(minutes=1)
         after = execute_synthetic_set(synthetic_set.pk)  # the worker that starts at last
         assert server.chat_calls == 0
-    assert after.status == SyntheticSet.Status.FAILED and after.cancelled_by == "adam" and after.error == "\n".join(notes)
+    assert after.status == SyntheticSet.Status.FAILED and after.cancelled_by == admin_user
+    assert after.error == "\n".join(notes)
     assert not SyntheticRewrite.objects.filter(synthetic_set=synthetic_set).exists()
     assert SyntheticItem.objects.filter(synthetic_set=synthetic_set).count() == 2  # the gold items alone
 
@@ -121,7 +122,7 @@ def test_a_running_set_cancelled_stops_at_its_next_progress_write_keeping_its_re
         stopped = execute_synthetic_set(synthetic_set.pk)
         monkeypatch.setattr(rewrite, "_record_progress", record)
         assert writes == [0, 1, 2, 3]  # it stopped at the write after the cancel
-        assert stopped.status == SyntheticSet.Status.FAILED and stopped.cancelled_by == "adam"
+        assert stopped.status == SyntheticSet.Status.FAILED and stopped.cancelled_by == admin_user
         assert CANCELLED.fullmatch(stopped.error.splitlines()[-1])
         # It sent no call after that; what it stored stays, the answers of the calls then in flight included:
         # every call it paid for has its rewrite.
@@ -134,7 +135,8 @@ def test_a_running_set_cancelled_stops_at_its_next_progress_write_keeping_its_re
 
         # Resume: queued again without the cancel's line, and only the missing rewrites are asked for.
         resumed = resume_synthetic_set(stopped)
-        assert (resumed.status, resumed.error, resumed.done, resumed.cancelled_by) == ("queued", SKIPPED, kept, None)
+        assert (resumed.status, resumed.error, resumed.done, resumed.cancelled_by, resumed.cancelled_at) == (
+            "queued", SKIPPED, kept, None, None)
         sent = server.chat_calls
         done = execute_synthetic_set(synthetic_set.pk)
         assert server.chat_calls - sent == 20 - kept
@@ -170,7 +172,7 @@ def test_a_set_that_has_ended_is_not_cancelled_and_the_refusal_says_how_it_ended
     assert SyntheticSet.objects.filter(pk=synthetic_set.pk).values().get() == before
 
 
-def test_the_cancel_time_is_read_back_in_the_zone_it_was_written_in_and_quoted_once_the_zone_changed(
+def test_the_cancel_time_is_shown_in_the_current_zone_from_the_column_even_once_the_zone_changed(
     project: Project, outputs: Any, admin_user: Any, settings: Any
 ) -> None:
     settings.TIME_ZONE = "Europe/Paris"
@@ -180,10 +182,12 @@ def test_the_cancel_time_is_read_back_in_the_zone_it_was_written_in_and_quoted_o
     assert abs(synthetic_set.cancelled_at - timezone.now()) < timedelta(minutes=1)
     page = login(admin_user).get(set_url(synthetic_set)).content.decode()
     assert f'data-role="set-cancelled">{note}<' in page
-    settings.TIME_ZONE = "America/New_York"  # the install moved: that time cannot be read back, the note is quoted
-    assert synthetic_set.cancelled_by == "adam" and synthetic_set.cancelled_at is None
+    # The install moved: the note keeps the zone it was written in, the line says the same moment in today's.
+    settings.TIME_ZONE = "America/New_York"
     page = login(admin_user).get(set_url(synthetic_set)).content.decode()
-    assert f'data-role="set-cancelled">{note}<' in page
+    moved = f"Cancelled by adam at {timezone.localtime(synthetic_set.cancelled_at):%Y-%m-%d %H:%M:%S %Z}."
+    assert re.fullmatch(r"Cancelled by adam at \S+ \S+ E[SD]T\.", moved)
+    assert f'data-role="set-cancelled">{moved}<' in page
 
 
 # ----------------------------------------------------------------------------- the pages

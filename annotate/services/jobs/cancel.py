@@ -116,12 +116,13 @@ def ended_in_words(job: Any, finished_words: Callable[[Any], str], *, noun: str 
                    reason: str | None = None) -> str:
     """Why an ended job cannot be cancelled: how it ended, and that nothing was changed.
 
-    Any Progress row with ``error``, ``cancelled_by`` and ``cancelled_at`` will do (a judge run too: ``noun``
-    "Run"). ``reason``: what to quote for a failed or cancelled one where its ``error`` holds more than that (a
+    Any Progress row with ``error``, ``cancelled_by`` and ``cancelled_at`` will do (a judge run or a synthetic set
+    too, ``noun`` "Run" or "Set", whose ``cancelled`` and ``canceller_name`` hold for a canceller deleted since).
+    ``reason``: what to quote for a failed or cancelled one where its ``error`` holds more than that (a
     synthetic set's notes on the outputs it skipped); its ``error`` by default."""
     if job.status == Job.Status.DONE:
         return f"{noun} {job.pk} is done ({finished_words(job)}); there is nothing to cancel and nothing was changed."
-    if job.cancelled_by:
+    if getattr(job, "cancelled", None) or job.cancelled_by:
         return f"{noun} {job.pk} was already cancelled {_cancel_in_words(job, reason)}; nothing was changed."
     said = _without_full_stop((job.error if reason is None else reason) or "no reason recorded")
     return f"{noun} {job.pk} has already failed ({said}); nothing was changed."
@@ -136,7 +137,8 @@ def _cancel_in_words(job: Any, reason: str | None = None) -> str:
     """
     if job.cancelled_at is None:
         return f"({_without_full_stop(job.error if reason is None else reason)})"
-    return f"by {job.cancelled_by} at {timezone.localtime(job.cancelled_at):%Y-%m-%d %H:%M:%S %Z}"
+    who = getattr(job, "canceller_name", None) or job.cancelled_by
+    return f"by {who} at {timezone.localtime(job.cancelled_at):%Y-%m-%d %H:%M:%S %Z}"
 
 
 def _without_full_stop(message: str) -> str:

@@ -60,11 +60,13 @@ def resume_synthetic_set(synthetic_set: SyntheticSet, *, retry_failed: bool = Fa
         synthetic_set.done = synthetic_set.rewrites.count()
         cancel = synthetic_set.cancel_note
         synthetic_set.status = SyntheticSet.Status.QUEUED
-        # Why it stopped last time (a failure, a cancel) no longer holds once it goes on; the notes on skipped
-        # outputs stay.
+        # Why it stopped last time (a failure, a cancel: its line and who and when) no longer holds once it goes
+        # on; the notes on skipped outputs stay.
         synthetic_set.error = "\n".join(line for line in synthetic_set.error.splitlines()
                                         if not line.startswith("Stopped:") and line != cancel)
-        synthetic_set.save(update_fields=["done", "status", "error"])
+        synthetic_set.cancelled_by = None
+        synthetic_set.cancelled_at = None
+        synthetic_set.save(update_fields=["done", "status", "error", "cancelled_by", "cancelled_at"])
         _queue(synthetic_set)
     return synthetic_set
 

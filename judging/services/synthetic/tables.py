@@ -27,13 +27,16 @@ def synthetic_summary(synthetic_set: SyntheticSet, *, failures_shown: int = 20) 
         .select_related("sample")[:failures_shown]
     ]
     # A cancelled set (stored as failed) was stopped, not finished: what it lacks is not a failed rewrite.
-    cancel = synthetic_set.cancel_note
-    finished = synthetic_set.status in (SyntheticSet.Status.DONE, SyntheticSet.Status.FAILED) and not cancel
+    cancelled = synthetic_set.cancelled
+    finished = synthetic_set.status in (SyntheticSet.Status.DONE, SyntheticSet.Status.FAILED) and not cancelled
     return {
         "set": synthetic_set.pk,
         "name": synthetic_set.name,
         "status": synthetic_set.status,
         "status_label": synthetic_set.status_label,  # "Cancelled" for a cancelled set (stored as failed)
+        # Who cancelled it (null once that user is deleted) and when; both null unless cancelled.
+        "cancelled_by": synthetic_set.cancelled_by.get_username() if cancelled and synthetic_set.cancelled_by else None,
+        "cancelled_at": synthetic_set.cancelled_at.isoformat() if cancelled else None,
         "seed": synthetic_set.seed,
         "sentences_per_output": synthetic_set.sentences_per_output,
         "writer": synthetic_set.writer.name if synthetic_set.writer else None,

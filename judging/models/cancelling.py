@@ -1,0 +1,39 @@
+"""Who cancelled a piece of the judging app's background work and when: the two columns judge runs and synthetic
+sets share, and how the pages and the API read them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotate.models.core import Progress
+
+
+class CancellableProgress(Progress):
+    """Progress an admin can cancel (judging.services.runs.cancel_run, judging.services.synthetic.cancel_synthetic_set).
+
+    A cancelled row is stored as failed, so every status filter treats it as one; these columns say who cancelled it
+    and when, for the pages, the API and ``status_label``. ``cancelled_at`` alone marks it cancelled:
+    ``cancelled_by`` becomes null when that user is deleted. The "Cancelled by <user> at <time>." line of its
+    ``error`` is for people reading the text; nothing reads it back.
+    """
+
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether it was cancelled (it is stored as failed, with ``cancelled_at`` set)."""
+        return self.status == self.Status.FAILED and self.cancelled_at is not None
+
+    @property
+    def canceller_name(self) -> str:
+        """Who cancelled it, as the pages and the API name them: the username, or "a deleted user"."""
+        if not self.cancelled:
+            return ""
+        return self.cancelled_by.get_username() if self.cancelled_by is not None else "a deleted user"
