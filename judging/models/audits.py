@@ -87,3 +87,24 @@ class BlindScore(models.Model):
 
     def __str__(self) -> str:
         return f"blind score {self.score} by {self.auditor_id} on item {self.item_id}"
+
+
+class JudgesShown(models.Model):
+    """When an item's judges' answers were first shown to an auditor: on the audit page (a reveal, blind mode off, a
+    view that did not hide them) or through the API's queue, which always includes them. Kept in the database, not
+    the login session, so a new login, another browser or the API cannot make an item look unseen again: once shown,
+    a score given later is no blind one (judging.services.audits.give_blind_score refuses it) and the page does not
+    hide the answers again."""
+
+    item = models.ForeignKey(AuditItem, on_delete=models.CASCADE, related_name="judges_shown")
+    auditor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    shown_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["item", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "auditor"], name="judges_shown_once_per_item_and_auditor"),
+        ]
+
+    def __str__(self) -> str:
+        return f"judges of item {self.item_id} shown to {self.auditor_id}"

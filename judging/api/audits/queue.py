@@ -69,6 +69,8 @@ def item_to_audit(audit: Audit, progress: dict[str, int]) -> dict[str, Any]:
 
 class NextAuditView(APIView):
     @extend_schema(
+        description="Your next flagged output to audit, with every judge's answer. Since the answer shows them, the "
+        "audit page takes no blind score for that output afterwards (its judges were seen).",
         responses={
             200: AuditItemSerializer,
             204: OpenApiResponse(description="Nothing is left for you to audit in this project now."),
@@ -86,6 +88,8 @@ class NextAuditView(APIView):
             return refusal(error)
         if audit is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
+        # The answer holds the judges' answers: from now on the page takes no blind score for this item.
+        audits.judges_shown(request.user, audit.item_id)
         return Response(item_to_audit(audit, audits.audit_progress(project, request.user)))
 
 

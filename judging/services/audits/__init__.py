@@ -38,7 +38,7 @@ Modules by topic: ``auditors`` (who audits, AuditError, the triage settings), ``
 
 from judging.services.audits import clock
 from judging.services.audits.auditors import AUDITOR_ROLES, AuditError, check_auditor, judging_settings_of
-from judging.services.audits.blind import blind_score_of, give_blind_score
+from judging.services.audits.blind import blind_score_of, give_blind_score, judges_shown, judges_were_shown
 from judging.services.audits.queue import (
     SERVE_MINUTES,
     ClockPause,
@@ -68,7 +68,7 @@ from judging.services.audits.view import (
 
 __all__ = [
     "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "ClockPause", "amend_audit",
-    "audit_progress", "blind_score_of", "change_audit", "check_auditor", "clock", "give_blind_score", "item_view",
+    "audit_progress", "blind_score_of", "change_audit", "check_auditor", "clock", "give_blind_score", "item_view", "judges_shown", "judges_were_shown",
     "judge_panels", "judging_settings_of", "latest_sample_judgements", "output_sentences", "own_answered_audit",
     "pause_item_clock", "reasoning_refusal", "resume_item_clock", "score_text", "sentence_shading",
     "serve_next_audit", "shown_judgement", "submit_audit",

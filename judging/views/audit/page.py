@@ -113,8 +113,10 @@ def audit_view(
     }
     if audit is not None:
         hidden = session.hides(audit)
-        if not hidden and audit.item_id not in session.revealed:
-            session.revealed.append(audit.item_id)
+        if not hidden:
+            audits.judges_shown(request.user, audit.item_id)
+            if audit.item_id not in session.revealed:
+                session.revealed.append(audit.item_id)
         session.save(request, project)
         blind_score = audits.blind_score_of(request.user, audit.item_id)  # the database's: a new session keeps it
         echo = form if form is not None and form_item == audit.item_id else VerdictForm(score=blind_score)

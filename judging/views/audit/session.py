@@ -104,10 +104,12 @@ class AuditSession:
 
     def hides(self, audit: Audit) -> bool:
         """Blind mode, and the auditor has neither seen this item's judges nor given it a blind score (which showed
-        them; the database keeps it, so this holds in a new session too)."""
+        them). The database keeps both (JudgesShown, BlindScore), so this holds in a new session, another browser and
+        after the API's queue showed them."""
         return (
             self.blind and audit.item_id not in self.revealed
             and audits.blind_score_of(audit.auditor_id, audit.item_id) is None
+            and not audits.judges_were_shown(audit.auditor_id, audit.item_id)
         )
 
     def forget(self, item_id: int) -> None:
