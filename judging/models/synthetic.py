@@ -24,6 +24,10 @@ class SyntheticSet(CancellableProgress):
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # When Resume queued the set again (null until then): a queued set's wait for a worker counts from here, else
+    # from created_at (annotate.services.jobs.cancel.job_wait), so a Resume long after the set was made is not
+    # said at once to have no worker.
+    queued_at = models.DateTimeField(null=True, blank=True)
     # cancelled_by and cancelled_at (CancellableProgress): who cancelled it and when
     # (judging.services.synthetic.cancel_synthetic_set); a resume clears them.
 

@@ -196,8 +196,7 @@ def synthetic_set_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse
     synthetic_set = access.get_synthetic_set_for_admin(request.user, slug, pk)
     project = synthetic_set.project
     if request.htmx:
-        # The progress element alone, swapped inside its role="status" wrapper (which stays on the page).
-        return render(request, "judging/_synthetic_progress.html#progress", {"project": project, "set": synthetic_set})
+        return _poll(request, synthetic_set)
     tables = paper_tables(synthetic_set)
     context = {
         "project": project,
@@ -211,6 +210,23 @@ def synthetic_set_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse
         "run_items": overview.synthetic_run_size(synthetic_set),
     }
     return render(request, "judging/synthetic_set.html", context)
+
+
+def _poll(request: HttpRequest, synthetic_set: SyntheticSet) -> HttpResponse:
+    """What the progress element's poll gets: the element alone, swapped inside its role="status" wrapper (which
+    stays on the page); from the set's own page (?on=page) with the "What the set holds" card out of band, and once
+    the set has ended a refresh of the whole page instead, so no figure from before the end stays beside one from
+    after it (the items, the run button's count and the tables are made when the set is done)."""
+    on_page = request.GET.get("on") == "page"
+    if on_page and not synthetic_set.is_active:
+        return HttpResponseClientRefresh()
+    context = {"project": synthetic_set.project, "set": synthetic_set, "on_page": on_page}
+    progress = render(request, "judging/_synthetic_progress.html#progress", context)
+    if not on_page:
+        return progress
+    summary = render(request, "judging/synthetic_set.html#set-summary",
+                     {**context, "summary": synthetic_summary(synthetic_set), "oob": True})
+    return HttpResponse(progress.content + summary.content)
 
 
 @require_POST

@@ -30,8 +30,8 @@ def test_a_stuck_synthetic_set_says_no_worker_and_its_cancel_ends_it(
     page.goto(url)
     line = page.locator(f"#synthetic-{synthetic.pk}")
     expect(line.locator("[data-role='no-worker']")).to_contain_text("Or cancel the job.")
-    with page.expect_response(lambda response: response.url == url):
-        pass  # the line's own poll answers with the notice and the cancel again
+    with page.expect_response(lambda response: response.url == url + "?on=page"):
+        pass  # the line's own poll (from the set's page) answers with the notice and the cancel again
     page.wait_for_timeout(200)
     expect(line.locator("[data-role='cancel-set']")).to_be_visible()
 

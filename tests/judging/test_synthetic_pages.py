@@ -136,7 +136,7 @@ def test_creating_a_set_from_the_page(project, admin_user, client_for):
     assert (created.seed, created.writer, created.status, created.total) == (4, writer, "queued", 20)
     waiting = client.get(set_url(created))
     assert waiting.status_code == 200
-    assert f'hx-get="{set_url(created)}"' in waiting.content.decode()  # polls while queued
+    assert f'hx-get="{set_url(created)}?on=page"' in waiting.content.decode()  # polls while queued
     assert "No judgements yet." in waiting.content.decode()
     again = client.post(reverse("judging-synthetic-create", args=[project.slug]),
                         {"name": "from page", "writer": writer.pk, "seed": "0"})

@@ -35,7 +35,7 @@ class CancelRefused(Exception):
 
 @dataclass(frozen=True)
 class JobWait:
-    """How long an active job has waited: queued since it was created, running since its attempt began."""
+    """How long an active job has waited: queued since it was (last) queued, running since its attempt began."""
 
     status: str
     since: datetime
@@ -64,15 +64,18 @@ class Waiting(Protocol):
 def job_wait(job: Waiting, now: datetime | None = None) -> JobWait | None:
     """How long ``job`` has been queued or running, for the pages; None once it has ended.
 
-    Running counts from when its attempt began where the work records it
-    (``options["started_at"]`` of a round job, ``started_at`` of a judge run),
-    else from its creation. Any Progress row with ``created_at`` will do: the
-    judging pages show the same no-worker notice for runs and synthetic sets.
+    Queued counts from when it was last queued where the work records that
+    (``queued_at`` of a synthetic set, which Resume queues again long after its
+    creation), else from its creation. Running counts from when its attempt
+    began where the work records it (``options["started_at"]`` of a round job,
+    ``started_at`` of a judge run), else as queued. Any Progress row with
+    ``created_at`` will do: the judging pages show the same no-worker notice for
+    runs and synthetic sets.
     """
     if not job.is_active:
         return None
     now = now or timezone.now()
-    since = job.created_at
+    since = getattr(job, "queued_at", None) or job.created_at
     started = getattr(job, "started_at", None) or (getattr(job, "options", None) or {}).get("started_at")
     if job.status == Job.Status.RUNNING and started:
         since = started if isinstance(started, datetime) else datetime.fromisoformat(started)

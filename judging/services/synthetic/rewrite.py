@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from annotate.services.jobs.locks import exclusive, lock_file, orphaned_ids
 from judging import prompts
@@ -66,7 +67,8 @@ def resume_synthetic_set(synthetic_set: SyntheticSet, *, retry_failed: bool = Fa
                                         if not line.startswith("Stopped:") and line != cancel)
         synthetic_set.cancelled_by = None
         synthetic_set.cancelled_at = None
-        synthetic_set.save(update_fields=["done", "status", "error", "cancelled_by", "cancelled_at"])
+        synthetic_set.queued_at = timezone.now()  # its wait for a worker counts from now, not its creation (job_wait)
+        synthetic_set.save(update_fields=["done", "status", "error", "cancelled_by", "cancelled_at", "queued_at"])
         _queue(synthetic_set)
     return synthetic_set
 
