@@ -116,8 +116,10 @@ def test_a_running_run_cancelled_stops_at_its_next_progress_write_and_keeps_what
         assert stopped.status == JudgeRun.Status.FAILED and CANCELLED.fullmatch(stopped.error)
         assert stopped.cancelled_by == admin_user and stopped.status_label == "Cancelled"
         kept = list(Judgement.objects.filter(run=run).select_related("sample"))
-        # It stopped: what it wrote in that write stays, the rest was never judged into it.
-        assert 1 <= len(kept) < 6 and stopped.done == len(kept)
+        # It stopped: what it wrote stays, with the answers of the calls already sent when it was cancelled (on a
+        # busy machine all six may be in flight by then; the in-flight test below holds the endpoint so that some
+        # are not), and every call the endpoint received is one of them.
+        assert 1 <= len(kept) <= 6 and stopped.done == len(kept) == len(server.requests)
         assert CallCache.objects.count() >= len(kept)
         assert not JudgeRun.objects.get(pk=run.pk).flagged
         # A new run of the judge starts and answers the kept samples from the call cache, paying for the rest only.
