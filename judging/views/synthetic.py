@@ -214,13 +214,12 @@ def synthetic_set_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse
 
 def _poll(request: HttpRequest, synthetic_set: SyntheticSet) -> HttpResponse:
     """What the progress element's poll gets: the element alone, swapped inside its role="status" wrapper (which
-    stays on the page); from the set's own page (?on=page) with the "What the set holds" card out of band, and once
-    the set has ended a refresh of the whole page instead, so no figure from before the end stays beside one from
-    after it (the items, the run button's count and the tables are made when the set is done)."""
+    stays on the page, so a screen reader hears each change in one place); from the set's own page (?on=page) with
+    the "What the set holds" card out of band, so its counts move with the progress. Once the set has ended the
+    element carries a link that shows the items and tables (made when the set is done) by loading the page again:
+    not a reload by itself, which would replace the live region under a screen reader."""
     on_page = request.GET.get("on") == "page"
-    if on_page and not synthetic_set.is_active:
-        return HttpResponseClientRefresh()
-    context = {"project": synthetic_set.project, "set": synthetic_set, "on_page": on_page}
+    context = {"project": synthetic_set.project, "set": synthetic_set, "on_page": on_page, "polled": True}
     progress = render(request, "judging/_synthetic_progress.html#progress", context)
     if not on_page:
         return progress

@@ -1,5 +1,5 @@
 """The synthetic set's page follows its own progress in a real browser: the "What the set holds" card moves with the
-polled line while the set is written, and the whole page comes back once the set is done (no reload by hand)."""
+polled line while the set is written, and once the set is done a link brings the items and tables (the live region is not reloaded under a reader)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from judging.models import Judge, SyntheticSet
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_set_page_updates_its_summary_and_refreshes_when_done(
+def test_the_set_page_updates_its_summary_and_offers_the_items_when_done(
     page: Page, live_server: Any, log_in: Any, admin_user: Any, project: Project
 ) -> None:
     writer = Judge.objects.create(project=project, name="writer", kind=Judge.Kind.RUBRIC,
@@ -36,7 +36,9 @@ def test_the_set_page_updates_its_summary_and_refreshes_when_done(
     # Swapped out of band by the poll: a new element, without the mark set on the old one.
     expect(summary).not_to_have_attribute("data-before", "yes")
     SyntheticSet.objects.filter(pk=synthetic.pk).update(status="done", done=10)
-    with page.expect_navigation(timeout=10_000):  # HX-Refresh: the page comes back whole
-        pass
+    expect(line.locator("[data-role='set-status']")).to_contain_text("10 / 10 · Done")
+    expect(summary).not_to_have_attribute("data-before", "yes")
+    with page.expect_navigation(timeout=10_000):  # the items and tables: one click, no reload by itself
+        line.locator("[data-role='show-items']").click()
     expect(line.locator("[data-role='set-status']")).to_contain_text("10 / 10 · Done")
     expect(line).not_to_have_attribute("hx-get", url.removeprefix(live_server.url) + "?on=page")

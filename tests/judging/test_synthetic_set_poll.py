@@ -4,7 +4,7 @@
    from ``created_at``; it now counts from when the set was last queued (SyntheticSet.queued_at).
 2. The page went stale while its progress polled: "32 / 104 · Running" beside "0 rewrites written", and after Done
    the old counts and "Run this judge over the 26 items" until a reload. The poll from the set's page now brings the
-   summary card out of band, and once the set ends it answers HX-Refresh.
+   summary card out of band, and once the set is done a link to the items and tables.
 """
 
 from __future__ import annotations
@@ -65,13 +65,18 @@ def test_the_poll_from_the_set_page_brings_the_summary_along(project, outputs, a
     assert f'hx-get="{set_url(synthetic_set)}?on=page"' in fragment  # it goes on polling from the set page
 
 
-def test_the_poll_refreshes_the_set_page_once_the_set_has_ended(project, outputs, admin_user, client_for):
+def test_once_the_set_has_ended_the_poll_offers_the_items_without_reloading_the_live_region(
+    project, outputs, admin_user, client_for
+):
     synthetic_set = queued_set(project)
     client = client_for(admin_user)
-    for status in ("done", "failed"):
+    for status, link in (("done", True), ("failed", False)):
         SyntheticSet.objects.filter(pk=synthetic_set.pk).update(status=status)
         response = client.get(set_url(synthetic_set) + "?on=page", **HTMX)
-        assert response.status_code == 200 and response.headers.get("HX-Refresh") == "true"
+        body = response.content.decode()
+        assert response.status_code == 200 and "HX-Refresh" not in response.headers
+        assert ('data-role="show-items"' in body) is link and 'hx-swap-oob="true"' in body
+        assert "hx-get" not in body.split("set-summary")[0]  # the poll stopped
     # The sets list polls without ?on=page: its row is swapped to the end as before, no refresh, no summary.
     response = client.get(set_url(synthetic_set), **HTMX)
     assert "HX-Refresh" not in response.headers
