@@ -78,45 +78,56 @@ def _display_score(judgement: Judgement) -> int | float | None:
     return judgement.score if judgement.score is not None else judgement.display_score
 
 
+# What judgement_row reads besides the judgement: select_related with these, or each row costs queries.
+JUDGEMENT_ROW_RELATED = ("run__judge", "run__rubric", "prompt_version", "sample__batch")
+
+
 def judgement_rows(project: Project, *, run: JudgeRun | None = None) -> Iterator[dict[str, Any]]:
     """Every judgement of the project's samples (or of one run), oldest run first, each run's in JUDGEMENT_ORDER."""
     found = Judgement.objects.filter(run__project=project, sample__isnull=False)
     if run is not None:
         found = found.filter(run=run)
-    found = found.select_related("run__judge", "run__rubric", "prompt_version", "sample__batch").order_by(
-        "run_id", *JUDGEMENT_ORDER)
+    found = found.select_related(*JUDGEMENT_ROW_RELATED).order_by("run_id", *JUDGEMENT_ORDER)
     for judgement in found.iterator(chunk_size=CHUNK):
-        judge = judgement.run.judge
-        version = judgement.prompt_version or judgement.run.rubric
-        yield {
-            "sample": judgement.sample.external_id,
-            "batch": judgement.sample.batch.name,
-            "judge": judge.name,
-            "kind": judge.kind,
-            "mode": judge.mode,
-            "run": judgement.run_id,
-            "rubric_version": version.number if version is not None else None,
-            "status": judgement.status,
-            "score": judgement.score,
-            "p": judgement.probability,
-            "display_score": _display_score(judgement),
-            # Blank means absent (a score-only answer has no reasoning, a clean call no error): null, as the
-            # import reads it, never "" (CSV writes both as an empty cell).
-            "reasoning": judgement.reasoning or None,
-            "raw": judgement.raw or None,
-            "error": judgement.error or None,
-            "latency": judgement.run_latency_seconds,
-            "input_tokens": judgement.run_input_tokens,
-            "output_tokens": judgement.run_output_tokens,
-            "cost": us_dollars(judgement.run_cost),
-            "cached": judgement.cached,
-            "sentence_scores": judgement.sentence_scores,
-            "sample_id": judgement.sample_id,
-            "sample_external_id": judgement.sample.external_id,
-            "cached_call_latency": judgement.cached_call_latency_seconds,
-            "cached_call_input_tokens": judgement.cached_call_input_tokens,
-            "cached_call_output_tokens": judgement.cached_call_output_tokens,
-        }
+        yield judgement_row(judgement)
+
+
+def judgement_row(judgement: Judgement) -> dict[str, Any]:
+    """One judgement as the exports write it (JUDGEMENT_FIELDS), and as `judge --json` lists it (run_summary adds
+    its own few keys), so the two cannot tell a judgement differently. A synthetic item's judgement (never exported:
+    its figures are the set's tables) has null sample, batch and ids."""
+    judge = judgement.run.judge
+    version = judgement.prompt_version or judgement.run.rubric
+    sample = judgement.sample
+    return {
+        "sample": sample.external_id if sample is not None else None,
+        "batch": sample.batch.name if sample is not None else None,
+        "judge": judge.name,
+        "kind": judge.kind,
+        "mode": judge.mode,
+        "run": judgement.run_id,
+        "rubric_version": version.number if version is not None else None,
+        "status": judgement.status,
+        "score": judgement.score,
+        "p": judgement.probability,
+        "display_score": _display_score(judgement),
+        # Blank means absent (a score-only answer has no reasoning, a clean call no error): null, as the
+        # import reads it, never "" (CSV writes both as an empty cell).
+        "reasoning": judgement.reasoning or None,
+        "raw": judgement.raw or None,
+        "error": judgement.error or None,
+        "latency": judgement.run_latency_seconds,
+        "input_tokens": judgement.run_input_tokens,
+        "output_tokens": judgement.run_output_tokens,
+        "cost": us_dollars(judgement.run_cost),
+        "cached": judgement.cached,
+        "sentence_scores": judgement.sentence_scores,
+        "sample_id": judgement.sample_id,
+        "sample_external_id": sample.external_id if sample is not None else None,
+        "cached_call_latency": judgement.cached_call_latency_seconds,
+        "cached_call_input_tokens": judgement.cached_call_input_tokens,
+        "cached_call_output_tokens": judgement.cached_call_output_tokens,
+    }
 
 
 def audit_rows(project: Project, *, auditor: AbstractBaseUser | None = None) -> Iterator[dict[str, Any]]:

@@ -36,6 +36,7 @@ from judging.services.synthetic import (
     create_synthetic_set,
     import_rewrites,
     kept_in_words,
+    latest_runs,
     output_sentences,
     paper_tables,
     resume_synthetic_set,
@@ -204,6 +205,8 @@ def synthetic_set_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse
         "summary": synthetic_summary(synthetic_set),
         "examples": _examples(synthetic_set),
         "tables": tables,
+        # The runs' lines (judging/_run.html) read the runs themselves: cancelled by whom, cancellable.
+        "set_runs": latest_runs(synthetic_set),
         "residual_rows": _residual_rows(tables["residual"]),
         "chart": sensitivity_chart(tables["sensitivity"]),
         "run_form": JudgeRunChoiceForm(project).judging("synthetic item"),

@@ -65,7 +65,7 @@ def test_every_answer_is_scored_or_failed_exactly_and_a_second_run_makes_no_call
     for tag, (raw, (status, score)) in ANSWERS.items():
         entry = by_sample[tag]
         assert (entry["status"], entry["score"]) == (status, score), tag
-        assert entry["raw"] == raw, tag  # the endpoint's last answer, as it came
+        assert entry["raw"] == (raw or None), tag  # the endpoint's last answer, as it came; none is null (the export's)
         assert set(entry) >= {"sample", "score", "reasoning", "status", "raw"}
     assert by_sample["s1"]["reasoning"] == "One number is wrong."
     assert by_sample["s4"]["reasoning"] == "" or by_sample["s4"]["score"] is None
@@ -76,7 +76,7 @@ def test_every_answer_is_scored_or_failed_exactly_and_a_second_run_makes_no_call
     assert (second["items"], second["calls"], second["cached"]) == (11, 0, 11)
     assert {e["sample"]: (e["status"], e["score"]) for e in second["judgements"]} == {
         tag: expected for tag, (_, expected) in ANSWERS.items()}
-    assert {e["sample"]: e["raw"] for e in second["judgements"]} == {tag: raw for tag, (raw, _) in ANSWERS.items()}
+    assert {e["sample"]: e["raw"] for e in second["judgements"]} == {tag: raw or None for tag, (raw, _) in ANSWERS.items()}
     assert second["run"] != first["run"]
     assert Judge.objects.filter(project=project).count() == 1  # the judge was reused
     assert not JudgeRun.objects.filter(ask_again=True).exists()
@@ -124,7 +124,7 @@ def test_persistent_rate_limits_end_as_errors_with_no_score(project: Project) ->
     with LoopbackLLM(script) as server:
         result = judge_json("--project", project.slug, "--base-url", server.base_url, "--model", "test-model")
     by_sample = {entry["sample"]: entry for entry in result["judgements"]}
-    assert (by_sample["s1"]["status"], by_sample["s1"]["score"], by_sample["s1"]["raw"]) == ("error", None, "")
+    assert (by_sample["s1"]["status"], by_sample["s1"]["score"], by_sample["s1"]["raw"]) == ("error", None, None)
     assert "429" in by_sample["s1"]["error"]
     assert (result["scored"], result["failed"], result["calls"]) == (1, 1, 1 + 5)  # 4 retries by default
 

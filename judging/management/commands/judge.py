@@ -14,14 +14,17 @@ cache), ``seconds``, the token and cost totals of the run's page (``input_tokens
 ``calls_without_usage``, ``cached_input_tokens_saved``,
 ``cached_output_tokens_saved``, ``cached_answers_with_usage``,
 ``cached_answers_without_usage``; null when unknown, the reason in ``reasons``,
-e.g. a cost null for a judge without prices), and ``judgements``: one entry per sample with ``sample``
-(the sample's external id, i.e. its id in the imported file, or its database id
-as text when it has none; ``sample_id`` is the database id, the API's
-``sample``, ``sample_external_id`` the external id as stored, and ``batch`` the
-batch name, since external ids may repeat across batches), in the samples' order
-in the project, ``score`` (null
-unless ``status`` is ok), ``reasoning``, ``status`` (ok, parse_error, error),
-``raw`` (the endpoint's last answer) and ``error``.
+e.g. a cost null for a judge without prices), and ``judgements``: one entry per sample, in the samples' order
+in the project, each the JSONL export's row of that judgement (the same keys and values, built by the same
+function: judging.services.export.judgement_row): ``sample_id`` (the database id, the API's ``sample``),
+``sample_external_id``, ``batch`` (external ids may repeat across batches), ``judge``, ``kind``, ``mode``, ``run``,
+``rubric_version``, ``status`` (ok, parse_error, error), ``score`` and ``p`` (null unless ``status`` is ok),
+``display_score``, ``reasoning``, ``raw`` (the endpoint's last answer) and ``error`` (null when blank),
+``latency``, ``input_tokens``, ``output_tokens`` and ``cost`` (what this run spent: null, null and 0 for an answer
+from the call cache, whose earlier call's figures are in ``cached_call_latency``, ``cached_call_input_tokens`` and
+``cached_call_output_tokens``; a cost null, not known, for a call sent while the judge had no prices), ``cached``
+and ``sentence_scores``; ``sample`` is, as before, the external id, i.e. the id in the imported file, or the
+database id as text when there is none, and ``probability`` is ``p`` again.
 """
 
 from __future__ import annotations
@@ -64,8 +67,9 @@ class Command(BaseCommand):
         "foreground. Creates or reuses the project's judge for that endpoint, model and mode; identical calls are "
         "answered from the cache. --json prints {run, items, scored, failed, calls, cached, seconds, input_tokens, "
         "output_tokens, cost, ... (the run page's token and cost totals; null when unknown, why in reasons), judgements: "
-        "[{sample, sample_id, sample_external_id, score, reasoning, status, raw}]}; sample is the external id (database id "
-        "when none), sample_id the database id."
+        "[{sample, sample_id, sample_external_id, batch, status, score, reasoning, raw, error, latency, input_tokens, "
+        "output_tokens, cost, cached, ...}]} (each judgement as the JSONL export's row of it); sample is the external "
+        "id (database id when none), sample_id the database id."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -145,5 +149,5 @@ class Command(BaseCommand):
             f"{summary['seconds']} s"
         )
         for entry in summary["judgements"]:
-            shown = entry["score"] if entry["status"] == "ok" else f"{entry['status']}: {entry['error']}"
+            shown = entry["score"] if entry["status"] == "ok" else f"{entry['status']}: {entry['error'] or ''}"
             self.stdout.write(f"  {entry['batch']}/{entry['sample']}: {shown}")

@@ -8,7 +8,6 @@ from annotate.models import Project, Sample
 from judging.costs import us_dollars
 from judging.models import Judge, Judgement, JudgeRun
 from judging.services.runs.figures import run_figures
-from judging.services.runs.results import OK
 
 # The order a person expects a run's judgements in, the same on every surface (the API, the run's page, the exports,
 # `judge --json`), never the order the calls finished: the samples' order in the project (each batch's position,
@@ -30,11 +29,14 @@ def sample_label(sample: Sample) -> str:
 def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any]:
     """The `judge --json` object: the run's figures and, with_judgements, one entry per judgement.
 
-    ``sample`` is the sample's external id (its database id as text when it has
-    none), ``sample_id`` its database id (the API's ``sample``) and
-    ``sample_external_id`` its external id as stored ("" when none), the names
-    the API and the exports use too; ``score`` is null unless ``status`` is
-    ok; ``raw`` is the endpoint's last answer ("" for an endpoint error).
+    An entry is the JSONL export's row of the judgement (judging.services.export.judgement_row: the same keys and
+    values, so the two cannot drift: a blank reasoning, raw answer or error is null; latency, tokens and cost are
+    what this run spent, an answer from the call cache null, null and 0 with the earlier call's figures in
+    ``cached_call_*``; a cost not known, the judge having no prices, null), with the keys `judge --json` gave
+    before it, kept for the scripts that read them: ``sample`` is the sample's external id (its database id as
+    text when it has none; the export's is the external id as stored, under ``sample_external_id`` here too) and
+    ``probability`` is ``p`` again. A synthetic item's judgement has ``synthetic_item`` instead of a sample.
+    ``score`` and ``p`` are null unless ``status`` is ok (a failed judgement stores no number).
     Judgements come in JUDGEMENT_ORDER. The token and cost totals are the run
     page's (run_figures, usage_totals): null where unknown, with the reason in
     ``reasons``.
@@ -59,29 +61,18 @@ def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any
     }
     summary["cost"] = us_dollars(summary["cost"])  # JSON's precision for US$ (judging.costs)
     if with_judgements:
-        rows = (
-            Judgement.objects.filter(run=run)
-            .select_related("sample", "sample__batch")
-            .order_by(*JUDGEMENT_ORDER)
-        )
+        # Imported here: the export module reads this one's JUDGEMENT_ORDER.
+        from judging.services.export import JUDGEMENT_ROW_RELATED, judgement_row
+
+        rows = Judgement.objects.filter(run=run).select_related(*JUDGEMENT_ROW_RELATED).order_by(*JUDGEMENT_ORDER)
         entries = []
         for judgement in rows.iterator(chunk_size=2000):
-            entry: dict[str, Any] = {}
+            entry = judgement_row(judgement)
+            entry["probability"] = entry["p"]
             if judgement.sample is not None:
-                entry |= {"sample": sample_label(judgement.sample), "sample_id": judgement.sample_id,
-                          "sample_external_id": judgement.sample.external_id, "batch": judgement.sample.batch.name}
+                entry["sample"] = sample_label(judgement.sample)
             else:
-                entry |= {"sample": None, "synthetic_item": judgement.synthetic_item_id}
-            ok = judgement.status == OK
-            entry |= {
-                "score": judgement.score if ok else None,
-                "probability": judgement.probability if ok else None,
-                "reasoning": judgement.reasoning,
-                "status": judgement.status,
-                "raw": judgement.raw,
-                "error": judgement.error,
-                "cached": judgement.cached,
-            }
+                entry["synthetic_item"] = judgement.synthetic_item_id
             entries.append(entry)
         summary["judgements"] = entries
     return summary

@@ -56,7 +56,7 @@ def synthetic_summary(synthetic_set: SyntheticSet, *, failures_shown: int = 20) 
 def latest_runs(synthetic_set: SyntheticSet) -> list[JudgeRun]:
     """Each judge's most recent run over the set (any status: a run in progress shows what it has so far)."""
     latest: dict[int, JudgeRun] = {}
-    for run in synthetic_set.runs.select_related("judge").order_by("-created_at", "-id"):
+    for run in synthetic_set.runs.select_related("judge", "cancelled_by").order_by("-created_at", "-id"):
         latest.setdefault(run.judge_id, run)
     return sorted(latest.values(), key=lambda run: run.judge.name)
 
