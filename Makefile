@@ -16,12 +16,15 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+# The script is exec'd, so that it is make's own child: a Ctrl-C that stopped everything (the script's status 0) then
+# ends without make's "*** [run] Interrupt" line (dash, as /bin/sh, dies of the Ctrl-C itself whatever the script
+# does), and a failure (status 1) still ends with make's "Error 1".
 run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo --if-empty
 	$(PY) manage.py collectstatic --noinput -v0
 	@echo "FaithLab on http://$(HOST):$(PORT)/"
-	@HOST=$(HOST) PORT=$(PORT) VENV=$(VENV) scripts/run-dev.sh
+	@HOST=$(HOST) PORT=$(PORT) VENV=$(VENV) exec scripts/run-dev.sh
 
 test: venv
 	$(VENV)/bin/ruff check .

@@ -24,6 +24,7 @@ import os
 import platform
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import threading
@@ -268,6 +269,36 @@ class CpuMonitor:
         return (f"CPU during the run: machine {self.machine_cores:.2f} of {os.cpu_count()} cores busy, "
                 f"this benchmark {self.own_cores:.2f}, other sessions ~{self.other_cores:.2f}; "
                 f"load average {Path('/proc/loadavg').read_text().split()[0]}")
+
+
+# A server's processes and their memory, as the gunicorn and Celery worker memory benchmarks read them.
+
+
+def memory(pid: int) -> dict[str, int]:
+    """RSS, PSS (shared pages split between the processes that map them), private and shared memory of one process,
+    in MiB, from /proc/<pid>/smaps_rollup."""
+    kib: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        key, value = line.split()[:2]
+        kib[key.rstrip(":")] = int(value)
+    return {
+        "rss": kib["Rss"] // 1024,
+        "pss": kib["Pss"] // 1024,
+        "private": (kib["Private_Clean"] + kib["Private_Dirty"]) // 1024,
+        "shared": (kib["Shared_Clean"] + kib["Shared_Dirty"]) // 1024,
+    }
+
+
+def children(pid: int) -> list[int]:
+    """The children of any of the process's threads, sorted (/proc lists a child under the thread that forked it:
+    billiard forks a replacement pool process from its supervisor thread)."""
+    return sorted(int(child) for found in Path(f"/proc/{pid}/task").glob("*/children")
+                  for child in found.read_text().split())
+
+
+def median(values: list[float]) -> float:
+    """The median, or NaN for no values (a table row with nothing measured)."""
+    return statistics.median(values) if values else float("nan")
 
 
 # The client side of the HTTP loads: what span_load and pairs_load have in common.

@@ -28,7 +28,6 @@ import json
 import os
 import random
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -41,8 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     ROOT,
     CpuMonitor,
+    children,
     database_version,
     machine,
+    median,
+    memory,
     paragraph,
     start_django,
 )
@@ -64,24 +66,6 @@ class Run:
     workers: list[dict[str, int]] = field(default_factory=list)
     master_threads: int = 0
     stop_s: float = 0.0
-
-
-def memory(pid: int) -> dict[str, int]:
-    """RSS, PSS, private and shared memory of one process, in MiB."""
-    kib: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
-        key, value = line.split()[:2]
-        kib[key.rstrip(":")] = int(value)
-    return {
-        "rss": kib["Rss"] // 1024,
-        "pss": kib["Pss"] // 1024,
-        "private": (kib["Private_Clean"] + kib["Private_Dirty"]) // 1024,
-        "shared": (kib["Shared_Clean"] + kib["Shared_Dirty"]) // 1024,
-    }
-
-
-def children(pid: int) -> list[int]:
-    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 def request(port: int, method: str, path: str, token: str, body: dict[str, Any] | None = None) -> tuple[int, bytes]:
@@ -178,10 +162,6 @@ def one_run(mode: str, options: argparse.Namespace, setup: dict[str, Any], folde
             server.wait(10)
         run.stop_s = time.monotonic() - began
     return run
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
 
 
 def main() -> int:

@@ -29,7 +29,6 @@ import os
 import random
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -42,8 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     ROOT,
     CpuMonitor,
+    children,
     database_version,
     machine,
+    median,
+    memory,
     paragraph,
     start_django,
 )
@@ -74,25 +76,6 @@ class Run:
     def total(self, idle: bool = False) -> int:
         parent, children = (self.parent_idle, self.children_idle) if idle else (self.parent, self.children)
         return parent["pss"] + sum(child["pss"] for child in children)
-
-
-def memory(pid: int) -> dict[str, int]:
-    """RSS, PSS and private memory of one process, in MiB."""
-    kib: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
-        key, value = line.split()[:2]
-        kib[key.rstrip(":")] = int(value)
-    return {
-        "rss": kib["Rss"] // 1024,
-        "pss": kib["Pss"] // 1024,
-        "private": (kib["Private_Clean"] + kib["Private_Dirty"]) // 1024,
-    }
-
-
-def children(pid: int) -> list[int]:
-    """The children of any of the process's threads (/proc lists a child under the thread that forked it)."""
-    return sorted(int(child) for found in Path(f"/proc/{pid}/task").glob("*/children")
-                  for child in found.read_text().split())
 
 
 def import_project(rng: random.Random, number: int) -> Any:
@@ -202,10 +185,6 @@ def one_run(mode: str, concurrency: int, folder: Path, rng: random.Random, numbe
         run.stop_s = time.monotonic() - began
     check_vectors(run, projects)
     return run
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
 
 
 def describe(run: Run) -> str:

@@ -31,6 +31,16 @@ preload_app = True
 embedder.load_for_forked_workers()
 
 
+# gunicorn (25.1 and later) opens a control socket for its `gunicornc` tool unless told not to, at one path for every
+# gunicorn its user runs: $XDG_RUNTIME_DIR/gunicorn.ctl, or ~/.gunicorn/gunicorn.ctl. A second server (another
+# deployment, the test suite beside a real server) deletes the first one's socket and listens there itself, so
+# gunicornc would reload, resize or stop the wrong server, and the first to stop deletes the other's. FaithLab uses
+# none of it: the master's signals do the same (TERM, HUP, TTIN/TTOU). Off, rather than moved into FAITHLAB_DATA_DIR,
+# which several machines may mount (README, "Deploying for real"); the master then also forks its workers with no
+# thread but its main one.
+control_socket_disable = True
+
+
 def on_starting(server: Any) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.conf import settings

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The development server: a Celery worker and Django's runserver side by side (`make run`).
-# One Ctrl-C (or a TERM) stops both within a few seconds, with one line per process.
+# One Ctrl-C (or a TERM) stops both within a few seconds, with one line per process, and exits 0.
 #
 # Each child runs in a session of its own (setsid), so the terminal's Ctrl-C reaches this script
 # alone, and the script stops each child exactly once with TERM. (The old recipe let every process
@@ -64,9 +64,11 @@ stop_children() {
   done
 }
 
+# A stop that was asked for is this server's normal end: status 0, so `make run` prints no error line after it.
+# Failures (a server that exits by itself, a worker that cannot start) exit 1 below.
 on_signal() {
   stop_children "${children[@]}"
-  exit 130
+  exit 0
 }
 trap on_signal INT TERM HUP
 

@@ -64,3 +64,59 @@ def test_the_readme_gunicorn_serves_with_good_settings(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=60)
+
+
+def named_unix_sockets(pid: int) -> list[str]:
+    """The paths of the Unix sockets the process holds open (a listening control socket would be one)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    paths = []
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8 and fields[6] in inodes:
+            paths.append(fields[7])
+    return paths
+
+
+def test_two_readme_gunicorns_on_one_machine_share_no_control_socket(tmp_path: Path) -> None:
+    """gunicorn's control socket (for its gunicornc tool) defaulted to one path per user, ~/.gunicorn/gunicorn.ctl or
+    $XDG_RUNTIME_DIR/gunicorn.ctl: a second server deleted the first one's socket and took the path. The project's
+    config turns it off; two servers of one user, each on its own port and data folder, both serve."""
+    home, runtime = tmp_path / "home", tmp_path / "run"
+    home.mkdir()
+    runtime.mkdir(mode=0o700)
+    servers = []
+    try:
+        for name in ("first", "second"):
+            data = tmp_path / name
+            data.mkdir()
+            port = free_port()
+            command = readme_command(port)
+            command[command.index("--workers") + 1] = "1"
+            env = server_env(data, HOME=str(home), XDG_RUNTIME_DIR=str(runtime))
+            log = data / "gunicorn.log"
+            with log.open("wb") as out:
+                servers.append((subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT),
+                                port, log))
+        for server, port, log in servers:
+            deadline = time.monotonic() + 120
+            while not answers(f"http://127.0.0.1:{port}/accounts/login/"):
+                assert server.poll() is None, f"gunicorn exited:\n{log.read_text()}"
+                assert time.monotonic() < deadline, f"gunicorn did not answer:\n{log.read_text()}"
+                time.sleep(0.5)
+        time.sleep(1)  # gunicorn opened its control socket just after it forked the workers, from a thread
+        for server, port, log in servers:
+            assert answers(f"http://127.0.0.1:{port}/accounts/login/")
+            assert named_unix_sockets(server.pid) == [], log.read_text()
+            assert "Control socket" not in log.read_text()
+        assert [path for path in tmp_path.rglob("*") if path.is_socket()] == []
+    finally:
+        for server, _, _ in servers:
+            server.terminate()
+            server.wait(timeout=60)
