@@ -227,6 +227,12 @@ class TableRunSerializer(serializers.Serializer):
     judge = serializers.CharField()
     mode = serializers.CharField()
     status = serializers.ChoiceField(choices=JudgeRun.Status.choices)  # the model's: the schema's JudgeRunStatusEnum
+    status_label = serializers.CharField(help_text="The status as the pages show it: \"Cancelled\" for a cancelled "
+                                         "run, which is stored as failed.")
+    cancelled_by = serializers.CharField(allow_null=True, help_text="Who cancelled the run; null unless cancelled, or "
+                                         "once that user has been deleted (cancelled_at still says when).")
+    cancelled_at = serializers.DateTimeField(allow_null=True, help_text="When the run was cancelled; null unless "
+                                             "cancelled.")
     judged = serializers.IntegerField(min_value=0)
     total = serializers.IntegerField(min_value=0)
 

@@ -7,16 +7,20 @@ transaction, so the on-commit send never fires.
 
 from __future__ import annotations
 
+import json
 import re
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 
 from annotate.models import Membership, Project
 from judging.models import Judge, JudgeRun, SyntheticSet
 from judging.services import runs
 from tests.conftest import login, make_user
 from tests.judging.run_factories import closed_port_url
+from tests.judging.test_api_judge_figures import tables_url
 from tests.judging.test_run_cancel import run_url
 from tests.judging.test_synthetic_pages import judged_set, set_url
 
@@ -103,3 +107,24 @@ def test_who_may_cancel_a_run_over_the_set_is_who_may_on_the_run_page(
         assert client.get(url).status_code == refused
     assert client.post(run_url(run, "cancel/"), **HTMX).status_code == refused
     assert JudgeRun.objects.get(pk=run.pk).status == JudgeRun.Status.QUEUED
+
+
+def test_the_set_tables_api_and_judge_tables_json_say_a_run_was_cancelled_and_by_whom(
+    judged_set: SyntheticSet, admin_user: Any
+) -> None:
+    run = queued_run(judged_set, admin_user)
+    runs.cancel_run(run, admin_user)
+    run.refresh_from_db()
+    answer = login(admin_user).get(tables_url(judged_set))
+    assert answer.status_code == 200
+    printed = StringIO()
+    call_command("judge_tables", "--project", judged_set.project.slug, "--set", judged_set.name, "--json",
+                 stdout=printed)
+    run_api = login(admin_user).get(f"/api/judge-runs/{run.pk}/").json()
+    for listed in (answer.json()["runs"], json.loads(printed.getvalue())["runs"]):
+        row = next(row for row in listed if row["run"] == run.pk)
+        # Stored as failed, as every status filter expects; the label and the canceller say what happened.
+        assert (row["status"], row["status_label"], row["cancelled_by"]) == ("failed", "Cancelled", "adam")
+        assert row["cancelled_at"] == run_api["cancelled_at"] and row["cancelled_at"] is not None
+        done = next(row for row in listed if row["run"] != run.pk)
+        assert (done["status_label"], done["cancelled_by"], done["cancelled_at"]) == ("Done", None, None)

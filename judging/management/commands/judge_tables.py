@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from rest_framework.fields import DateTimeField
 
 from annotate.management.commands.agreement import get_project
 from judging.costs import us_dollars
@@ -37,6 +38,8 @@ class Command(BaseCommand):
         if options["json"]:
             for row in tables["cost"]["rows"]:
                 row["cost"] = us_dollars(row["cost"])  # JSON's precision for US$ (judging.costs)
+            for run in tables["runs"]:
+                run["cancelled_at"] = DateTimeField().to_representation(run["cancelled_at"])  # as the API writes it
             self.stdout.write(json.dumps(tables, ensure_ascii=False))
             return
         self.stdout.write(self._text(tables))

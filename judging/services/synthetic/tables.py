@@ -90,5 +90,9 @@ def paper_tables(synthetic_set: SyntheticSet) -> dict[str, Any]:
         "sensitivity": sensitivity_table(rows, sentences_per_output=synthetic_set.sentences_per_output),
         "cost": cost_table(rows),
         "runs": [{"run": run.pk, "judge": run.judge.name, "mode": run.judge.mode, "status": run.status,
+                  # A cancelled run is stored as failed: these say so, as the run's own API does.
+                  "status_label": run.status_label,
+                  "cancelled_by": run.cancelled_by.get_username() if run.cancelled_by is not None else None,
+                  "cancelled_at": run.cancelled_at,
                   "judged": run.done, "total": run.total} for run in runs],
     }
