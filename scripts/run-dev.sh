@@ -30,6 +30,15 @@ host="${HOST:-127.0.0.1}"
 port="${PORT:-8000}"
 grace="${STOP_GRACE_SECONDS:-7}"
 
+# Serving beyond loopback with the default ALLOWED_HOSTS (loopback names only) answers every other address with 400.
+case "$host" in
+  127.0.0.1|localhost|::1) ;;
+  *) if [[ -z "${ALLOWED_HOSTS:-}" ]]; then
+       echo "run-dev: HOST=$host but ALLOWED_HOSTS is not set: requests for any name but localhost and 127.0.0.1" \
+            "get 400; set ALLOWED_HOSTS to the names people will type (e.g. ALLOWED_HOSTS=myhost.example.org)" >&2
+     fi ;;
+esac
+
 children=()
 worker=""
 web=""

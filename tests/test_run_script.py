@@ -261,3 +261,28 @@ def test_make_run_whose_web_server_cannot_start_still_fails_with_its_message(dev
     assert re.search(r"run-dev: worker \(pid \d+\) (stopped|did not stop)", output), output
     assert "make: *** [Makefile:" in output and "run] Error 1" in output, output
     assert process.returncode == 2, output
+
+
+def test_serving_beyond_loopback_without_allowed_hosts_says_which_setting_is_missing(
+    dev_env: dict[str, str]
+) -> None:
+    """HOST=0.0.0.0 alone serves every other address a 400 (ALLOWED_HOSTS defaults to loopback names): the script
+    says so at start, naming the setting; with ALLOWED_HOSTS given, or on loopback, it says nothing."""
+    everywhere = "0.0.0.0"  # noqa: S104 (what the README's example sets; nothing here serves on it)
+    for host, allowed, warned in ((everywhere, None, True), (everywhere, "labeling.example.org", False),
+                                  ("127.0.0.1", None, False)):
+        env = dict(dev_env, HOST=host)
+        env.pop("ALLOWED_HOSTS", None)
+        if allowed:
+            env["ALLOWED_HOSTS"] = allowed
+        # The port is taken, so the script stops at once after its start lines (the test above shows how).
+        with socket.socket() as taken:
+            taken.bind((everywhere, int(env["PORT"])))
+            taken.listen()
+            result = subprocess.run([str(SCRIPT)], cwd=ROOT, env=env, capture_output=True, text=True,
+                                    timeout=STARTUP_LIMIT_S)
+        assert result.returncode == 1, result.stdout + result.stderr
+        warning = f"run-dev: HOST={host} but ALLOWED_HOSTS is not set"
+        assert (warning in result.stderr) is warned, result.stderr
+        if warned:
+            assert "set ALLOWED_HOSTS to the names people will type" in result.stderr
