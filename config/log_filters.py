@@ -43,6 +43,12 @@ class RefusalWithoutTraceback(logging.Filter):
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
+        # Logging configured twice attaches this filter twice (dictConfig adds a logger's filters without removing
+        # the old ones, and runserver runs django.setup() once more when it imports config.wsgi): the record is
+        # rewritten once, whichever instance comes second.
+        if getattr(record, "faithlab_refusal_rewritten", False):
+            return True
+        record.faithlab_refusal_rewritten = True
         refusal = record.exc_info[1] if record.exc_info else None
         request = getattr(record, "request", None)
         if isinstance(refusal, PermissionDenied):

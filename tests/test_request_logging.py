@@ -127,3 +127,27 @@ def test_a_console_line_says_when_how_bad_and_from_where() -> None:
     record = logging.LogRecord("django.request", logging.WARNING, __file__, 1, "Forbidden: %s", ("/x/",), None)
     line = console_handler().format(record)
     assert re.fullmatch(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] WARNING django\.request: Forbidden: /x/", line), line
+
+
+@pytest.mark.parametrize("url", ["/projects/demo/members/", "/api/pairs/next/?project=pairs"], ids=["page", "api"])
+def test_logging_configured_twice_still_names_the_user_once(
+        url: str, project: Project, admin_user: Any, alice: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """runserver (`make run`) runs django.setup() a second time when it imports config.wsgi, and dictConfig adds a
+    logger's filters again without removing the first ones: each refusal read "(user alice) (user alice)"."""
+    from config.log_filters import RefusalWithoutTraceback
+
+    pairs = Project.objects.create(name="Pairs", slug="pairs", kind=Project.Kind.PAIRS)
+    PairConfig.objects.create(project=pairs)
+    Membership.objects.create(project=pairs, user=alice, role=Membership.Role.ANNOTATOR)
+    BlockedJudge.objects.create(project=pairs, judge=alice, blocked_by=admin_user, reason="spam")
+    logger = logging.getLogger("django.request")
+    assert any(isinstance(found, RefusalWithoutTraceback) for found in logger.filters)
+    second = RefusalWithoutTraceback()
+    logger.addFilter(second)
+    try:
+        with caplog.at_level(logging.INFO, logger="django.request"):
+            assert login(alice).get(url).status_code == 403
+    finally:
+        logger.removeFilter(second)
+    [record] = request_records(caplog)
+    assert record.getMessage().count("(user alice)") == 1, record.getMessage()
