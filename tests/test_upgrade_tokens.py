@@ -24,6 +24,7 @@ from annotate.services import tokens
 from tests.conftest import login
 
 migration = importlib.import_module("annotate.migrations.0006_carry_over_drf_tokens")
+forgetting = importlib.import_module("annotate.migrations.0007_forget_plain_drf_keys")
 pytestmark = pytest.mark.django_db(transaction=True)
 
 OLD_KEY_MADE = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)
@@ -32,8 +33,18 @@ AddOldKey = Callable[[Any, datetime], str]
 
 
 def run_migration() -> None:
+    """0006 and then 0007, as `migrate` runs them on an upgrade."""
     with connection.schema_editor() as schema_editor:
         migration.carry_over_drf_tokens(apps, schema_editor)
+        forgetting.forget_plain_drf_keys(apps, schema_editor)
+
+
+def old_keys() -> list[str]:
+    """The keys still in DRF's table, in plain text."""
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {quote('key')} FROM {quote('authtoken_token')}")  # noqa: S608
+        return sorted(str(row[0]) for row in cursor.fetchall())
 
 
 def api(key: str) -> Client:
@@ -92,6 +103,7 @@ def test_old_key_answers_as_its_own_user_after_the_migration(
     assert carried.created_at == OLD_KEY_MADE
     assert carried.last_used_at is not None and carried.revoked_at is None
     assert old_table_exists()  # rest_framework.authtoken's table, not ours to drop
+    assert old_keys() == []  # but no key lies there in plain text any more: a backup holds only digests
 
 
 def test_carried_token_is_listed_and_can_be_revoked_on_the_tokens_page(alice: Any, add_old_key: AddOldKey) -> None:
@@ -119,6 +131,15 @@ def test_running_the_migration_again_makes_no_duplicate(alice: Any, bob: Any, ad
     assert sorted(ApiToken.objects.values_list("user__username", flat=True)) == ["alice", "bob"]
     assert set(ApiToken.objects.values_list("digest", flat=True)) == {tokens.key_digest(key) for key in keys}
     assert ApiToken.objects.get(user=alice).revoked_at == OLD_KEY_MADE
+    assert old_keys() == []
+
+
+def test_a_key_not_carried_over_stays_in_the_old_table(alice: Any, add_old_key: AddOldKey) -> None:
+    """0007 deletes only keys whose digest is kept: one 0006 did not carry (here: it never ran) is not lost."""
+    key = add_old_key(alice, OLD_KEY_MADE)
+    with connection.schema_editor() as schema_editor:
+        forgetting.forget_plain_drf_keys(apps, schema_editor)
+    assert old_keys() == [key] and not ApiToken.objects.exists()
 
 
 def test_without_the_old_table_the_migration_does_nothing(alice: Any) -> None:
@@ -131,5 +152,5 @@ def test_without_the_old_table_the_migration_does_nothing(alice: Any) -> None:
 
 @pytest.mark.parametrize("key", ["9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b", "fl_" + "x" * 43, "ключ"])
 def test_migration_stores_keys_as_the_tokens_service_does(key: str) -> None:
-    assert migration.key_digest(key) == tokens.key_digest(key)
+    assert migration.key_digest(key) == tokens.key_digest(key) == forgetting.key_digest(key)
     assert migration.PREFIX_LENGTH == tokens.PREFIX_LENGTH
