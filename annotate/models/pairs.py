@@ -208,6 +208,12 @@ class PairItem(models.Model):
     def answered(self) -> int:
         return self.votes_h + self.votes_n + self.votes_unsure
 
+    @property
+    def exported_id(self) -> str:
+        """The item's one name outside the database: the pair format's item_id it was imported with, or, for an
+        item made here, item-<pk>. The export writes it, and the pages and the API's item list show it."""
+        return self.external_id or f"item-{self.pk}"
+
     def span_vector(self) -> np.ndarray | None:
         if not self.vector:
             return None

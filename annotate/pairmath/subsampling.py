@@ -155,6 +155,88 @@ def promised_h_share(
     return kept_h / (kept_h + kept_n)
 
 
+def selection_h_share(tp: int, fp: int, tn: int, fn: int, predicted_h: int, predicted_n: int) -> float | None:
+    """Expected share of actual H among ``predicted_h`` + ``predicted_n`` chosen items, if the detector errs on them
+    as it did on these counts: each predicted-H item is H with chance gamma = TP/(TP+FP), each predicted-N item with
+    chance FN/(FN+TN).
+
+    R balances the counted items, whose predicted mix is (TP+FP) : (TN+FN); a
+    selection drawn from a pool of another mix has this share instead, the
+    promised one only when its mix is the counts' kept mix. None when nothing
+    is chosen, or when a group with chosen items has no counted item to give
+    its rate (TP+FP = 0 or TN+FN = 0).
+    """
+    if predicted_h + predicted_n == 0:
+        return None
+    if (predicted_h and tp + fp == 0) or (predicted_n and tn + fn == 0):
+        return None
+    expected_h = (predicted_h * tp / (tp + fp) if predicted_h else 0.0) + (
+        predicted_n * fn / (fn + tn) if predicted_n else 0.0
+    )
+    return expected_h / (predicted_h + predicted_n)
+
+
+def _share_words(share: float) -> str:
+    return f"{100 * share:.2f}%"
+
+
+def selection_balance(
+    ratio: SubsamplingRatio, pool_h: int, pool_n: int, drawn_h: int, drawn_n: int
+) -> dict[str, Any] | None:
+    """The H share expected of the items a round drew, beside the one R promised, and why the two differ.
+
+    ``pool_h``/``pool_n``: the items of each predicted class that passed the
+    filters (what R thins out); ``drawn_h``/``drawn_n``: those drawn. R
+    balances the counted items, whose predicted mix is (TP+FP) : (TN+FN); when
+    the pool's mix differs, so does the share to expect of this selection
+    (``selection_h_share``). None for a random round (nothing promised).
+    """
+    promised = ratio.promised_h_share()
+    if promised is None:
+        return None
+    tp, fp, tn, fn = ratio.tp, ratio.fp, ratio.tn, ratio.fn
+    counted_h, counted_n = tp + fp, tn + fn
+    expected = selection_h_share(tp, fp, tn, fn, drawn_h, drawn_n)
+    drawn = drawn_h + drawn_n
+    same_mix = pool_h * counted_n == pool_n * counted_h
+    mix = (
+        f"R balances the counted items, whose predicted mix is {counted_h} H : {counted_n} N (TP+FP : TN+FN); "
+        f"the pool after the filters holds {pool_h} predicted H : {pool_n} predicted N, "
+        + ("the same mix." if same_mix else "a different mix, so this selection need not reach the promised share.")
+    )
+    if expected is None:
+        if not drawn:
+            why = "No item was drawn, so there is no share to expect."
+        else:
+            group = "H" if drawn_h and counted_h == 0 else "N"
+            why = (f"No share can be expected: no counted item was predicted {group}, so the counts give no rate "
+                   f"of H for the drawn predicted-{group} items.")
+        explanation = f"{mix} {why}"
+    else:
+        terms = []
+        if drawn_h:
+            terms.append(f"{drawn_h} × {tp}/{counted_h}")
+        if drawn_n:
+            terms.append(f"{drawn_n} × {fn}/{counted_n}")
+        explanation = (
+            f"{mix} Expected for the {drawn} drawn items ({drawn_h} predicted H, {drawn_n} predicted N), if the "
+            f"detector errs on the pool as on the counts: each predicted-H item is H with chance TP/(TP+FP) and each "
+            f"predicted-N item with chance FN/(FN+TN), ({' + '.join(terms)}) / {drawn} = {_share_words(expected)} H, "
+            f"against the promised {_share_words(promised)}."
+        )
+    return {
+        "promised_h_share": promised,
+        "expected_h_share": expected,
+        "counted_predicted_h": counted_h,
+        "counted_predicted_n": counted_n,
+        "pool_predicted_h": pool_h,
+        "pool_predicted_n": pool_n,
+        "drawn_predicted_h": drawn_h,
+        "drawn_predicted_n": drawn_n,
+        "explanation": explanation,
+    }
+
+
 def _check_count(name: str, value: Any) -> int:
     """The count as an int (numpy integers welcome), or ValueError naming it."""
     try:
@@ -245,8 +327,22 @@ def subsampling_ratio(
             )
         return result(r, r, 1.0, "keep_share_of_h", reason)
     if r > 1:
+        # R > 1 means |TN - FN| > |TP - FP| with both of one sign. TP > FP: TN + FP > TP + FN, actual N dominates
+        # and predicted N is mostly N. TP < FP: TP + FN > TN + FP, actual H dominates and predicted N is mostly H.
+        # Either way thinning predicted N removes more of the dominant class; the action is the same.
+        actual_h, actual_n = tp + fn, tn + fp
+        if tp > fp:
+            why = (
+                f"actual N already dominates the counted items ({actual_n} N against {actual_h} H: TN + FP > "
+                "TP + FN), and predicted N is mostly N (TN > FN), so thinning predicted N removes more N than H"
+            )
+        else:
+            why = (
+                f"actual H dominates the counted items ({actual_h} H against {actual_n} N: TP + FN > TN + FP), "
+                "and predicted N is mostly H (FN > TN), so thinning predicted N removes more H than N"
+            )
         reason = (
-            f"R = (TN - FN)/(TP - FP) = ({tn} - {fn})/({tp} - {fp}) = {r:.4g} > 1: actual N already dominates; "
+            f"R = (TN - FN)/(TP - FP) = ({tn} - {fn})/({tp} - {fp}) = {r:.4g} > 1: {why}; "
             f"keep all predicted-H items and a share 1/R = {1 / r:.4g} of the predicted-N items."
         )
         return result(r, 1.0, 1 / r, "keep_share_of_n", reason)

@@ -18,6 +18,7 @@ from annotate.models import Assignment, Job, Project
 from annotate.services import export, freeze, ingest, projects, rounds
 from annotate.services.pages import annotation_page_data, project_overview
 from annotate.services.pairs.guidelines import pair_guidelines
+from annotate.services.pairs.overview import judge_rows
 from annotate.taxonomy import hotkey_labels
 from annotate.uploads import UploadTooLarge, read_uploads
 from annotate.views.pairs import labeling as pairs_labeling
@@ -27,13 +28,18 @@ from annotate.views.pairs import project as pairs_project
 @require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
+    work = projects.batch_progress(request.user)
+    member_of = access.projects_for(request.user)
+    pair_work = judge_rows(pairs_labeling.projects_to_label(request.user), request.user)
     return render(
         request,
         "annotate/home.html",
         {
-            "work": projects.batch_progress(request.user),
-            "projects": access.projects_for(request.user),
-            "pair_projects": pairs_labeling.projects_to_label(request.user),
+            "work": work,
+            # A judge of pairs projects only has no batch to wait for: no "No batch is assigned to you yet".
+            "show_batches": bool(work) or not pair_work or member_of.filter(kind=Project.Kind.SPANS).exists(),
+            "projects": member_of,
+            "pair_work": pair_work,
             "can_create": request.user.is_staff,
         },
     )

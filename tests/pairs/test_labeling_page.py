@@ -53,6 +53,8 @@ def test_an_annotator_gets_the_page_with_both_texts_and_the_three_answer_keys(
         # What the page opens on: not blocked, and a project without items yet (test_label_page_states).
         "blocked": None,
         "project_empty": True,
+        # How often "Nothing left for you" asks again by itself (the setting's default).
+        "check_every_ms": 15_000,
     }
     assert 'type="module" src="/static/annotate/pairs/label.js"' in html
 

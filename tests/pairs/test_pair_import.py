@@ -165,7 +165,7 @@ def test_ids_and_groups_already_used_are_refused(pairs_project: Project) -> None
                     pair_line(item_id="c", group="k"), pair_line(item_id="c", group="k"))
     assert refused(pairs_project, [("second.jsonl", content)], "pairs") == [
         "second.jsonl: line 1: field 'group' 'g': project 'pairs' already has a perturbed text in this group",
-        "second.jsonl: line 2: field 'item_id' 'a': project 'pairs' already has an item with this id",
+        "second.jsonl: line 2: field 'item_id' 'a' is already in project 'pairs' (imported before?)",
         "second.jsonl: line 4: field 'item_id' 'c' was already given on line 3 of second.jsonl",
     ]
 

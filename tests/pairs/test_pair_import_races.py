@@ -32,7 +32,7 @@ IMPORTERS = ("ann", "bob")
 
 # What each importer's one line shares with the other's, and the refusal the second one gets.
 SHARED: dict[str, tuple[dict[str, str], str]] = {
-    "item_id": ({"item_id": "same"}, "field 'item_id' 'same': project 'pairs' already has an item with this id"),
+    "item_id": ({"item_id": "same"}, "field 'item_id' 'same' is already in project 'pairs' (imported before?)"),
     "group": ({"group": "same"}, "field 'group' 'same': project 'pairs' already has a perturbed text in this group"),
     "original_id": (
         {"original_id": "same"}, "field 'original_id' 'same': project 'pairs' already has an original with this id"

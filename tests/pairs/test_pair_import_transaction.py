@@ -111,7 +111,7 @@ def test_an_item_id_another_import_took_since_the_checks_is_refused_inside(
     with pytest.raises(PairImportFailed) as caught:
         import_pairs(pairs_project, [("mine.jsonl", mine)], "pairs")
     assert caught.value.messages == [
-        "mine.jsonl: line 2: field 'item_id' 'taken': project 'pairs' already has an item with this id"
+        "mine.jsonl: line 2: field 'item_id' 'taken' is already in project 'pairs' (imported before?)"
     ]
     assert snapshot() == after_other  # the other import's rows, nothing of this one
     assert [external_id for _, external_id, _, _ in after_other["items"]] == ["taken"]

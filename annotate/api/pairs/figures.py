@@ -60,6 +60,13 @@ def _round_of(project: Project, user: Any, number: str, *, reviewer: bool) -> Pa
     return found
 
 
+def expected_balance(selection: dict[str, Any] | None) -> dict[str, Any]:
+    """The balance's additive fields: the H share expected of the drawn items themselves, and its explanation."""
+    selection = selection or {}
+    return {"expected_h_share": selection.get("expected_h_share"),
+            "expected_explanation": selection.get("explanation")}
+
+
 def round_figures(project: Project, pair_round: PairRound) -> dict[str, Any]:
     """The round page's figures, from the services the page calls: agreement, detector metrics and balance."""
     report = rounds.round_report(pair_round)
@@ -71,7 +78,8 @@ def round_figures(project: Project, pair_round: PairRound) -> dict[str, Any]:
             "undefined": report["metrics_undefined"],
             "reason": report["metrics_reason"],
         },
-        "balance": {**report["balance"], "undefined": report["balance_undefined"]},
+        "balance": {**report["balance"], **expected_balance(report["selection_balance"]),
+                    "undefined": report["balance_undefined"]},
     }
 
 

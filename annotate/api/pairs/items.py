@@ -63,6 +63,7 @@ class PairItemListView(generics.GenericAPIView):
         row: dict[str, Any] = {
             "id": item.pk,
             "external_id": item.external_id,
+            "item_id": item.exported_id,
             "round": item.round.number if item.round else None,
             "original_words": item.original_words,
             "perturbed_words": item.perturbed_words,
@@ -130,6 +131,8 @@ def round_row(pair_round: PairRound, reviewer: bool, by_state: dict[int, dict[st
             funnel=pair_round.funnel,
             ratio=pair_round.ratio,
             promised_h_share=pair_round.promised_h_share,
+            expected_h_share=(pair_round.ratio.get("selection") or {}).get("expected_h_share")
+            if isinstance(pair_round.ratio, dict) else None,
             detector=pair_round.detector.number if pair_round.detector else None,
         )
     return row

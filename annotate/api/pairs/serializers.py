@@ -107,6 +107,9 @@ class VotesSerializer(serializers.Serializer):
 class PairItemRowSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     external_id = serializers.CharField(allow_blank=True)
+    item_id = serializers.CharField(
+        help_text="The item's name in exports (the pair format's item_id) and on the pages: external_id, or "
+        "item-<id> for an item made here.")
     round = serializers.IntegerField(allow_null=True, help_text="The round's number; null in the pool.")
     original_words = serializers.CharField(allow_blank=True)
     perturbed_words = serializers.CharField(allow_blank=True)
@@ -140,6 +143,11 @@ class PairRoundRowSerializer(serializers.Serializer):
     funnel = serializers.JSONField(required=False, help_text="Reviewers only.")
     ratio = serializers.JSONField(required=False, help_text="Reviewers only: the subsampling ratio's figures.")
     promised_h_share = serializers.FloatField(allow_null=True, required=False, help_text="Reviewers only.")
+    expected_h_share = serializers.FloatField(
+        allow_null=True, required=False, help_text="Reviewers only: the share of H expected of the drawn items "
+        "themselves, if the detector errs on the pool as on the counts behind R (it differs from promised_h_share "
+        "when the pool's predicted mix differs from the counts'); null for a random round or one created before "
+        "this figure was kept.")
     detector = serializers.IntegerField(allow_null=True, required=False, help_text="Reviewers only.")
 
 
@@ -185,7 +193,7 @@ class PairAgreementQuerySerializer(QueryParamsSerializer):
 class SelectingDetectorSerializer(serializers.Serializer):
     number = serializers.IntegerField(help_text="Detector k is trained before round k + 1.")
     encoder = serializers.CharField()
-    trained_on = serializers.IntegerField(help_text="Consensus items it was trained on.")
+    trained_on = serializers.IntegerField(help_text="Consensus or imported-label items it was trained on.")
     trained_h = serializers.IntegerField(help_text="Of those, items labelled H.")
 
 
@@ -227,6 +235,14 @@ class RoundBalanceSerializer(serializers.Serializer):
         allow_null=True, help_text="h / (h + n), the balance reached; null: see undefined.")
     promised_h_share = serializers.FloatField(
         allow_null=True, help_text="The share of H the subsampling ratio R promised; null: see undefined.")
+    expected_h_share = serializers.FloatField(
+        allow_null=True, help_text="The share of H expected of the round's drawn items themselves: each predicted-H "
+        "item H with chance TP/(TP+FP), each predicted-N one with FN/(FN+TN). R balances the counted items; when "
+        "the pool's predicted mix differs from theirs, this differs from promised_h_share. Null: see "
+        "expected_explanation (null too for a random round or one created before this figure was kept).")
+    expected_explanation = serializers.CharField(
+        allow_null=True, help_text="The counted items' and the pool's predicted mixes, and how expected_h_share is "
+        "computed (or why it is null).")
     undefined = serializers.DictField(
         child=serializers.CharField(), help_text="Why h_share or promised_h_share is null, by its key.")
 

@@ -113,6 +113,11 @@ def _describe(project: Project, plan: rounds.RoundPlan, preview: bool, created: 
         lines.append(f"  Counts from: {plan.ratio_source}")
         if plan.promised_h_share is not None:
             lines.append(f"  Promised share of H among the drawn items: {plan.promised_h_share:.3f}")
+        if plan.selection_balance is not None:
+            expected = plan.selection_balance["expected_h_share"]
+            lines.append("  Expected share of H of this selection: "
+                         + ("undefined" if expected is None else f"{expected:.3f}"))
+            lines.append(f"  {plan.selection_balance['explanation']}")
     elif plan.number > 1 and plan.ratio_source:
         lines.append(f"R: {plan.ratio_source}")
     if plan.refusal is not None:

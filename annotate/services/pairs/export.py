@@ -102,7 +102,7 @@ def pair_row(item: PairItem, answers: ItemAnswers | None) -> dict[str, Any]:
     original = item.perturbed.original
     deciding, extra = (answers.deciding, answers.extra) if answers else ([], [])
     return {
-        "item_id": item.external_id or f"item-{item.pk}",
+        "item_id": item.exported_id,
         "original_id": original.external_id if original else None,
         "group": item.perturbed.group or f"text-{item.perturbed_id}",
         "original": original.text if original else None,
@@ -289,7 +289,7 @@ def _spool_hades_lines(items: QuerySet[PairItem], spool: IO[str]) -> list[str]:
         try:
             line = _checked_hades_line(item, texts)
         except HadesUnwritable as error:
-            problems.append(f"item {item.external_id or f'item-{item.pk}'!r}: {error}")
+            problems.append(f"item {item.exported_id!r}: {error}")
             continue
         if not problems:
             spool.write(line + "\n")

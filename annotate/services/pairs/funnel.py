@@ -48,7 +48,7 @@ import numpy as np
 from django.db.models import Max
 
 from annotate.models import PairItem, PairOriginal, PairRound, Project
-from annotate.pairmath.subsampling import SubsamplingRatio, split_spread, subsampling_ratio
+from annotate.pairmath.subsampling import SubsamplingRatio, selection_balance, split_spread, subsampling_ratio
 from annotate.services.pairs import detector as detection
 from annotate.services.pairs import pool_scores, preview_cache, vectors
 from annotate.services.pairs.config import get_config
@@ -95,6 +95,9 @@ class RoundPlan:
     filters: dict[str, Any] = field(default_factory=dict)
     # Expected share of H among the drawn items if the detector errs on the pool as on the counts; None when random.
     promised_h_share: float | None = None
+    # The share of H expected of the drawn items themselves (the pool's predicted mix may differ from the counts'),
+    # with the mixes and the explanation (annotate.pairmath.subsampling.selection_balance); None when random.
+    selection_balance: dict[str, Any] | None = None
     ratio_source: str | None = None  # where the confusion counts behind R come from, in words
     # When the counts are cross-validated: folds, splits, seed, each split's counts and the R each gives alone.
     cross_validation: dict[str, Any] | None = None
@@ -112,6 +115,8 @@ class RoundPlan:
         stored["counts_from"] = self.ratio_source
         stored["seed"] = self.seed
         stored["cross_validation"] = self.cross_validation
+        if self.selection_balance is not None:
+            stored["selection"] = self.selection_balance
         if self.ratio is None:
             stored["reason"] = self.ratio_source
         return stored
@@ -125,6 +130,7 @@ class RoundPlan:
             "funnel": self.funnel,
             "ratio": self.ratio_dict() if self.number > 1 else None,
             "promised_h_share": self.promised_h_share,
+            "expected_h_share": self.selection_balance["expected_h_share"] if self.selection_balance else None,
             "detector": self.detector,
             "selected": len(self.selected),
             "refusal": self.refusal,
@@ -374,6 +380,10 @@ def _plan_with_detector(project: Project, plan: RoundPlan, size: int, *, reuse_s
                 "sampling_probability": probability,
             }))
     plan.selected = sorted(chosen)
+    if plan.ratio is not None:
+        plan.selection_balance = selection_balance(
+            plan.ratio, len(groups["H"]), len(groups["N"]), draws["H"], draws["N"]
+        )
     explanation = (
         f"{total} drawn at random from the {kept_count} kept: {draws['H']} predicted H and {draws['N']} predicted "
         f"N, in proportion to what each class kept (seed {plan.seed})."

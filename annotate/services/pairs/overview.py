@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -69,6 +70,15 @@ def block_of(project: Project, user: AbstractBaseUser) -> BlockedJudge | None:
     return BlockedJudge.objects.filter(project=project, judge=user).first()
 
 
+def admin_names(project: Project) -> list[str]:
+    """The usernames of the project's admins: whom a blocked judge asks about their block."""
+    return list(
+        Membership.objects.filter(project=project, role=Membership.Role.ADMIN)
+        .order_by("user__username")
+        .values_list("user__username", flat=True)
+    )
+
+
 def judge_standing(project: Project, user: AbstractBaseUser) -> dict[str, Any]:
     """What an annotator's project page says about their own work.
 
@@ -83,6 +93,13 @@ def judge_standing(project: Project, user: AbstractBaseUser) -> dict[str, Any]:
     given = PairJudgement.objects.filter(item__project=project, judge=user, answered_at__isnull=False).count()
     # Not "block": templates that extend another take that name for the block being rendered.
     return {"judge_block": block, "answers_given": given, "can_label": False}
+
+
+def judge_rows(projects: Iterable[Project], user: AbstractBaseUser) -> list[dict[str, Any]]:
+    """The home page's line for each pairs project the user judges in: their progress (with the labeling link), or,
+    once an admin blocked them, the block alone: the queue refuses them every item, and their project page says why
+    and whom to ask."""
+    return [{"project": project, **judge_standing(project, user)} for project in projects]
 
 
 def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -> dict[str, Any]:

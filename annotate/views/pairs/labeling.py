@@ -7,6 +7,7 @@ and posts each answer there, so serving and answering follow one set of rules
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_GET
 from annotate import access
 from annotate.models import Membership, PairItem, Project
 from annotate.services.pairs.guidelines import pair_guidelines
-from annotate.services.pairs.overview import block_of
+from annotate.services.pairs.overview import admin_names, block_of
 
 # Who labels pairs (annotators, and admins): the queue's rule, so the page and the API agree.
 from annotate.services.pairs.queue import JUDGE_ROLES, blocked_message, judge_progress
@@ -46,7 +47,8 @@ def label_page(request: HttpRequest, slug: str) -> HttpResponse:
     guidelines, default_guidelines = pair_guidelines(project)
     # A blocked judge's page says so from the start, with no "items left": the queue refuses them every item, and
     # their answers no longer count (the project page leaves progress out for the same reason).
-    blocked = blocked_message(project) if block_of(project, request.user) is not None else None
+    judge_block = block_of(project, request.user)
+    blocked = blocked_message(project) if judge_block is not None else None
     api = {
         "project": project.slug,
         "next_url": f"{reverse('api-pairs-next')}?project={project.slug}",
@@ -58,6 +60,8 @@ def label_page(request: HttpRequest, slug: str) -> HttpResponse:
         "blocked": blocked,
         # Nothing to label yet (no item imported) is not "you answered everything".
         "project_empty": not PairItem.objects.filter(project=project).exists(),
+        # While nothing is left, the page asks again by itself this often (label/waiting.js).
+        "check_every_ms": settings.PAIRS_LABEL_CHECK_MS,
     }
     return render(
         request,
@@ -69,6 +73,9 @@ def label_page(request: HttpRequest, slug: str) -> HttpResponse:
             "default_guidelines": default_guidelines,
             "api": api,
             "blocked": blocked,
+            "judge_block": judge_block,
+            # Whom a blocked judge asks about the block.
+            "admins": admin_names(project) if judge_block is not None else [],
             "import_url": reverse("project", args=[project.slug]) + "#import" if role == Membership.Role.ADMIN else None,
         },
     )

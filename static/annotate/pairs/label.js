@@ -3,8 +3,8 @@
  * API are Unicode code points and go through TextIndex; texts enter the DOM only as text nodes.
  *
  * Split by topic under label/: state (elements, state, timings), feedback (notices, status, progress), settle
- * (when an answer counts), render (an item, the end, a refusal), answering (the API: next, answer, undo). This file
- * wires the controls and keys, and starts the page. */
+ * (when an answer counts), render (an item, the end, a refusal), answering (the API: next, answer, undo), waiting (the
+ * end page's own checks for new work). This file wires the controls and keys, and starts the page. */
 
 import { isTyping } from "../../js/typing.js";
 import { answer, loadNext, undo } from "./label/answering.js";
@@ -12,6 +12,7 @@ import { setProgress, setStatus } from "./label/feedback.js";
 import { keepFocusInItem } from "./label/render.js";
 import { showAnswerable } from "./label/settle.js";
 import { $, LABEL_BY_KEY, api, els, root, state } from "./label/state.js";
+import { watchForWork } from "./label/waiting.js";
 
 for (const button of root.querySelectorAll("[data-label]")) {
   button.addEventListener("click", () => answer(button.dataset.label));
@@ -68,3 +69,4 @@ setProgress(api.progress);
   if (state.answered === 0) showGuidelines(true);
   root.classList.add("ready");
 });
+watchForWork();

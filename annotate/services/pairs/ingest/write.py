@@ -30,6 +30,7 @@ from django.utils import timezone
 from annotate.models import PairConfig, PairItem, PairOriginal, PerturbedText, Project
 from annotate.services import projects
 from annotate.services.ingest.rows import PreparedInsert
+from annotate.services.pairs.ingest.guess import FORMAT_NAMES, likely_format
 from annotate.services.pairs.ingest.hades import parse_hades
 from annotate.services.pairs.ingest.lines import Line, PairImportFailed, Problems, read_lines
 from annotate.services.pairs.ingest.pairs import parse_pairs
@@ -177,9 +178,30 @@ def _report_taken(
     project: Project, parsed: ParsedImport, problems: Problems, *, originals: set[str], groups: set[str],
     item_ids: set[str],
 ) -> None:
-    """A problem for each original id, group and item id of ``parsed`` that the project has (given, found)."""
+    """A problem for each original id, group and item id of ``parsed`` that the project has (given, found).
+
+    An item id the project has first: the file (or these lines of it) was
+    most likely imported before, and that is said on each such line. The
+    group and the original id (made from the item id when the line gives
+    none) of those lines are then taken for the same reason, so they are not
+    reported again: only a group or original with a new item is.
+    """
     slug = project.slug
+    taken_texts: dict[int, bool] = {}  # text index -> every item of it has an id the project has
+    for item in parsed.items:
+        taken = bool(item.external_id) and item.external_id in item_ids
+        taken_texts[item.text_index] = taken_texts.get(item.text_index, True) and taken
+        if taken:
+            assert item.line is not None
+            problems.add(f"{item.line.where}: field 'item_id' {item.external_id!r} is already in project {slug!r} "
+                         "(imported before?)", item.line.at)
+    taken_originals: dict[str, bool] = {}
+    for index, text in enumerate(parsed.texts):
+        if text.original:
+            taken_originals[text.original] = taken_originals.get(text.original, True) and taken_texts.get(index, False)
     for external_id in sorted(originals & parsed.originals.keys()):
+        if taken_originals.get(external_id):
+            continue
         original = parsed.originals[external_id]
         where, name = original.line.where, original.id_field
         if name == "item_id":  # the id made for an original the line gave no original_id
@@ -188,15 +210,26 @@ def _report_taken(
         else:
             problems.add(f"{where}: field '{name}' {external_id!r}: project {slug!r} already has an original "
                          "with this id", original.line.at)
-    for text in parsed.texts:
-        if text.group and text.group in groups:
+    for index, text in enumerate(parsed.texts):
+        if text.group and text.group in groups and not taken_texts.get(index):
             problems.add(f"{text.line.where}: field 'group' {text.group!r}: project {slug!r} already has a perturbed "
                          "text in this group", text.line.at)
-    for item in parsed.items:
-        if item.external_id and item.external_id in item_ids:
-            assert item.line is not None
-            problems.add(f"{item.line.where}: field 'item_id' {item.external_id!r}: project {slug!r} already has "
-                         "an item with this id", item.line.at)
+
+
+def _name_likely_format(lines: list[Line], fmt: str, problems: Problems) -> None:
+    """Once for each file the chosen format refused rows of, whose first row looks like another format: say which
+    to choose, before that file's line errors (which are reported as they are)."""
+    refused = {at[0] for at, _, _ in problems.found}
+    first_rows: dict[int, Line] = {}
+    for line in lines:
+        first_rows.setdefault(line.file_index, line)
+    for file_index, line in first_rows.items():
+        guess = likely_format(line.row)
+        if guess is None or guess[0] == fmt or file_index not in refused:
+            continue
+        likely, why = guess
+        problems.add(f"{line.where}: this looks like a {FORMAT_NAMES[likely]} file ({why}), not a {FORMAT_NAMES[fmt]} "
+                     f"file: choose format {likely}", (file_index, 0))
 
 
 def _positions(parsed: ParsedImport) -> list[int]:
@@ -325,6 +358,7 @@ def import_pairs(
     for file_index, (name, content) in enumerate(files):
         lines.extend(read_lines(name, content, problems, file_index))
     parsed = PARSERS[fmt](lines, problems)
+    _name_likely_format(lines, fmt, problems)
     pairs_project = project is not None and project.kind == Project.Kind.PAIRS
     # Read before the checks: what the transaction re-checks is what was added after this.
     seen = HighestIds.read() if pairs_project else None

@@ -73,6 +73,10 @@ def round_report(pair_round: PairRound) -> dict[str, Any]:
             "promised_h_share": pair_round.promised_h_share,
         },
         "ratio": pair_round.ratio,
+        # The H share expected of the drawn items themselves beside the promised one, with the pools' mixes and why
+        # they differ (annotate.pairmath.subsampling.selection_balance); None for a random round or one stored
+        # before it was kept.
+        "selection_balance": pair_round.ratio.get("selection") if isinstance(pair_round.ratio, dict) else None,
         "funnel": pair_round.funnel,
         "metrics_undefined": {},
     }

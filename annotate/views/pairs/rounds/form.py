@@ -57,6 +57,13 @@ class RoundForm:
 
 def _number(form: RoundForm, name: str, kind: type, low: float, high: float | None) -> None:
     raw = form.values[name].strip()
+    if not raw:
+        # A cleared field (or one the browser left empty: it sends no value it cannot read as a number) is named with
+        # what it takes, not quoted as '' (the list under the form takes this message as it is: see wizard_fields).
+        number = "a whole number" if kind is int else "a number"
+        wanted = f"{number} between {low:g} and {high:g}" if high is not None else f"{number}, {low:g} or more"
+        form.errors[name] = f"{WIZARD_FIELDS[name].label} is empty: enter {wanted}"
+        return
     try:
         value = kind(raw)
     except ValueError:
@@ -95,7 +102,15 @@ def read_round_form(data: QueryDict, *, fresh_seed: bool = False, random_draw: b
 def wizard_fields(form: RoundForm, *, round_one: bool) -> list[dict[str, Any]]:
     """The fields the wizard shows (round 1: no filter), each with its value as typed and its problem, if any."""
     return [
-        {"name": name, "spec": spec, "value": form.values[name], "error": form.errors.get(name, "")}
+        {"name": name, "spec": spec, "value": form.values[name], "error": form.errors.get(name, ""),
+         "listed": _listed(spec, form.errors.get(name, ""))}
         for name, spec in WIZARD_FIELDS.items()
         if not (round_one and name in FILTER_FIELDS)
     ]
+
+
+def _listed(spec: WizardField, error: str) -> str:
+    """The problem as the list under the form shows it: named by the field's label, once."""
+    if not error or error.startswith(spec.label):
+        return error
+    return f"{spec.label}: {error}"

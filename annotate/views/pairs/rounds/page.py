@@ -16,7 +16,12 @@ from annotate.models import PairRound, Project
 from annotate.percent import share_text
 from annotate.services.pairs import agreement, rounds
 from annotate.services.pairs.overview import sees_figures
-from annotate.views.pairs.rounds.words import funnel_rows, ratio_context, selection_in_words
+from annotate.views.pairs.rounds.words import (
+    funnel_rows,
+    ratio_context,
+    selection_balance_words,
+    selection_in_words,
+)
 
 ITEMS_PER_PAGE = 100
 
@@ -91,6 +96,7 @@ def round_page(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         "metric_rows": metric_rows(report),
         "metrics_intro": report["metrics_reason"],
         "balance": balance_words(report),
+        "selection_balance": selection_balance_words(report["selection_balance"]),
         "ratio": ratio_context(pair_round.ratio if pair_round.ratio.get("action") else None),
         "ratio_source": pair_round.ratio.get("counts_from"),
         "round_one": pair_round.number == 1,

@@ -17,7 +17,12 @@ from annotate.models import Job, PairItem, PairOriginal, Project
 from annotate.services.pairs import rounds, vectors
 from annotate.views.pairs.rounds.form import RoundForm, read_round_form, wizard_fields
 from annotate.views.pairs.rounds.page import pairs_project
-from annotate.views.pairs.rounds.words import funnel_rows, ratio_context, selection_in_words
+from annotate.views.pairs.rounds.words import (
+    funnel_rows,
+    ratio_context,
+    selection_balance_words,
+    selection_in_words,
+)
 
 # Sent with the span-vector section's answer once no vector job runs: the wizard's form previews again.
 VECTORS_FINISHED_EVENT = "span-vectors-finished"
@@ -77,6 +82,7 @@ def round_new(request: HttpRequest, slug: str) -> HttpResponse:
         **_busy_context(project),
         "ratio": ratio_context(plan.ratio_dict() if plan and plan.number > 1 else None),
         "ratio_source": plan.ratio_source if plan else None,
+        "selection_balance": selection_balance_words(plan.selection_balance if plan else None),
         "funnel": funnel_rows(plan.funnel if plan else None),
         "preview_items": [
             {"item": item, "why": selection_in_words(selection)} for item, selection in _preview_items(plan)

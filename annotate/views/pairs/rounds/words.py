@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotate.percent import share_text
 from annotate.services.pairs import rounds
 
 # The subsampling action in words, beside the ratio's own reason sentence.
@@ -51,6 +52,19 @@ def ratio_context(ratio: dict[str, Any] | None) -> dict[str, Any] | None:
     if ratio.get("action") == "keep_no_h" and isinstance(ratio.get("R"), int | float) and ratio["R"] < 0:
         shown["R"] = 0.0  # a round stored before R was set to 0 there (DESIGN.md); its reason keeps the formula's value
     return shown
+
+
+def selection_balance_words(selection: dict[str, Any] | None) -> dict[str, str] | None:
+    """The H share expected of the drawn items beside the promised one, and why they differ (the stored or previewed
+    ``selection`` of the ratio, annotate.pairmath.subsampling.selection_balance); None when there is none."""
+    if not selection:
+        return None
+    expected = selection.get("expected_h_share")
+    return {
+        "promised": f"{share_text(selection.get('promised_h_share'))} H",
+        "expected": f"{share_text(expected)} H" if expected is not None else "— (see below)",
+        "note": selection.get("explanation") or "",
+    }
 
 
 def selection_in_words(selection: dict[str, Any]) -> str:

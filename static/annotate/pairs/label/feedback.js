@@ -29,6 +29,7 @@ export function setStatus() {
 }
 
 export function showFailure(failure, hint) {
+  els.status.hidden = false; // hidden on a refused page: a failure is always said
   state.status.error = failure;
   state.status.hint = hint || null;
   setStatus();

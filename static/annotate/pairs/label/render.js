@@ -77,6 +77,9 @@ export function renderItem(item) {
   els.item.classList.remove("answering");
   els.item.hidden = false;
   els.item.removeAttribute("aria-busy");
+  // Hidden while refused (a block): an item served after an unblock brings them back.
+  els.status.hidden = false;
+  els.undo.hidden = false;
   setProgress(item.progress);
   for (const side of [els.original, els.perturbed]) showTarget(side);
 }
@@ -102,7 +105,9 @@ export function renderEnd() {
 }
 
 /* A refusal (403): a blocked judge, or a role that does not judge. No progress: none of a blocked judge's answers
- * counts and no item is left for them, so "N answered, M left" would contradict the reason beside it. */
+ * counts and no item is left for them, so "N answered, M left" would contradict the reason beside it. No "Saved" and
+ * no Undo either: nothing of theirs is saved any more, and undo is refused them (an answer refused on its way says so
+ * in the status again: showFailure). */
 export function renderRefused(data, statusCode) {
   const blocked = Boolean(data && data.code === "blocked");
   showEnd(blocked ? "blocked" : "refused");
@@ -112,6 +117,8 @@ export function renderRefused(data, statusCode) {
   reason.dataset.role = "end-reason";
   els.endMessage.replaceChildren(title, reason);
   els.progress.hidden = true;
+  els.status.hidden = true;
+  els.undo.hidden = true;
 }
 
 function showEnd(pageState) {
