@@ -117,6 +117,7 @@ def get_job_for_user(user: AnyUser, slug: str, pk: int) -> Job:
     job = Job.objects.filter(project=project, pk=pk).first()
     if job is None:
         raise Http404("No such job in this project")
+    job.project = project  # read already: the job's line (views.jobs) words it by the project's kind
     seen = PAGE_JOB_KINDS[project.kind]
     if job.kind not in seen.get(role, ()):
         allowed = {r: kinds for r, kinds in seen.items() if job.kind in kinds}

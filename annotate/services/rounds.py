@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.models import Assignment, Batch, GoldLabel, Project, Sample, SpanAnnotation
@@ -104,28 +105,41 @@ def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a["start"] < b["end"] and b["start"] < a["end"]
 
 
+def sample_roster(sample: Sample, round: int) -> dict[int, str]:
+    """{annotator id: username} of the sample's batch's submitters in the round: the figures' roster
+    (``_submitted_roster``, as agreement, results and "Accept agreed" read it)."""
+    return _submitted_roster(sample.project, round, sample.batch).get(sample.batch_id, {})
+
+
+def submitted_spans(sample: Sample, round: int, roster: dict[int, str] | None = None) -> QuerySet[SpanAnnotation]:
+    """The round's spans of a sample that count: those of the batch's submitters in that round (``roster``, when
+    the caller has read ``sample_roster`` already).
+
+    Someone unassigned, whose round was reassigned to another annotator, or who has not submitted keeps their
+    spans stored (exports list them), but round 2 and curation never show or use them.
+    """
+    roster = sample_roster(sample, round) if roster is None else roster
+    return SpanAnnotation.objects.filter(sample=sample, round=round, annotator_id__in=list(roster))
+
+
 def others_round_one(sample: Sample, viewer: AbstractBaseUser, my_spans: list[dict[str, Any]]) -> dict[str, Any]:
     """What a round-2 annotator sees of the others: their round-1 spans and where they disagree.
 
-    A span of another annotator is marked ``agrees`` when one of the viewer's current
-    spans overlaps it with the same category; each annotator's worst label is listed,
-    and ``disagree`` is true when those differ.
+    Only the round-1 submitters' spans are shown (``submitted_spans``): not those of someone
+    unassigned or whose round went to another annotator. A span of another annotator is
+    marked ``agrees`` when one of the viewer's current spans overlaps it with the same
+    category; each annotator's worst label is listed, and ``disagree`` is true when those differ.
     """
     categories = label_categories(sample.project.taxonomy)
-    round_one = list(
-        SpanAnnotation.objects.filter(sample=sample, round=1).select_related("annotator").order_by("start", "id")
-    )
-    roster = list(
-        Assignment.objects.filter(batch_id=sample.batch_id, round=1).values_list("annotator_id", "annotator__username")
-    )
-    names = display_names(sample.batch, [pk for pk, _ in roster], dict(roster))
+    roster = sample_roster(sample, 1)
+    round_one = list(submitted_spans(sample, 1, roster).order_by("start", "id"))
+    names = display_names(sample.batch, roster, roster)
     mine = [{**span, "category": category_of(span["labels"], categories)} for span in my_spans]
-    worst: dict[int, str] = {pk: "C" for pk, _ in roster}
+    worst: dict[int, str] = dict.fromkeys(roster, "C")
     spans = []
     for span in round_one:
         category = category_of(span.labels, categories)
-        if span.annotator_id in worst:
-            worst[span.annotator_id] = worst_category((worst[span.annotator_id], category))
+        worst[span.annotator_id] = worst_category((worst[span.annotator_id], category))
         if span.annotator_id == viewer.pk:
             continue
         record = {
@@ -191,10 +205,18 @@ def adjudicate_sample(
     if seen is not None:
         _check_gold_seen(sample, seen)
     chosen_ids = [int(pk) for pk in span_ids]
-    chosen = list(SpanAnnotation.objects.filter(sample=sample, round=round, pk__in=chosen_ids).order_by("start", "id"))
+    # Only the spans the adjudication page lists: those of the round's submitters (submitted_spans).
+    chosen = list(submitted_spans(sample, round).filter(pk__in=chosen_ids).order_by("start", "id"))
     missing = set(chosen_ids) - {span.pk for span in chosen}
     if missing:
-        raise RoundError(f"spans: {sorted(missing)} are not round-{round} spans of this sample")
+        stored = SpanAnnotation.objects.filter(sample=sample, round=round, pk__in=missing)
+        kept_out = set(stored.values_list("pk", flat=True))
+        if missing - kept_out:
+            raise RoundError(f"spans: {sorted(missing - kept_out)} are not round-{round} spans of this sample")
+        raise RoundError(
+            f"spans: {sorted(kept_out)} are round-{round} spans of this sample by someone who has not submitted that "
+            "round (unassigned, reassigned or still at work): their work counts in no curation"
+        )
     categories = label_categories(sample.project.taxonomy)
     category = worst_category(category_of(span.labels, categories) for span in chosen)
     gold, _ = GoldLabel.objects.update_or_create(

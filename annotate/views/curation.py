@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotate import access
-from annotate.models import GoldLabel, Sample, SpanAnnotation
+from annotate.models import GoldLabel, Sample
 from annotate.services import curation, freeze, rounds
 from annotate.taxonomy import CATEGORY_NAMES
 from annotate.views import paging
@@ -74,7 +74,8 @@ def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         else:
             messages.success(request, "Gold label saved.")
             return HttpResponseRedirect(reverse("curation", args=[slug]) + f"?round={round}")
-    spans = SpanAnnotation.objects.filter(sample=sample, round=round).select_related("annotator").order_by(
+    # The round's submitters' spans only: an unassigned or replaced annotator's work is in no curation.
+    spans = rounds.submitted_spans(sample, round).select_related("annotator").order_by(
         "annotator__username", "start", "id"
     )
     gold = GoldLabel.objects.filter(sample=sample).select_related("decided_by").first()

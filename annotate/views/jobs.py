@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
@@ -21,9 +21,11 @@ from annotate.services.pages import job_lines
 @login_required
 def job_status(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """The job's line alone: its progress, how long it has waited when no worker seems to run it, and its Cancel
-    for those who may cancel it."""
-    project, role = access.get_project_for_user(request.user, slug)
-    job = get_object_or_404(Job, pk=pk, project=project)
+    for those who may cancel it. Shown to the roles the project page shows that kind of job to, as the API's job
+    endpoint (access.get_job_for_user): 404 for outsiders, 403 for another member."""
+    job = access.get_job_for_user(request.user, slug, pk)
+    project = job.project
+    role = access.role_in(request.user, project)
     if project.kind == Project.Kind.SPANS:  # as the span project page shows it; a pairs page words its jobs' waits
         job_lines([job], role)
     # The progress element alone: the poll swaps it inside its role="status" wrapper, which stays on the page.

@@ -171,9 +171,15 @@ def test_gold_label_built_from_spans_changed_later_is_stale(
     page = login(admin_user).get(curation).content.decode()
     assert 'data-role="stale"' in page and "1 gold label was built from spans that changed" in page
 
+    # While re-opened, alice's round is work in progress: like every curation figure, the gold label takes only
+    # the submitters' spans (rounds.submitted_spans).
+    with pytest.raises(rounds.RoundError, match="has not submitted that round"):
+        rounds.adjudicate_sample(sample, admin_user, span_ids=[span.pk])
+    freeze.submit_round_again(batch, alice, round=1)
     rounds.adjudicate_sample(sample, admin_user, span_ids=[span.pk])  # the curator looks again
     assert freeze.stale_gold_samples(batch.project) == {}
 
+    freeze.reopen_round(Assignment.objects.get(batch=batch, annotator=alice), admin_user, "remove it")
     current = SpanAnnotation.objects.get(pk=span.pk)
     spans.delete_span(current, version=current.version)
     assert "deleted" in freeze.stale_gold_samples(batch.project)[sample.pk]

@@ -59,6 +59,13 @@ class Rule:
     anonymous: int | None = None  # overrides the default (302 for pages, 401 for the API)
     overrides: dict[str, frozenset[int]] = field(default_factory=dict)
     batch_bound: bool = False
+    # ``allowed`` under a project of one kind where the URL's object differs by kind (a job's line: the span
+    # project's embedding job, a pairs project's job); the kinds not named take ``allowed``.
+    allowed_in: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def under(self, kind: str | None) -> Rule:
+        """The rule for the URL under a project of ``kind``."""
+        return replace(self, allowed=self.allowed_in[kind]) if kind in self.allowed_in else self
 
     def expected(self, role: str) -> frozenset[int]:
         if role in self.overrides:
@@ -116,7 +123,10 @@ EXPECTED: dict[str, Rule] = {
     # --- annotate pages of any project kind ------------------------------------------------------------------
     "project": page(MEMBERS, kinds=BOTH),
     "guidelines": page(MEMBERS, kinds=BOTH),
-    "job": page(MEMBERS, kinds=BOTH),
+    # A job's line, for the roles whose project page shows that kind of job (access.get_job_for_user, as the API's
+    # job endpoint): the demo's embedding job to admins, a pairs project's job to admins, auditors and curators; a span
+    # project's exports to admins and auditors (tests/annotate/test_job_line_roles.py). Annotators: 403.
+    "job": page(ADMINS, kinds=BOTH, allowed_in={PAIRS: REVIEWERS}),
     "project-members": page(ADMINS, kinds=BOTH),
     "member-create": post(ADMINS, kinds=BOTH),
     "member-role": post(ADMINS, kinds=BOTH),

@@ -156,7 +156,7 @@ def _requests_of(route: str, name: str, key: str, rule: Rule, world: World) -> l
     planned = []
     for kind in rule.kinds or (None,):
         values = world.values[kind]
-        planned.append(Request(name, kind, _url(route, rule, values, name), rule))
+        planned.append(Request(name, kind, _url(route, rule, values, name), rule.under(kind)))
     if rule.kinds is not None and len(rule.kinds) == 1:
         # The URL's own objects, under the slug of a project of the other kind.
         own, other = rule.kinds[0], OTHER_KIND[rule.kinds[0]]
