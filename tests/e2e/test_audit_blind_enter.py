@@ -45,7 +45,14 @@ class HeldReveals:
             if self.held:
                 return self.held.pop()
             self.page.wait_for_timeout(25)
-        raise AssertionError("the score key sent no reveal request")
+        # What the page showed instead, so that a miss on a loaded machine says where the key went.
+        seen = self.page.evaluate(
+            """() => ({hint: document.querySelector('[data-role="hint"]')?.textContent?.trim(),
+                       state: document.querySelector('#audit-view')?.dataset.state,
+                       settling: document.querySelector('#auditor')?.dataset.settling ?? null,
+                       focused: document.activeElement?.outerHTML?.slice(0, 120)})"""
+        )
+        raise AssertionError(f"the score key sent no reveal request; the page showed {seen}")
 
 
 def open_blind(page: Page, live_server: Any, log_in: Any, project: Project, batch: Batch) -> AuditScene:
