@@ -340,3 +340,5 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False
 SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", not DEBUG)
+# A refused form says why in words; over plain HTTP with Secure cookies, that no reload helps (config/csrf_failure.py).
+CSRF_FAILURE_VIEW = "config.csrf_failure.csrf_failure"
