@@ -192,10 +192,7 @@ def _checked(project: Project, query: serializers.Serializer) -> dict[str, Any]:
     data = dict(query.validated_data)
     known = stats.project_rounds(project)
     if data["round"] not in known:
-        listed = ", ".join(map(str, known)) if known else "none yet"
-        raise field_error(
-            "round", f"project {project.slug!r} has no round {data['round']} (rounds with assignments: {listed})"
-        )
+        raise field_error("round", stats.no_round_message(project, data["round"], known))
     return data
 
 

@@ -24,9 +24,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotate.models import Assignment, Batch, Passage, Project, Sample, SpanAnnotation
+from annotate.models import Assignment, Batch, Membership, Passage, Project, Sample, SpanAnnotation
 from annotate.services import stats
 from annotate.taxonomy import category_of, label_categories, worst_category
+from tests.conftest import login
 
 pytestmark = pytest.mark.django_db
 
@@ -188,6 +189,22 @@ def test_rounds_are_kept_apart(scenario: dict[str, Any]) -> None:
 def test_unknown_round_is_a_clear_error(scenario: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=r"project 'stats' has no round 3 \(rounds with assignments: 1\)"):
         stats.batch_labels(scenario["project"], round=3)
+
+
+def test_a_project_with_nothing_assigned_says_so_without_blaming_a_round_the_caller_never_gave(
+    admin_user: Any, db: None
+) -> None:
+    """The figures' API answers under `round` (its parameter, default 1): with no assignment at all, the words say
+    that nothing is assigned, not only that round 1 is unknown."""
+    towns = Project.objects.create(name="Towns", slug="towns")
+    Membership.objects.create(project=towns, user=admin_user, role=Membership.Role.ADMIN)
+    with pytest.raises(ValueError) as refused:
+        stats.batch_labels(towns, round=1)
+    assert str(refused.value) == ("project 'towns' has no round 1: no batch of it is assigned to annotators yet, and "
+                                  "these figures count assigned work (round defaults to 1)")
+    answer = login(admin_user).get("/api/projects/towns/halu-rates/")
+    assert answer.status_code == 400, answer.content
+    assert "no batch of it is assigned to annotators yet" in answer.json()["round"][0]
 
 
 def test_sample_worst_labels_pool_over_every_submitter(scenario: dict[str, Any]) -> None:

@@ -25,7 +25,7 @@ from annotate.services.stats.agreement import (
     project_pairwise_alpha,
 )
 from annotate.services.stats.figures import agreement_figures, results_figures, span_figures
-from annotate.services.stats.rosters import batch_submitters, project_rounds
+from annotate.services.stats.rosters import batch_submitters, no_round_message, project_rounds
 from annotate.services.stats.spans import batch_spans, span_agreement
 from annotate.services.stats.verdicts import (
     UNKNOWN_GENERATOR,
@@ -54,6 +54,7 @@ __all__ = [
     "project_detector_eval",
     "project_halu_rates",
     "project_pairwise_alpha",
+    "no_round_message",
     "project_rounds",
     "results_figures",
     "sample_worst_labels",

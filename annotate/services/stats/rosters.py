@@ -25,9 +25,16 @@ def _check_round(project: Project, round: int) -> None:
     if isinstance(round, bool) or not isinstance(round, int) or round < 1:
         raise ValueError(f"round must be a positive whole number, not {round!r}")
     if not Assignment.objects.filter(batch__project=project, round=round).exists():
-        rounds = project_rounds(project)
-        known = ", ".join(map(str, rounds)) if rounds else "none yet"
-        raise ValueError(f"project {project.slug!r} has no round {round} (rounds with assignments: {known})")
+        raise ValueError(no_round_message(project, round, project_rounds(project)))
+
+
+def no_round_message(project: Project, round: int, known: list[int]) -> str:
+    """Why a round's figures cannot be given; with nothing assigned at all, said without naming a round the caller
+    may never have sent (the figures' round defaults to 1)."""
+    if not known:
+        return (f"project {project.slug!r} has no round {round}: no batch of it is assigned to annotators yet, and "
+                "these figures count assigned work (round defaults to 1)")
+    return f"project {project.slug!r} has no round {round} (rounds with assignments: {', '.join(map(str, known))})"
 
 
 def _roster(project: Project, round: int, batch_id: int | None = None) -> _Roster:
