@@ -1,6 +1,6 @@
 """Celery tasks of the judging app: thin, take a primary key, call one service, acks late (with Redis or RabbitMQ a
 killed worker's task is delivered again and the service goes on where it stopped; the embedded filesystem broker
-cannot redeliver, so a starting worker resumes the judge runs left running)."""
+cannot redeliver, so a starting worker resumes the judge runs left queued or running that nobody executes)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ def execute_judge_run(run_id: int) -> None:
 @worker_ready.connect
 def resume_judge_runs_on_worker_start(sender: Any = None, **kwargs: Any) -> None:
     """kombu's filesystem broker drops a message once a worker takes it, so a run whose worker was killed would
-    never be delivered again (tests/e2e/test_judge_worker.py): a starting worker queues every run left running
-    that no process is executing."""
+    never be delivered again (tests/e2e/test_judge_worker.py): a starting worker queues every run left queued or
+    running that no process is executing and no message waits for (a queued run whose message a worker took and
+    died with, too)."""
     from django.conf import settings
     from django.db import connection
 

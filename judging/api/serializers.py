@@ -127,8 +127,10 @@ class JudgeCreateSerializer(RejectsUnknownFields):
 
 
 RESUMED_HELP = (
-    "Times the run was queued again after its worker stopped mid-run (killed, out of memory). The requests in "
-    "flight at each stop, and answers not yet written, reach no judgement: calls, tokens and cost leave them out."
+    "Times the run went on after its worker, or the pool process executing it, stopped mid-run (killed, out of "
+    "memory): queued again by a starting worker, or its task delivered again by Celery. The calls in flight at each "
+    "stop (about the judge's concurrency, each with its retries), and answers not yet written, reach no judgement: "
+    "calls, tokens and cost leave them out."
 )
 
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 # probed once per process, not on every call.
 # Nothing here logs, and no message carries the API key: only the NAME of the
 # variable that holds it (the judge's api_key_env) is ever shown.
+import json
 import os
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
 from judging.clients.deadline import deadline_hooks
-from judging.clients.retries import RetryWaits, capped_note, is_transient
+from judging.clients.retries import NotACompletion, RetryWaits, capped_note, is_transient
 from judging.labels import setting_label
 
 if TYPE_CHECKING:
@@ -101,6 +103,9 @@ _clients_lock = threading.Lock()
 # (base_url, model) -> the response formats the endpoint refused; the next call starts below them.
 _refused_modes: dict[tuple[str, str], frozenset[str]] = {}
 _modes_lock = threading.Lock()
+# The base URLs that answered this process with a chat completion: a later answer from one of them that is not a
+# completion is a passing fault (a proxy's error page), not a wrong address, and its error does not blame base_url.
+_answered: set[str] = set()
 
 
 def _api_key(endpoint: Endpoint) -> str:
@@ -161,9 +166,21 @@ def _remember_refusals(endpoint: Endpoint, refused: set[str]) -> None:
 
 
 def forget_request_modes() -> None:
-    """Forget which response formats endpoints refused (a server restarted with other options; tests)."""
+    """Forget what this process learned of endpoints: the response formats they refused (a server restarted with
+    other options; tests) and which answered with a chat completion."""
     with _modes_lock:
         _refused_modes.clear()
+        _answered.clear()
+
+
+def _remember_answer(endpoint: Endpoint) -> None:
+    with _modes_lock:
+        _answered.add(endpoint.base_url)
+
+
+def _has_answered(endpoint: Endpoint) -> bool:
+    with _modes_lock:
+        return endpoint.base_url in _answered
 
 
 def _response_format(mode: str, json_schema: dict | None) -> dict[str, Any] | None:
@@ -244,15 +261,63 @@ def _endpoint_error(error: openai.OpenAIError, endpoint: Endpoint, attempts: int
     return EndpointError(_redact(f"The call to the endpoint at {where} failed: {error}", key), attempts=attempts)
 
 
-# What the SDK raises when an HTTP 200 body is not the JSON it expects (an HTML page from a web server at the wrong
-# address, text that is not JSON): not transient, and base_url is the usual culprit.
+# What the SDK raises when an HTTP 200 body is not the JSON it expects (text that is not JSON): such an answer, like
+# one the SDK hands back as a str (an HTML page), is a NotACompletion, retried as a 5xx is.
 _MALFORMED_ANSWER = (ValueError, TypeError, AttributeError)
+BODY_SHOWN = 60  # characters of such a body an error quotes
 
 
-def _not_a_completion(endpoint: Endpoint, attempts: int, key: str) -> EndpointError:
-    message = (f"The endpoint at {endpoint.base_url} answered HTTP 200 with something that is not an "
-               f"OpenAI-compatible chat completion; check the judge's {_named('base_url')} (OpenAI-compatible servers "
-               "usually end in /v1).")
+def _completion(result: Any) -> Any:
+    """``result`` of the SDK when it is a chat completion; raises NotACompletion, with the body as text, otherwise.
+
+    The SDK gives a body that is not JSON as a str, and builds a ChatCompletion from any JSON object without checking
+    it: one with no ``choices`` list (``{"error": ...}`` sent with status 200) is not a completion either.
+    """
+    from openai.types.chat import ChatCompletion
+
+    if isinstance(result, ChatCompletion) and isinstance(result.choices, list):
+        return result
+    if isinstance(result, str):
+        raise NotACompletion(result)
+    if isinstance(result, ChatCompletion):
+        with warnings.catch_warnings():  # pydantic warns of the fields that do not fit; they are what to show
+            warnings.simplefilter("ignore")
+            raise NotACompletion(result.to_json(indent=None))
+    raise NotACompletion(json.dumps(result, default=str) if isinstance(result, (dict, list)) else "")
+
+
+def _malformed(error: Exception) -> NotACompletion:
+    """The NotACompletion for an error the SDK raised reading a 200's body (JSONDecodeError keeps the text)."""
+    return NotACompletion(error.doc if isinstance(error, json.JSONDecodeError) else "")
+
+
+def _began(body: str) -> str:
+    """How an error quotes a body that is not a chat completion: its first characters, spaces squeezed."""
+    shown = " ".join(body.split())
+    if not shown:
+        return "it was empty" if body == "" else "it held only white space"
+    return f"it began '{shown[:BODY_SHOWN]}{'...' if len(shown) > BODY_SHOWN else ''}'"
+
+
+def _not_a_completion(
+    endpoint: Endpoint, failure: NotACompletion, *, times: int, sent: int, attempts: int, key: str,
+    answered_before: bool,
+) -> EndpointError:
+    """The error for a call answered HTTP 200 with a body that is not a chat completion (``times`` of the ``sent``
+    chat requests; ``attempts``: every request, a model list included; ``failure``: the last such answer).
+
+    base_url is blamed (and is the setting, which stops a run before it starts) only when that address has given no
+    chat completion yet, to this run (``answered_before``) or to this process: then the address is likely wrong.
+    After good answers it is an error page from whatever stands in front of the server, and the message says so.
+    """
+    said = (f"The endpoint at {endpoint.base_url} answered HTTP 200 with a body that is not a chat completion "
+            f"({_began(failure.body)}), {times} time{'s' if times != 1 else ''}"
+            f"{f' in {sent} attempts' if sent != times else ''}")
+    if answered_before or _has_answered(endpoint):
+        message = (f"{said}. It has answered with chat completions before, so its address is right: this is "
+                   "likely an error page from a proxy or gateway in front of the server.")
+        return EndpointError(_redact(message, key), attempts=attempts)
+    message = f"{said}; check the judge's {_named('base_url')} (OpenAI-compatible servers usually end in /v1)."
     return EndpointError(_redact(message, key), setting="base_url", attempts=attempts)
 
 
@@ -265,16 +330,24 @@ def _refuses_response_format(error: openai.APIStatusError) -> bool:
 
 
 def chat(
-    endpoint: Endpoint, messages: list[dict], *, json_schema: dict | None = None, temperature: float = 0.0
+    endpoint: Endpoint,
+    messages: list[dict],
+    *,
+    json_schema: dict | None = None,
+    temperature: float = 0.0,
+    answered_before: bool = False,
 ) -> ChatAnswer:
     """One chat completion from `endpoint`, asking for structured output as far as the endpoint allows.
 
     With a `json_schema`: json_schema structured output, then JSON mode, then the
     prompt alone (without one: JSON mode, then the prompt alone), remembering per
-    (base_url, model) which formats the endpoint refused. 429s, 5xxs, timeouts and
-    connection errors are retried up to `endpoint.max_retries` times, waiting
+    (base_url, model) which formats the endpoint refused. 429s, 5xxs, timeouts,
+    connection errors and 200s whose body is not a chat completion (a proxy's
+    HTML error page) are retried up to `endpoint.max_retries` times, waiting
     what Retry-After asks (capped, and said so if the call fails) or an
-    exponential backoff. Each attempt is bounded as a whole by
+    exponential backoff. `answered_before`: the caller has had chat completions
+    from this endpoint (a run's earlier answers), so a body that is not one
+    does not blame the base URL. Each attempt is bounded as a whole by
     `endpoint.timeout_seconds`, however the server trickles its answer. Raises
     EndpointError (with the time the call took) when the call fails for good; a
     missing API-key variable is refused before any request.
@@ -286,11 +359,12 @@ def chat(
     client = _client(endpoint, key)
     mode = _start_mode(endpoint, json_schema)
     attempts = 0
+    not_completions = 0  # answers that were HTTP 200 and not a chat completion
     refused: set[str] = set()
     waits = RetryWaits()
 
     def send(response_format: dict[str, Any] | None) -> Any:
-        nonlocal attempts
+        nonlocal attempts, not_completions
         attempts += 1
         arguments: dict[str, Any] = {"model": endpoint.model, "messages": messages, "temperature": temperature}
         if response_format is not None:
@@ -298,7 +372,16 @@ def chat(
         # The SDK's own request path (auth, base_url, timeouts, its error classes, the ChatCompletion it parses),
         # without chat.completions.create's walk of the typed parameters: our body is plain JSON already, and that
         # walk was ~1.7 ms of CPU a call, a third of the app's own cost per call in a judge run (docs/performance.md).
-        return client.post("/chat/completions", body=arguments, cast_to=ChatCompletion)
+        try:
+            return _completion(client.post("/chat/completions", body=arguments, cast_to=ChatCompletion))
+        except openai.OpenAIError:
+            raise  # the SDK's own errors (status, connection) go on as they are, never as a malformed answer
+        except NotACompletion:
+            not_completions += 1
+            raise
+        except _MALFORMED_ANSWER as error:
+            not_completions += 1
+            raise _malformed(error) from None
 
     retrying = Retrying(
         retry=retry_if_exception(is_transient),
@@ -321,12 +404,13 @@ def chat(
             raise _spent(_endpoint_error(error, endpoint, attempts, key), started, waits.capped) from None
         except openai.OpenAIError as error:
             raise _spent(_endpoint_error(error, endpoint, attempts, key), started, waits.capped) from None
-        except _MALFORMED_ANSWER:
-            raise _spent(_not_a_completion(endpoint, attempts, key), started, waits.capped) from None
-        if not isinstance(completion, ChatCompletion):  # the SDK hands back a non-JSON body (HTML) as a str
-            raise _spent(_not_a_completion(endpoint, attempts, key), started, waits.capped)
+        except NotACompletion as failure:
+            error = _not_a_completion(endpoint, failure, times=not_completions, sent=attempts, attempts=attempts,
+                                      key=key, answered_before=answered_before)
+            raise _spent(error, started, waits.capped) from None
         break
     latency = time.perf_counter() - started
+    _remember_answer(endpoint)
     if refused:
         # Only now, with an answer in a lower mode: a 400 for another reason must not downgrade the endpoint.
         _remember_refusals(endpoint, refused)
@@ -345,19 +429,22 @@ def chat(
     )
 
 
-def check_endpoint(endpoint: Endpoint) -> None:
+def check_endpoint(endpoint: Endpoint, *, answered_before: bool = False) -> None:
     """Raise EndpointError unless the endpoint answers and serves the model (naming base_url, model or api_key_env).
 
     Reads the /models list first; when the model is not listed (or the server
     has no list) one one-token chat call decides, so proxies that route models
-    they do not list are not refused.
+    they do not list are not refused. That call's answer, when a 200 that is not
+    a chat completion, is retried as in `chat`, and blames base_url as there
+    (not when `answered_before`, or when the endpoint answered this process).
     """
     import openai
-    from openai.types.chat import ChatCompletion
 
     key = _api_key(endpoint)
     client = _client(endpoint, key)
     attempts = 0
+    probes = 0  # one-token chat requests
+    not_completions = 0
 
     def list_models() -> list[str]:
         nonlocal attempts
@@ -365,11 +452,21 @@ def check_endpoint(endpoint: Endpoint) -> None:
         return [model.id for model in client.models.list().data]
 
     def one_token() -> Any:
-        nonlocal attempts
+        nonlocal attempts, probes, not_completions
         attempts += 1
-        return client.chat.completions.create(
-            model=endpoint.model, messages=[{"role": "user", "content": "Reply with OK."}], max_tokens=1
-        )
+        probes += 1
+        try:
+            return _completion(client.chat.completions.create(
+                model=endpoint.model, messages=[{"role": "user", "content": "Reply with OK."}], max_tokens=1
+            ))
+        except openai.OpenAIError:
+            raise  # as in `chat`
+        except NotACompletion:
+            not_completions += 1
+            raise
+        except _MALFORMED_ANSWER as error:
+            not_completions += 1
+            raise _malformed(error) from None
 
     retrying = Retrying(
         retry=retry_if_exception(is_transient),
@@ -389,7 +486,7 @@ def check_endpoint(endpoint: Endpoint) -> None:
     if endpoint.model in served:
         return
     try:
-        probe = retrying(one_token)
+        retrying(one_token)
     except openai.NotFoundError as error:
         if served:
             shown = ", ".join(served[:10]) + (", ..." if len(served) > 10 else "")
@@ -401,7 +498,7 @@ def check_endpoint(endpoint: Endpoint) -> None:
         return  # the model exists; it only disliked the probe (max_tokens=1 on some servers)
     except openai.OpenAIError as error:
         raise _endpoint_error(error, endpoint, attempts, key) from None
-    except _MALFORMED_ANSWER:
-        raise _not_a_completion(endpoint, attempts, key) from None
-    if not isinstance(probe, ChatCompletion):
-        raise _not_a_completion(endpoint, attempts, key)
+    except NotACompletion as failure:
+        raise _not_a_completion(endpoint, failure, times=not_completions, sent=probes, attempts=attempts, key=key,
+                                answered_before=answered_before) from None
+    _remember_answer(endpoint)

@@ -17,10 +17,23 @@ RETRY_AFTER_CAP_SECONDS = 30.0
 _backoff = wait_exponential_jitter(initial=0.5, max=8.0, jitter=0.25)
 
 
+class NotACompletion(Exception):
+    """An HTTP 200 whose body is not a chat completion: an HTML error page a proxy sends with status 200, text that is
+    not JSON, JSON with no ``choices``. Mid-run this is a passing fault of whatever stands in front of the server, so
+    it is tried again as a 5xx is; ``body`` is what came (as text, "" when it could not be read)."""
+
+    def __init__(self, body: str) -> None:
+        super().__init__("HTTP 200 with a body that is not a chat completion")
+        self.body = body
+
+
 def is_transient(error: BaseException) -> bool:
-    """Worth trying again: rate limits, server errors, timeouts and dropped connections."""
+    """Worth trying again: rate limits, server errors, timeouts, dropped connections and a 200 that is not a chat
+    completion."""
     import openai
 
+    if isinstance(error, NotACompletion):
+        return True
     if isinstance(error, openai.APIConnectionError):  # timeouts included (APITimeoutError is a subclass)
         return True
     if isinstance(error, openai.APIStatusError):

@@ -133,11 +133,15 @@ def outcome_from_raw(
     )
 
 
-def call_rubric_judge(endpoint: Endpoint, request: RubricRequest, *, with_reasoning: bool) -> RubricOutcome:
-    """Send one rubric call and parse its answer; an endpoint failure becomes status "error", never an exception."""
+def call_rubric_judge(
+    endpoint: Endpoint, request: RubricRequest, *, with_reasoning: bool, answered_before: bool = False
+) -> RubricOutcome:
+    """Send one rubric call and parse its answer; an endpoint failure becomes status "error", never an exception.
+    ``answered_before``: the run has had answers from this endpoint (see judging.clients.chat)."""
     try:
         answer: ChatAnswer = chat(
-            endpoint, request.messages, json_schema=request.schema, temperature=request.temperature
+            endpoint, request.messages, json_schema=request.schema, temperature=request.temperature,
+            answered_before=answered_before,
         )
     except EndpointError as failure:
         return RubricOutcome(

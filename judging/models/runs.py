@@ -47,8 +47,10 @@ class JudgeRun(CancellableProgress):
     # Rubric judges: a cached answer that does not parse as a score is asked again (its new answer replaces the
     # cache row) instead of being served. On the row, so an execution resumed after a worker restart keeps it.
     ask_again = models.BooleanField(default=False)
-    # Times a starting worker queued this run again because no process was executing it (its worker stopped
-    # mid-run). Requests in flight at such a stop reach no judgement, so calls, tokens and cost under-count them.
+    # Times this run went on after its execution was stopped mid-run: a starting worker queued it again (no process
+    # was executing it), or Celery delivered its task again after the pool process running it was killed (the next
+    # execution finds the killed one's mark: services.runs.locks). Requests in flight at such a stop reach no
+    # judgement, so calls, tokens and cost under-count them.
     resumed = models.PositiveIntegerField(
         default=0, help_text="Times this run was resumed after its worker stopped mid-run."
     )

@@ -73,15 +73,17 @@ def test_an_export_queued_over_a_minute_says_no_worker_may_be_running_and_admins
     for html in (job_line(admin.get("/projects/demo/").content.decode(), stuck),
                  admin.get(f"/projects/demo/jobs/{stuck.pk}/", **HTMX).content.decode()):  # the line's own poll
         assert notice_in(html) == (
-            "No worker may be running: one picks a queued job up within seconds. make run starts a worker beside the "
-            "web server; on a server start one with .venv/bin/celery -A config worker --loglevel=info "
-            "--concurrency=2 (see the README). Or cancel the job.")
+            "No worker has taken it for 3 minutes: no worker may be running, or its pool may be stuck (README, "
+            "Deploying for real, step 6). A worker takes a queued job within seconds. make run starts a worker beside "
+            "the web server; on a server start one with .venv/bin/celery -A config worker --loglevel=info "
+            "--concurrency=2, or, if one is running, kill it whole and start it again: a starting worker queues again "
+            "what its predecessor took and left. Or cancel the job.")
         assert f'hx-post="{cancel_url(stuck)}"' in html and "It writes no file; the export can be started" in html
 
     # An auditor sees the exports and the notice, but cancels nothing: no cancel, and the notice offers none.
     auditor = member(project, "audra", Membership.Role.AUDITOR)
     line = job_line(login(auditor).get("/projects/demo/").content.decode(), stuck)
-    assert notice_in(line).endswith("(see the README).") and 'data-role="cancel-job"' not in line
+    assert notice_in(line).endswith("took and left.") and 'data-role="cancel-job"' not in line
 
 
 def test_an_embedding_job_queued_over_a_minute_says_so_on_the_project_page_and_its_poll(
@@ -93,7 +95,9 @@ def test_an_embedding_job_queued_over_a_minute_says_so_on_the_project_page_and_i
     for html in (job_line(admin.get("/projects/demo/").content.decode(), job),
                  admin.get("/projects/demo/", HTTP_HX_TARGET="progress", **HTMX).content.decode(),
                  admin.get(f"/projects/demo/jobs/{job.pk}/", **HTMX).content.decode()):
-        assert notice_in(html).startswith("No worker may be running") and notice_in(html).endswith("cancel the job.")
+        assert notice_in(html).startswith("No worker has taken it for 2 minutes: no worker may be running, or its "
+                                          "pool may be stuck (README, Deploying for real, step 6).")
+        assert notice_in(html).endswith("cancel the job.")
         assert f'hx-post="{cancel_url(job)}"' in html
         assert "manage.py embed --project demo</code> does the rest" in html
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)  # a worker took it: no notice, still its cancel
@@ -235,5 +239,7 @@ def test_a_judge_run_and_a_synthetic_set_queued_over_a_minute_say_no_worker_may_
         # The run's and the set's own Cancel are beside the notice (tests/judging/test_run_cancel.py,
         # tests/judging/test_synthetic_cancel.py).
         assert notice_in(html) is not None and notice_in(html).endswith("Or cancel the job.")
+        assert notice_in(html).startswith("No worker has taken it for 5 minutes: no worker may be running, or its "
+                                          "pool may be stuck")
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, started_at=timezone.now())
     assert notice_in(admin.get(f"/projects/demo/judges/runs/{run.pk}/", **HTMX).content.decode()) is None

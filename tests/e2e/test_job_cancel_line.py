@@ -27,7 +27,7 @@ def test_a_stuck_export_says_no_worker_and_its_cancel_ends_it(
     url = live_server.url + reverse("project", args=[project.slug])
     page.goto(url)
     line = page.locator(f"#job-{job.pk}")
-    expect(line.locator("[data-role='no-worker']")).to_contain_text("No worker may be running")
+    expect(line.locator("[data-role='no-worker']")).to_contain_text("no worker may be running, or its pool may be stuck")
     expect(line.locator("[data-role='no-worker']")).to_contain_text("Or cancel the job.")
     with page.expect_response(lambda response: response.url.endswith(f"/jobs/{job.pk}/")):
         pass  # the line's own poll answers with the notice and the cancel again

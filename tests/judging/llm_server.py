@@ -36,6 +36,9 @@ class Reply:
     trickle: float = 0.0
     prompt_tokens: int | None = 120
     completion_tokens: int | None = 30
+    # A body sent as it is, with `status` and `content_type`, instead of a completion (a proxy's HTML error page).
+    body: str | None = None
+    content_type: str = "text/html"
 
 
 Script = Callable[[dict[str, Any], int], Reply]
@@ -85,10 +88,13 @@ class LoopbackLLM:
         delay: float = 0.0,
         models: tuple[str, ...] = ("test-model",),
         reject_response_formats: tuple[str, ...] = (),
+        listed: tuple[str, ...] | None = None,
     ) -> None:
         self.script = script or _default_script
         self.delay = delay
         self.models = models
+        # The models GET /models lists (default: those it serves); a proxy may route models it does not list.
+        self.listed = models if listed is None else listed
         # Response formats this server refuses with 400, as endpoints without structured output do.
         self.reject_response_formats = reject_response_formats
         self.requests: list[dict[str, Any]] = []
@@ -155,7 +161,7 @@ class LoopbackLLM:
             def do_GET(self) -> None:  # noqa: N802 - http.server's naming
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [
-                        {"id": name, "object": "model", "created": 0, "owned_by": "loopback"} for name in server.models
+                        {"id": name, "object": "model", "created": 0, "owned_by": "loopback"} for name in server.listed
                     ]})
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -189,6 +195,14 @@ class LoopbackLLM:
                 wait = server.delay + reply.sleep
                 if wait:
                     time.sleep(wait)
+                if reply.body is not None:
+                    data = reply.body.encode()
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", reply.content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if reply.status != 200:
                     self._send(reply.status, reply.error_body or {"error": {"message": f"scripted {reply.status}",
                                                                              "type": "server_error"}},

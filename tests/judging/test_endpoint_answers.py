@@ -1,6 +1,8 @@
 """An endpoint that answers HTTP 200 with something that is not a chat completion (an HTML page from a web server at
-the wrong address, text that is not JSON, a choice without a message) becomes a recorded error naming base_url,
-never a crash of the run or of the `judge` command. And a structured-output refusal keeps its text as the raw answer.
+the wrong address, text that is not JSON) is retried as a 5xx is, then becomes a recorded error quoting the body and
+naming base_url (this process never had a chat completion from that address), never a crash of the run or of the
+`judge` command. A choice without a message is an empty answer, and a structured-output refusal keeps its text as the
+raw answer. (Such a body mid-run, after good answers: tests/judging/test_endpoint_error_pages.py.)
 
 The server here is a real HTTP server on loopback that sends raw bodies, which tests/judging/llm_server.py (always a
 well-formed completion) cannot.
@@ -107,17 +109,20 @@ def endpoint(server: RawServer) -> Endpoint:
     return Endpoint(base_url=server.base_url, model="test-model", timeout_seconds=5.0, max_retries=2)
 
 
-@pytest.mark.parametrize("kind", ["html", "not_json"])
-def test_a_200_that_is_not_a_chat_completion_is_an_endpoint_error_naming_base_url(kind: str) -> None:
+@pytest.mark.parametrize(("kind", "began"), [("html", "it began '<!doctype html><html><body><h1>Welcome to nginx!"),
+                                             ("not_json", "it began 'Service is up.'")])
+def test_a_200_that_is_not_a_chat_completion_is_retried_then_an_endpoint_error_naming_base_url(
+    kind: str, began: str
+) -> None:
     with RawServer(*BODIES[kind]) as server:
         with pytest.raises(EndpointError) as caught:
             chat(endpoint(server), MESSAGES, json_schema=SCHEMA)
         sent = server.requests
     assert caught.value.setting == "base_url"
-    assert "not an OpenAI-compatible chat completion" in str(caught.value)
-    assert server.base_url in str(caught.value)
-    assert sent == 1  # nothing to retry and no response format to blame: one request
-    assert caught.value.attempts == 1
+    assert str(caught.value).startswith(f"The endpoint at {server.base_url} answered HTTP 200 with a body that is "
+                                        f"not a chat completion ({began}")
+    assert "), 3 times; check the judge's “Endpoint (base URL)”" in str(caught.value)
+    assert sent == 3 == caught.value.attempts  # retried as a 5xx is (max_retries 2); no response format to blame
 
 
 @pytest.mark.parametrize("kind", ["html", "not_json"])
@@ -133,7 +138,8 @@ def test_the_endpoint_check_names_base_url_for_such_an_endpoint(kind: str) -> No
     with RawServer(*BODIES[kind]) as server, pytest.raises(EndpointError) as caught:
         check_endpoint(endpoint(server))
     assert caught.value.setting == "base_url"
-    assert "not an OpenAI-compatible" in str(caught.value)
+    assert "answered HTTP 200 with a body that is not a chat completion (it began '" in str(caught.value)
+    assert "3 times in 3 attempts" not in str(caught.value) and "3 times;" in str(caught.value)
 
 
 def test_a_choice_without_a_message_is_an_empty_answer() -> None:
@@ -159,6 +165,7 @@ def test_judge_command_pointed_at_a_web_page_names_base_url_and_writes_nothing(p
             call_command("judge", "--project", project.slug, "--base-url", server.base_url, "--model", "test-model",
                          "--json", stdout=io.StringIO())
     assert str(caught.value).startswith(f"--base-url {server.base_url}: ")
-    assert "not an OpenAI-compatible" in str(caught.value)
+    assert "answered HTTP 200 with a body that is not a chat completion (it began '<!doctype html>" in str(
+        caught.value)
     assert not Judge.objects.filter(project=project).exists()
     assert not JudgeRun.objects.exists() and not Judgement.objects.exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +14,13 @@ from django.core import serializers
 
 from annotate.models import Project, Sample
 from annotate.text import split_sentences
+from judging import tasks
 from judging.clients import load_nli_model
 from judging.judges.nli import score_pairs
 from judging.models import CallCache, Judge, Judgement, JudgeRun
 from judging.services import runs
 from judging.services.judges import JudgeSettingsError, create_judge, current_prompt
+from tests.judging.broker_queue import publish, use_broker_queue
 from tests.judging.llm_server import InFlight, LoopbackLLM, Reply, user_text
 from tests.judging.run_factories import add_samples, closed_port_url, tag_of
 from tests.judging.tiny_nli import reference_text, tiny_nli_fixture  # noqa: F401  (the tiny_nli_path fixture)
@@ -363,13 +366,16 @@ def test_a_slice_stops_at_its_deadline_and_queues_the_rest(
 
 
 def test_a_starting_worker_requeues_running_runs_that_nobody_executes(
-    project: Project, django_capture_on_commit_callbacks: Any
+    project: Project, django_capture_on_commit_callbacks: Any, settings: Any, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    use_broker_queue(settings, tmp_path, monkeypatch)
     add_samples(project, 2)
     judge = rubric_judge(project, "http://127.0.0.1:9/v1")
     orphaned, held, waiting, done = (runs.start_run(project, judge, queue=False) for _ in range(4))
     JudgeRun.objects.filter(pk__in=[orphaned.pk, held.pk]).update(status=JudgeRun.Status.RUNNING)
     JudgeRun.objects.filter(pk=done.pk).update(status=JudgeRun.Status.DONE)
+    publish(tasks.execute_judge_run, waiting.pk)  # the queued run's message, waiting for a worker
     with runs.execution_lock(held.pk), django_capture_on_commit_callbacks(execute=False) as queued:
         assert runs.resume_stale_runs() == [orphaned.pk]
     assert len(queued) == 1

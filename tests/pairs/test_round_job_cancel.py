@@ -214,7 +214,8 @@ def test_a_job_queued_over_a_minute_says_no_worker_may_be_running(pairs_project:
     for page in (client.get(job_page(queued_job)).content.decode(), client.get(WIZARD).content.decode()):
         assert text_of(page, r'data-role="round-job-wait">(.*?)\(').startswith("Queued for 3")
         hint = text_of(page, r'data-role="no-worker">(.*?)</p>')
-        assert hint.startswith("No worker may be running")
+        assert " ".join(hint.split()).startswith("No worker has taken it for 3 minutes: no worker may be running, "
+                                                 "or its pool may be stuck (README, Deploying for real, step 6).")
         assert ".venv/bin/celery -A config worker" in hint and "make run" in hint
 
 

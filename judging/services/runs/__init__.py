@@ -25,7 +25,9 @@ How a run executes (DESIGN.md, "Runs"):
 - One process executes a run at a time: an exclusive lock file per run (the
   kernel drops it when the process dies, SIGKILL included), so a worker that
   starts can tell a run orphaned by a killed worker from one still executing
-  (``resume_stale_runs``).
+  (``resume_stale_runs``, queued runs whose message was lost included); a mark
+  file left by a killed execution lets the next one, however it was queued,
+  count the run resumed.
 
 The package, by topic: ``start`` (checks, creating and queuing a run), ``targets`` (what a run judges),
 ``execute`` (executing: call cache, thread pool, NLI chunks), ``results`` (writing judgements, progress, done or

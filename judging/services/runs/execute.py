@@ -21,7 +21,7 @@ from judging.judges.rubric import RubricOutcome, RubricRequest, build_request, c
 from judging.models import CallCache, Judge, Judgement, JudgeRun
 from judging.services.judges import current_prompt
 from judging.services.runs.cancel import RunCancelled
-from judging.services.runs.locks import _forget_lock, execution_lock
+from judging.services.runs.locks import _forget_lock, execution_lock, execution_mark
 from judging.services.runs.results import (
     ACTIVE,
     ANSWERED,
@@ -79,49 +79,69 @@ def execute_run(
         run.refresh_from_db()
         if run.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED):
             return run
-        started = JudgeRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
-            status=JudgeRun.Status.RUNNING, started_at=Coalesce(F("started_at"), timezone.now()),
-            total=target_queryset(run).count(), error="",
-        )
-        run.refresh_from_db()
-        if not started:  # cancelled since it was read
-            return run
-        deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        finished: bool | None  # None: cancelled meanwhile
+        with execution_mark(run.pk) as interrupted:
+            run, ended = _execute_held(run, interrupted=interrupted, max_seconds=max_seconds, follow_up=follow_up,
+                                       endpoint_checked=endpoint_checked)
+    if ended:
+        _forget_lock(run.pk)
+    return run
+
+
+def _execute_held(
+    run: JudgeRun, *, interrupted: bool, max_seconds: float | None, follow_up: bool, endpoint_checked: bool
+) -> tuple[JudgeRun, bool]:
+    """``execute_run`` once it holds the run's lock; the run, and whether it ended (done, or cancelled).
+
+    ``interrupted``: the run's last execution never left (its process was killed: SIGKILL, the OOM killer). A run
+    that execution had marked running is counted resumed here, whoever queued this execution: Celery delivering the
+    task again after its pool process died, or a starting worker (which counts it itself, and clears the mark).
+    """
+    resumed = interrupted and run.status == JudgeRun.Status.RUNNING
+    started = JudgeRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
+        status=JudgeRun.Status.RUNNING, started_at=Coalesce(F("started_at"), timezone.now()),
+        total=target_queryset(run).count(), error="", **({"resumed": F("resumed") + 1} if resumed else {}),
+    )
+    run.refresh_from_db()
+    if not started:  # cancelled since it was read
+        return run, False
+    if resumed:
+        logger.warning("judge run %s: its last execution was stopped mid-run (its process died); going on, "
+                       "resumed %s time(s)", run.pk, run.resumed)
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    finished: bool | None  # None: cancelled meanwhile
+    try:
+        if run.judge.kind == Judge.Kind.RUBRIC:
+            finished = _execute_rubric(run, deadline, check=not endpoint_checked)
+        else:
+            finished = _execute_nli(run, deadline)
+    except RunFailed as failure:
+        return _fail(run, str(failure)), False
+    except RunCancelled:
+        finished = None
+    except SoftTimeLimitExceeded:
+        # What was written stays; the run stays "running" and the next execution goes on from there.
+        logger.warning("judge run %s stopped by its time limit; queued again", run.pk)
+        _queue_now(run.pk)
+        raise
+    except Exception as error:
         try:
-            if run.judge.kind == Judge.Kind.RUBRIC:
-                finished = _execute_rubric(run, deadline, check=not endpoint_checked)
-            else:
-                finished = _execute_nli(run, deadline)
-        except RunFailed as failure:
-            return _fail(run, str(failure))
+            _fail(run, f"the run stopped on an unexpected error: {type(error).__name__}: {error}")
+        except Exception:  # noqa: BLE001 - e.g. the database went away; the original error is the one to see
+            logger.exception("judge run %s: could not record its failure", run.pk)
+        raise
+    if finished is False:
+        _queue_now(run.pk)
+        return run, False
+    if finished:
+        try:
+            run = _finish(run, follow_up=follow_up)
         except RunCancelled:
             finished = None
-        except SoftTimeLimitExceeded:
-            # What was written stays; the run stays "running" and the next execution goes on from there.
-            logger.warning("judge run %s stopped by its time limit; queued again", run.pk)
-            _queue_now(run.pk)
-            raise
-        except Exception as error:
-            try:
-                _fail(run, f"the run stopped on an unexpected error: {type(error).__name__}: {error}")
-            except Exception:  # noqa: BLE001 - e.g. the database went away; the original error is the one to see
-                logger.exception("judge run %s: could not record its failure", run.pk)
-            raise
-        if finished is False:
-            _queue_now(run.pk)
-            return run
-        if finished:
-            try:
-                run = _finish(run, follow_up=follow_up)
-            except RunCancelled:
-                finished = None
-        if finished is None:
-            # Cancelled meanwhile (cancel_run): the judgements written stay, their answers in the call cache.
-            run.refresh_from_db()
-            logger.info("judge run %s was cancelled; it stopped after %s judgements", run.pk, run.done)
-    _forget_lock(run.pk)
-    return run
+    if finished is None:
+        # Cancelled meanwhile (cancel_run): the judgements written stay, their answers in the call cache.
+        run.refresh_from_db()
+        logger.info("judge run %s was cancelled; it stopped after %s judgements", run.pk, run.done)
+    return run, True
 
 
 
@@ -134,6 +154,10 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
     def request_for(target: Target) -> RubricRequest:
         return build_request(judge, rubric_text, target.hypothesis, target.reference)
 
+    # Answers this run already had from the endpoint (an earlier slice or execution): an answer that is not a chat
+    # completion then does not blame the base URL (judging.clients.chat).
+    answered_before = Judgement.objects.filter(run=run, cached=False, status__in=ANSWERED).exists()
+
     # Before anything is written: will the endpoint be needed? A run answered wholly from the cache calls nothing
     # (not even to check the endpoint); one that needs it fails here, with nothing half-written, when it is unusable.
     if check and _any_cache_miss(run, request_for):
@@ -141,7 +165,7 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
         if problem:
             raise RunFailed(problem)
         try:
-            check_endpoint(quick_check(endpoint))
+            check_endpoint(quick_check(endpoint), answered_before=answered_before)
         except EndpointError as error:
             if error.setting in BLOCKING_SETTINGS:
                 raise RunFailed(str(error)) from None
@@ -156,7 +180,8 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
 
     def call(request: RubricRequest) -> None:
         try:
-            answered.put((request, call_rubric_judge(endpoint, request, with_reasoning=judge.with_reasoning)))
+            answered.put((request, call_rubric_judge(endpoint, request, with_reasoning=judge.with_reasoning,
+                                                     answered_before=answered_before)))
         except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
             answered.put((request, error))
 
