@@ -365,6 +365,23 @@ def test_a_slice_stops_at_its_deadline_and_queues_the_rest(
     assert finished.status == JudgeRun.Status.DONE and finished.done == 3
 
 
+def test_a_slice_queues_the_next_one_only_once_the_run_s_lock_is_free(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queued while the slice still held the lock, the next slice's message could be taken at once by another pool
+    process, which found the lock taken and returned: the run then waited for a worker's restart."""
+    from judging.services.runs import execute
+
+    add_samples(project, 3)
+    held_when_queued: list[bool] = []
+    monkeypatch.setattr(execute, "_queue_now", lambda run_id: held_when_queued.append(runs.is_run_executing(run_id)))
+    with LoopbackLLM() as server:
+        run = runs.start_run(project, rubric_judge(project, server), queue=False)
+        sliced = runs.execute_run(run.pk, max_seconds=0)
+    assert sliced.status == JudgeRun.Status.RUNNING
+    assert held_when_queued == [False]
+
+
 def test_a_starting_worker_requeues_running_runs_that_nobody_executes(
     project: Project, django_capture_on_commit_callbacks: Any, settings: Any, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

@@ -72,19 +72,37 @@ def execute_run(
     run = JudgeRun.objects.select_related("judge", "project", "rubric").get(pk=run_id)
     if run.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED) or run.scope == JudgeRun.Scope.IMPORTED:
         return run
-    with execution_lock(run.pk) as held:
-        if not held:
-            logger.info("judge run %s is being executed by another process", run.pk)
-            return run
-        run.refresh_from_db()
-        if run.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED):
-            return run
-        with execution_mark(run.pk) as interrupted:
-            run, ended = _execute_held(run, interrupted=interrupted, max_seconds=max_seconds, follow_up=follow_up,
-                                       endpoint_checked=endpoint_checked)
+    try:
+        with execution_lock(run.pk) as held:
+            if not held:
+                logger.info("judge run %s is being executed by another process", run.pk)
+                return run
+            run.refresh_from_db()
+            if run.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED):
+                return run
+            with execution_mark(run.pk) as interrupted:
+                run, ended = _execute_held(run, interrupted=interrupted, max_seconds=max_seconds,
+                                           follow_up=follow_up, endpoint_checked=endpoint_checked)
+    except _GoesOn as going_on:
+        # The next slice is queued once the lock is free: queued while it was held, a second pool process could
+        # take the message at once, find the lock taken, and leave the run waiting for a worker's restart.
+        _queue_now(run.pk)
+        if going_on.stopped_by is not None:
+            raise going_on.stopped_by from None
+        return going_on.run
     if ended:
         _forget_lock(run.pk)
     return run
+
+
+class _GoesOn(Exception):  # noqa: N818 - a signal, not an error
+    """Raised out of the run's lock by an execution that stopped with work left: its next slice is queued once the
+    lock is released. ``stopped_by``: the time limit that stopped it, raised again after the queuing."""
+
+    def __init__(self, run: JudgeRun, stopped_by: BaseException | None = None) -> None:
+        super().__init__(run.pk)
+        self.run = run
+        self.stopped_by = stopped_by
 
 
 def _execute_held(
@@ -118,11 +136,10 @@ def _execute_held(
         return _fail(run, str(failure)), False
     except RunCancelled:
         finished = None
-    except SoftTimeLimitExceeded:
+    except SoftTimeLimitExceeded as limit:
         # What was written stays; the run stays "running" and the next execution goes on from there.
         logger.warning("judge run %s stopped by its time limit; queued again", run.pk)
-        _queue_now(run.pk)
-        raise
+        raise _GoesOn(run, stopped_by=limit) from None
     except Exception as error:
         try:
             _fail(run, f"the run stopped on an unexpected error: {type(error).__name__}: {error}")
@@ -130,8 +147,7 @@ def _execute_held(
             logger.exception("judge run %s: could not record its failure", run.pk)
         raise
     if finished is False:
-        _queue_now(run.pk)
-        return run, False
+        raise _GoesOn(run)
     if finished:
         try:
             run = _finish(run, follow_up=follow_up)
