@@ -32,10 +32,10 @@ FORMATS_OF_KIND: dict[str, tuple[str, ...]] = {
     Project.Kind.PAIRS: pair_ingest.FORMATS,
 }
 # Fields that only one kind of project reads.
-SPAN_OPTIONS = ("annotators", "roster")
+SPAN_OPTIONS = ("annotators", "roster", "allow_repeats")
 PAIR_OPTIONS = ("skip_existing",)
 # An importer's message about one of the form's options starts with its name; every other one is about the files.
-OPTION_MESSAGE = re.compile(r"(format|annotators|skip_existing): |roster name ")
+OPTION_MESSAGE = re.compile(r"(format|annotators|skip_existing|allow_repeats): |roster name ")
 
 
 # Form fields other than these are refused by name (RejectsUnknownFields), not dropped unread. (A comment, not a
@@ -68,6 +68,12 @@ class ImportRequestSerializer(RejectsUnknownFields):
     skip_existing = serializers.BooleanField(
         required=False,
         help_text="Pairs projects, `hades` files: leave out rows already in the project instead of refusing them.",
+    )
+    allow_repeats = serializers.BooleanField(
+        required=False,
+        help_text="Span projects: import samples the project already holds, or that the files give twice (the same "
+        "source, summary and generator), as new copies. Without it they are refused, each named, and nothing is "
+        "imported: a second copy counts twice in every figure.",
     )
 
 
@@ -160,9 +166,13 @@ def _import_spans(project: Project, request: Request, body: dict[str, Any], file
         report = ingest.import_files(
             project, files, roster=ingest.parse_roster(body.get("roster", "")), created_by=request.user,
             annotators=body.get("annotators") or ingest.BY_NAME, fmt=body["format"],
+            allow_repeats=body.get("allow_repeats", False),
         )
     except ingest.ImportFailed as failure:
-        raise _refused(failure) from None
+        # The page's "tick 'Allow repeats'", in the API's words.
+        repeats = isinstance(failure, ingest.ImportProblems) and failure.repeats
+        hint = {"allow_repeats": "send allow_repeats=true to import these samples again as new copies"}
+        raise _refused(failure, hint if repeats else None) from None
     return {
         "summary": _sentence(report.describe()),
         "warnings": report.warnings(),
@@ -220,7 +230,9 @@ class ProjectImportView(APIView):
                 "the line or sample and the field, as the project page does), or says no file was sent, or that a "
                 "body that is not multipart/form-data (JSON, say) is not read: send `file` and `format` as "
                 "multipart/form-data; `format` names a format the project's kind does "
-                "not import; an option of the other kind, or a field the import does not take, is named.",
+                "not import; an option of the other kind, or a field the import does not take, is named. A sample "
+                "the project holds already (span projects) is named with the batch that holds it, and "
+                "`allow_repeats` says how to import it anyway.",
             ),
             403: OpenApiResponse(ErrorSerializer, description="Only the project's admins import data."),
         },

@@ -37,6 +37,8 @@ from annotate.api.serializers import (
     SimilarityRequestSerializer,
     SimilaritySerializer,
     SpanSerializer,
+    TimeRefusedSerializer,
+    TimeSpentSerializer,
 )
 from annotate.models import GoldLabel, Membership, Project, Sample, SpanAnnotation
 from annotate.services import embedding, flags, freeze, rounds, spans
@@ -69,6 +71,13 @@ def span_project_of_member(user: Any, slug: str) -> Project:
             f"/api/pairs/?project={project.slug}",
         )
     return project
+
+
+def _with_staleness(gold: GoldLabel, sample: Sample) -> GoldLabel:
+    """The sample's gold label with ``stale_reason`` set, as GoldSerializer reads it: what changed since it was
+    decided (the curation page's "stale"), or None."""
+    gold.stale_reason = freeze.stale_gold_samples(sample.project, sample_id=sample.pk).get(sample.pk)
+    return gold
 
 
 def _round_value(raw: Any) -> int:
@@ -245,17 +254,17 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             try:
                 gold = rounds.adjudicate_sample(sample, request.user, **written)
             except rounds.GoldConflict as conflict:
-                current = GoldSerializer(conflict.current).data if conflict.current else None
-                return Response({"detail": str(conflict), "current": current}, status=status.HTTP_409_CONFLICT)
+                current = GoldSerializer(_with_staleness(conflict.current, sample)).data if conflict.current else None
+                return Response({"detail": conflict.api_message, "current": current}, status=status.HTTP_409_CONFLICT)
             except rounds.RoundError as error:
                 raise field_error("span_ids", str(error)) from None
-            return Response(GoldSerializer(gold).data)
+            return Response(GoldSerializer(_with_staleness(gold, sample)).data)
         if access.role_in(request.user, sample.project) == Membership.Role.ANNOTATOR:
             raise PermissionDenied("Gold labels are for admins, curators and auditors")
         gold = GoldLabel.objects.filter(sample=sample).first()
         if gold is None:
             raise NotFound("This sample has no gold label yet")
-        return Response(GoldSerializer(gold).data)
+        return Response(GoldSerializer(_with_staleness(gold, sample)).data)
 
     @extend_schema(
         parameters=[SAMPLE_ID], request=ReviewSerializer, responses={200: ReviewResultSerializer, 409: ROUND_FROZEN}
@@ -273,6 +282,33 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         except freeze.RoundFrozen as frozen:
             left_out = not (isinstance(request.data, Mapping) and "round" in request.data)
             return frozen_round(frozen, round_sent=body.validated_data["round"], round_left_out=left_out)
+        return Response({"sample": sample.pk, "round": review.round, "done": review.done,
+                         "seconds_spent": review.seconds_spent})
+
+    @extend_schema(
+        parameters=[SAMPLE_ID],
+        request=TimeSpentSerializer,
+        responses={
+            200: ReviewResultSerializer,
+            409: OpenApiResponse(TimeRefusedSerializer, description="Nothing was stored: the round is frozen, and a "
+                                 "frozen round's times are final."),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def time(self, request: Request, pk: str | None = None) -> Response:
+        """Add the seconds of one visit to the time spent on the sample, without marking it done or not done.
+
+        The annotation page sends it when the annotator leaves the sample by any way but D (which sends its time with
+        the review): the sample keys and links, a reload, closing the tab."""
+        sample, _ = access.get_sample_for_user(request.user, int(pk or 0), write=True)
+        body = TimeSpentSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            review = spans.add_time_spent(sample, request.user, **body.validated_data)
+        except spans.SpanError as error:
+            raise field_error(error.field, error.message) from None
+        except freeze.RoundFrozen as frozen:
+            return frozen_round(frozen)  # no resend_with: the time belongs to the round that was visited
         return Response({"sample": sample.pk, "round": review.round, "done": review.done,
                          "seconds_spent": review.seconds_spent})
 

@@ -162,6 +162,19 @@ class ReviewSerializer(RejectsUnknownFields):
     seconds = serializers.IntegerField(default=0, min_value=0, max_value=86400)
 
 
+class TimeSpentSerializer(RejectsUnknownFields):
+    round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
+    seconds = serializers.IntegerField(
+        min_value=0, max_value=86400,
+        help_text="Seconds of one visit to the sample, added to the time spent on it; nothing else changes.",
+    )
+
+
+class TimeRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="Why nothing was stored, for a person to read.")
+    frozen = serializers.BooleanField(help_text="True: the round is frozen, so its times are final.")
+
+
 class SubmitRoundSerializer(RejectsUnknownFields):
     round = serializers.IntegerField(default=1, min_value=1, max_value=MAX_ROUND)
 
@@ -221,12 +234,23 @@ class ReopenedRoundSerializer(serializers.Serializer):
 
 
 class GoldSerializer(serializers.ModelSerializer):
+    """A gold label; the view sets ``stale_reason`` on it first (annotate.services.freeze.stale_gold_samples)."""
+
     decided_by = serializers.CharField(source="decided_by.username", read_only=True, default=None)
+    stale = serializers.SerializerMethodField(
+        help_text="True when spans it was built from changed or were deleted after it was decided (the curation "
+        "page marks it stale): review it again.")
+    stale_reason = serializers.CharField(
+        read_only=True, allow_null=True, help_text="What changed, when it is stale; null otherwise.")
 
     class Meta:
         model = GoldLabel
-        fields = ["sample", "round", "category", "spans", "method", "decided_by", "decided_at"]
+        fields = ["sample", "round", "category", "spans", "method", "decided_by", "decided_at", "stale",
+                  "stale_reason"]
         read_only_fields = fields
+
+    def get_stale(self, gold: GoldLabel) -> bool:
+        return gold.stale_reason is not None
 
 
 class GoldRequestSerializer(RejectsUnknownFields):
@@ -367,3 +391,8 @@ class OthersSerializer(serializers.Serializer):
         child=serializers.CharField(), help_text="Each round-1 annotator's worst label for the sample."
     )
     disagree = serializers.BooleanField(help_text="True when those worst labels differ.")
+    you = serializers.CharField(
+        allow_null=True,
+        help_text="Your own name among worst_labels (your pseudonym when the batch hides names); null when you did "
+        "not submit round 1 of the batch.",
+    )

@@ -65,7 +65,8 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
     span_data = [_span_json(span, mine=span.annotator_id == user.pk) for span in spans]
     model = embedder.model_name()
     others = None
-    if round == rounds.RECONCILIATION_ROUND and can_edit:
+    if round == rounds.RECONCILIATION_ROUND and assigned:
+        # Also once round 2 is submitted, read-only: what the annotator reconciled against, seen before.
         others = rounds.others_round_one(sample, user, span_data)
     flag = SampleFlag.objects.filter(sample=sample, annotator=user, round=round).first() if assigned else None
     sees_generator = role != Membership.Role.ANNOTATOR or sample.project.reveal_generator
@@ -105,6 +106,7 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
             "span": reverse("span-list") + "{id}/",
             "similarity": reverse("sample-similarity", args=[sample.pk]),
             "review": reverse("sample-review", args=[sample.pk]),
+            "time": reverse("sample-time", args=[sample.pk]),
             "flag": f"{reverse('sample-detail', args=[sample.pk])}flag/",
         },
     }

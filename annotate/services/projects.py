@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
+from django.template.defaultfilters import pluralize
 from django.utils.text import slugify
 
 from annotate.models import Assignment, Batch, Membership, PairConfig, Project, Sample, SampleReview
@@ -112,8 +114,10 @@ def add_member(project: Project, username: str, role: str) -> Membership:
 
 @transaction.atomic
 def assign_annotators(batch: Batch, annotators: Iterable[AbstractBaseUser], *, round: int = 1) -> list[Assignment]:
-    """Give a batch to these annotators (project members with the annotator role)."""
+    """Give a batch to these annotators (project members with the annotator role); refused when none is named."""
     chosen = list(annotators)
+    if not chosen:
+        raise ProjectError(f"annotators: choose at least one annotator to give {batch.name!r} to; nothing was assigned")
     allowed = set(
         Membership.objects.filter(project=batch.project, role=Membership.Role.ANNOTATOR).values_list("user_id", flat=True)
     )
@@ -126,24 +130,72 @@ def assign_annotators(batch: Batch, annotators: Iterable[AbstractBaseUser], *, r
     ]
 
 
+@dataclass
+class EvenAssignments:
+    """What assign_batches_evenly did: the assignments made, and the batches it could not fill."""
+
+    made: int
+    per_batch: int
+    annotators: int  # the project's annotators who may be given batches (active, able to log in)
+    without_login: int  # the project's annotators left out: inactive, or no password (imported ones)
+    short: list[tuple[str, int]] = field(default_factory=list)  # (batch name, its annotators in the round)
+    short_all: bool = False  # every batch of the project is short
+
+    def describe(self) -> str:
+        return f"{self.made} assignment{pluralize(self.made)} made."
+
+    def warning(self) -> str | None:
+        """Why some batches have fewer annotators than asked, or None when every batch has them all."""
+        if not self.short:
+            return None
+        people = f"{self.annotators} annotator{pluralize(self.annotators)} who can log in"
+        if self.without_login:
+            people += (f" ({self.without_login} other{pluralize(self.without_login)} without a password or "
+                       "inactive, e.g. imported, never assigned)")
+        counts = {count for _, count in self.short}
+        if len(counts) == 1:
+            got = next(iter(counts))
+            which = "Each batch" if self.short_all else f"{len(self.short)} batch{pluralize(len(self.short), 'es')}"
+            return (f"{which} got only {got} of the {self.per_batch} annotators asked, because the project has "
+                    f"{people}. Add annotators on the members page, then fill again.")
+        named = ", ".join(f"{name} ({count})" for name, count in self.short[:10])
+        more = f" and {len(self.short) - 10} more" if len(self.short) > 10 else ""
+        return (f"{len(self.short)} batch{pluralize(len(self.short), 'es')} have fewer than the {self.per_batch} "
+                f"annotators asked: {named}{more}, because the project has {people}. Add annotators on the members "
+                "page, then fill again.")
+
+
 @transaction.atomic
-def assign_batches_evenly(project: Project, per_batch: int | None = None, *, round: int = 1) -> int:
-    """Give every batch with too few annotators the least-loaded annotators; returns assignments made."""
-    per_batch = per_batch or project.annotators_per_batch
+def assign_batches_evenly(project: Project, per_batch: int | None = None, *, round: int = 1) -> EvenAssignments:
+    """Give every batch with too few annotators the least-loaded annotators; says what it made and which batches
+    are still short of ``per_batch`` (the project has fewer annotators who can log in)."""
+    per_batch = project.annotators_per_batch if per_batch is None else per_batch
+    if per_batch < 1:
+        raise ProjectError(f"per_batch: annotators per batch must be 1 or more, not {per_batch}")
+    members = get_user_model().objects.filter(
+        memberships__project=project, memberships__role=Membership.Role.ANNOTATOR
+    )
     annotators = list(
-        get_user_model().objects.filter(memberships__project=project, memberships__role=Membership.Role.ANNOTATOR)
-        .filter(is_active=True).exclude(password__startswith="!")  # noqa: S106 (unusable passwords start with !)
+        members.filter(is_active=True).exclude(password__startswith="!")  # noqa: S106 (unusable passwords start with !)
         .annotate(load=Count("assignments", filter=Q(assignments__batch__project=project, assignments__round=round)))
     )
     made = 0
-    for batch in project.batches.all():
+    short: list[tuple[str, int]] = []
+    batches = list(project.batches.all())
+    for batch in batches:
         current = set(batch.assignments.filter(round=round).values_list("annotator_id", flat=True))
         candidates = sorted((u for u in annotators if u.pk not in current), key=lambda u: (u.load, u.pk))
         for user in candidates[: max(0, per_batch - len(current))]:
             Assignment.objects.create(batch=batch, annotator=user, round=round)
+            current.add(user.pk)
             user.load += 1
             made += 1
-    return made
+        if len(current) < per_batch:
+            short.append((batch.name, len(current)))
+    return EvenAssignments(
+        made=made, per_batch=per_batch, annotators=len(annotators), without_login=members.count() - len(annotators),
+        short=short, short_all=bool(batches) and len(short) == len(batches),
+    )
 
 
 def assigned_samples(annotator: AbstractBaseUser, project: Project | None = None) -> dict[int, list[int]]:

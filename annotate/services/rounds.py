@@ -30,11 +30,15 @@ GoldSeen = datetime | Literal["none"]
 
 
 class GoldConflict(RoundError):
-    """The sample's gold label changed after the curator's form showed it; ``current`` is it now (None: removed)."""
+    """The sample's gold label changed after the curator's form showed it; ``current`` is it now (None: removed).
 
-    def __init__(self, message: str, current: GoldLabel | None) -> None:
+    ``str()`` is the curation page's message, which speaks of the form; ``api_message`` says the same to an API
+    caller, who has no form: what changed, that nothing was saved, and how to write again."""
+
+    def __init__(self, message: str, current: GoldLabel | None, *, api_message: str | None = None) -> None:
         super().__init__(message)
         self.current = current
+        self.api_message = api_message or message
 
 
 def reconciliation_ready(batch: Batch) -> tuple[bool, str]:
@@ -150,7 +154,9 @@ def others_round_one(sample: Sample, viewer: AbstractBaseUser, my_spans: list[di
         record["agrees"] = any(_overlaps(record, m) and m["category"] == category for m in mine)
         spans.append(record)
     labels = {names[pk]: CATEGORY_NAMES[c] for pk, c in worst.items()}
-    return {"spans": spans, "worst_labels": labels, "disagree": len(set(worst.values())) > 1}
+    # Which of the names is the viewer's own: under pseudonyms nothing else tells them their letter.
+    return {"spans": spans, "worst_labels": labels, "disagree": len(set(worst.values())) > 1,
+            "you": names.get(viewer.pk)}
 
 
 # The span fields a gold label copies, in the order ``_gold_span_values`` takes them.
@@ -241,15 +247,21 @@ def _check_gold_seen(sample: Sample, seen: GoldSeen) -> None:
     if current is None:
         raise GoldConflict(
             f"The gold label of sample {name} was removed while you had it open (you saw {saw}); your choice is "
-            "below, not saved: check it and save again.", None)
+            "below, not saved: check it and save again.", None,
+            api_message=f"The gold label of sample {name} was removed after the one base_decided_at names (you saw "
+            f"{saw}); nothing was saved. To write it, PUT again with base_decided_at null.",
+        )
     done = "accepted in bulk" if current.method == GoldLabel.Method.BULK else "saved"
     who = f" by {current.decided_by.get_username()}" if current.decided_by else ""
     label = CATEGORY_NAMES.get(current.category, current.category)
+    changed = f"The gold label of sample {name} was {done}{who} at " \
+              f"{timezone.localtime(current.decided_at):%Y-%m-%d %H:%M}"
     raise GoldConflict(
-        f"The gold label of sample {name} was {done}{who} at {timezone.localtime(current.decided_at):%Y-%m-%d %H:%M} "
-        f"while you had it open (you saw {saw}); your choice is below, not saved: compare it with the current gold "
-        f"label ({label}) and save again.",
+        f"{changed} while you had it open (you saw {saw}); your choice is below, not saved: compare it with the "
+        f"current gold label ({label}) and save again.",
         current,
+        api_message=f"{changed}, after the one base_decided_at names (you saw {saw}); nothing was saved. "
+        f"'current' holds it ({label}): to replace it, PUT again with its decided_at as base_decided_at.",
     )
 
 
@@ -300,6 +312,22 @@ def sample_disagreements(project: Project, round: int, batch: Batch | None = Non
     return labels
 
 
+def reopened_rounds(project: Project, round: int) -> dict[int, list[str]]:
+    """Batch id -> the usernames whose ``round`` of that batch an admin re-opened and who have not submitted it
+    again. Their spans are out of the figures meanwhile (they are no submitters), so the others' labels alone
+    would look agreed: such a batch's samples are not decided until the round is submitted again."""
+    waiting: dict[int, list[str]] = defaultdict(list)
+    rows = (
+        Assignment.objects.filter(batch__project=project, round=round, reopened=True)
+        .exclude(status=Assignment.Status.SUBMITTED)
+        .order_by("annotator__username")
+        .values_list("batch_id", "annotator__username")
+    )
+    for batch_id, username in rows:
+        waiting[batch_id].append(username)
+    return dict(waiting)
+
+
 @transaction.atomic
 def accept_agreed_samples(project: Project, curator: AbstractBaseUser, *, round: int = 1) -> int:
     """Gold labels for every sample where all (two or more) annotators gave the same worst label.
@@ -308,17 +336,20 @@ def accept_agreed_samples(project: Project, curator: AbstractBaseUser, *, round:
     whose worst labels were compared), one copy of each distinct (start, end, labels), the
     first in (start, id) order; spans with an empty label list are left out, as everywhere
     in the figures, and so is the work of anyone who has not submitted. Samples that already have a gold
-    label are left alone. The spans are read as plain values, SAMPLES_PER_QUERY samples a
+    label are left alone, and so are those of a batch whose round an admin re-opened for someone
+    (``reopened_rounds``): they are not decided until that round is submitted again. The spans are read as plain values, SAMPLES_PER_QUERY samples a
     query, and the labels written with bulk_create: a thousand samples take a few queries
     and no span model instances.
     """
     # One acceptance at a time per project: a second curator's click waits, then finds these samples decided.
     Project.objects.select_for_update().filter(pk=project.pk).exists()
     decided = set(GoldLabel.objects.filter(sample__project=project).values_list("sample_id", flat=True))
+    waiting = reopened_rounds(project, round)
+    held = set(Sample.objects.filter(batch_id__in=list(waiting)).values_list("id", flat=True)) if waiting else set()
     agreed = {
         pk: next(iter(set(per.values())))
         for pk, per in sample_disagreements(project, round).items()
-        if len(per) >= 2 and len(set(per.values())) == 1 and pk not in decided
+        if len(per) >= 2 and len(set(per.values())) == 1 and pk not in decided and pk not in held
     }
     if not agreed:
         return 0

@@ -332,9 +332,31 @@ def mark_sample_done(
         raise
     review, _ = SampleReview.objects.get_or_create(sample=sample, annotator=annotator, round=round)
     review.done = done
-    review.seconds_spent += max(0, int(seconds))
+    # Added in the database: the time of a visit sent on leaving the page (add_time_spent) may land at once.
+    review.seconds_spent = F("seconds_spent") + max(0, int(seconds))
     review.save()
+    review.refresh_from_db(fields=["seconds_spent"])
     refresh_assignment(sample.batch_id, annotator, round)
+    return review
+
+
+@transaction.atomic
+def add_time_spent(sample: Sample, annotator: AbstractBaseUser, *, round: int, seconds: int) -> SampleReview:
+    """Add the time of one visit to the sample (the page sends it when the annotator leaves the sample by any way
+    but ``D``) to their review; its done mark and everything else stay as they are.
+
+    In a frozen round nothing is stored and RoundFrozen is raised: a submitted round's times are final, and a
+    review row added there would turn an imported sample (submitted without reviews, so counted done) into one
+    marked not done.
+    """
+    _check_open(sample, annotator, round)
+    freeze.check_writable(sample, annotator, round)
+    review, _ = SampleReview.objects.get_or_create(sample=sample, annotator=annotator, round=round)
+    added = max(0, int(seconds))
+    if added:
+        SampleReview.objects.filter(pk=review.pk).update(seconds_spent=F("seconds_spent") + added,
+                                                         updated_at=timezone.now())
+        review.refresh_from_db(fields=["seconds_spent", "updated_at"])
     return review
 
 

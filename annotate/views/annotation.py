@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -106,10 +107,14 @@ def project_import(request: HttpRequest, slug: str) -> HttpResponse:
         roster = ingest.parse_roster(request.POST.get("roster", ""))
         try:
             report = ingest.import_files(project, files, roster=roster, created_by=request.user,
-                                         annotators=request.POST.get("annotators") or ingest.BY_NAME)
+                                         annotators=request.POST.get("annotators") or ingest.BY_NAME,
+                                         allow_repeats=bool(request.POST.get("allow_repeats")))
         except ingest.ImportProblems as failure:
             for line in failure.page_messages():  # each problem its own message (file, line, field)
                 messages.error(request, line)
+            if failure.repeats:
+                messages.error(request, "To import these samples again as new copies on purpose, tick "
+                                        "'Allow repeats'.")
         except ingest.ImportFailed as error:
             messages.error(request, f"Nothing was imported. {error}")
         else:
@@ -128,15 +133,21 @@ def project_assign(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         if request.POST.get("batch"):
             batch = get_object_or_404(project.batches, pk=request.POST["batch"])
-            users = get_user_model().objects.filter(pk__in=request.POST.getlist("annotators"))
-            made = len(projects.assign_annotators(batch, users))
+            users = list(get_user_model().objects.filter(pk__in=request.POST.getlist("annotators")))
+            holding = set(batch.assignments.filter(round=1).values_list("annotator_id", flat=True))
+            projects.assign_annotators(batch, users)
+            made = sum(1 for user in users if user.pk not in holding)
+            messages.success(request, f"{made} assignment{pluralize(made)} made.")
         else:
-            per_batch = int(request.POST.get("per_batch") or project.annotators_per_batch)
-            made = projects.assign_batches_evenly(project, per_batch)
+            raw = (request.POST.get("per_batch") or "").strip()
+            if raw and not raw.isdigit():
+                raise projects.ProjectError(f"per_batch: annotators per batch must be a whole number, not {raw!r}")
+            filled = projects.assign_batches_evenly(project, int(raw) if raw else None)
+            messages.success(request, filled.describe())
+            if (warning := filled.warning()) is not None:
+                messages.warning(request, warning)
     except (projects.ProjectError, ValueError) as error:
         messages.error(request, str(error))
-    else:
-        messages.success(request, f"{made} assignments made.")
     return _back_to_project(request, project.slug)
 
 

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -45,7 +46,7 @@ def curation_list(request: HttpRequest, slug: str) -> HttpResponse:
 def accept_agreed(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = access.get_project_for_curator(request.user, slug)
     count = rounds.accept_agreed_samples(project, request.user, round=_round(request))
-    messages.success(request, f"Accepted {count} samples where every annotator agreed.")
+    messages.success(request, f"Accepted {count} sample{pluralize(count)} where every annotator agreed.")
     return HttpResponseRedirect(reverse("curation", args=[slug]) + f"?round={_round(request)}")
 
 

@@ -29,8 +29,9 @@ from annotate.services.results_cache import ServedFigures
 
 Role = Membership.Role
 
-# FaithBench's three views of the labels, from coarse to fine (DESIGN.md lists all five).
-DEFAULT_SCHEMES: tuple[str, ...] = ("C+B|Q+U", "C+B|Q|U", "C|B|Q|U")
+# The five label schemes of DESIGN.md's agreement table, all shown unless the query names others; from coarse to
+# fine, FaithBench's binary C+B|Q+U first: the first scheme is the one the pairwise and span tables use.
+DEFAULT_SCHEMES: tuple[str, ...] = ("C+B|Q+U", "C|U", "C+B|Q|U", "C|B|U", "C|B|Q|U")
 MAX_SCHEMES = 6
 DEFAULT_THRESHOLD = 0.5
 SHOWN = "shown"  # query parameter of the stale note's poll: the data version the page shows

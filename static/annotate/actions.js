@@ -39,6 +39,10 @@ function createSpan(selection, labelName) {
   state.spans.push(span);
   window.getSelection().removeAllRanges();
   setActive(span, { keepShading: true });
+  // The shading asked for the selection is kept, but a label key pressed at once beats that request (the page waits
+  // for the selection to settle first): then the new span's own words are asked for, so its source is shaded too.
+  // An answer already on its way for the same words is not asked again (requestSimilarity).
+  if (!shadingIsFor(span)) requestSimilarity({ side: "summary", start: span.start, end: span.end });
   // A caret at the span's end (after the redraw): Shift+arrows go on to the next words from there, rather than
   // from the start of the summary, so a keyboard annotator needs no click between spans.
   const caret = pointAt(sides.summary.el, index.toU16(span.end));
@@ -76,7 +80,16 @@ function toggleLabel(span, labelName) {
 /* A label key or button: a summary selection becomes a span with that label; otherwise the
  * selected span gets that label instead of its labels (add: true adds or removes it). */
 export function applyLabel(labelName, options) {
-  if (!page.can_edit) return;
+  if (!page.can_edit) {
+    // The label buttons show it by being disabled; a label key says why nothing happens.
+    notice(
+      page.frozen
+        ? `Nothing was saved: this round is read-only. ${page.frozen}`
+        : `Nothing was saved: this is a read-only view of round ${page.round}.`,
+      "warn",
+    );
+    return;
+  }
   const adding = Boolean(options && options.add);
   const selection = readSelection();
   if (selection && selection.side === "summary") return createSpan(selection, labelName);

@@ -3,7 +3,7 @@
 
 import { $, activeSpan, editable, labelByHotkey, others, page, root, sides, spanByKey, state } from "./state.js";
 import { notice, setStatus, notesWaiting, status, unsavedSpans } from "./feedback.js";
-import { readSelection, selectionIsCollapsed, snapToWords } from "./selection.js";
+import { pointAt, readSelection, selectionIsCollapsed, snapToWords } from "./selection.js";
 import { caretKey } from "./caret.js";
 import { requestSimilarity, showSimilarityNote } from "./shading.js";
 import {
@@ -300,6 +300,15 @@ for (const [hotkey, name] of Object.entries(labelByHotkey)) {
   }
 }
 
+/* A letter as it reads with Caps Lock off: without Shift its lower case, with Shift its upper case (Caps Lock turns
+ * q into Q, and Shift+q into q). Every other key as it is. */
+function keyWithoutCapsLock(event) {
+  const key = event.key;
+  if (key.length !== 1) return key;
+  const cased = event.shiftKey ? key.toUpperCase() : key.toLowerCase();
+  return cased.length === 1 ? cased : key;
+}
+
 document.addEventListener("keydown", (event) => {
   if (event.defaultPrevented || event.isComposing) return;
   if (isTyping(event.target)) {
@@ -341,7 +350,7 @@ document.addEventListener("keydown", (event) => {
     return;
   }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const key = event.key;
+  const key = keyWithoutCapsLock(event);
   if (!overlay.hidden) {
     if (key === "Escape" || key === "?") {
       event.preventDefault();
@@ -431,11 +440,27 @@ document.addEventListener("keydown", (event) => {
 
 /* ---------- start ---------- */
 
+/* Keyboard first: the summary holds the focus as the sample appears, with the caret at its start, so the caret and
+ * selection keys (Ctrl+→, Shift+→) work at once, with no click or Tabs on every sample. Nothing scrolls; a focus
+ * taken while the page loaded (a click) is left where it is. */
+function focusSummaryAtStart() {
+  const active = document.activeElement;
+  if (active && active !== document.body) return;
+  const summary = sides.summary.el;
+  summary.focus({ preventScroll: true });
+  const selection = window.getSelection();
+  if (selection && !(selection.rangeCount && summary.contains(selection.focusNode))) {
+    const start = pointAt(summary, 0);
+    selection.collapse(start.node, start.offset);
+  }
+}
+
 if (!page.embeddings_ready) showSimilarityNote();
 renderOthersSummary();
 renderAll({ syncNote: true });
 renderDone();
 initFlag();
 setStatus();
+focusSummaryAtStart();
 doneSettle.restart();
 root.classList.add("ready");

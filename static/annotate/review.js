@@ -2,12 +2,16 @@
 
 import { $, make, page, sleep, state } from "./state.js";
 import { notice, setStatus, status, unsavedSpans } from "./feedback.js";
-import { PATIENT_RETRY_DELAYS_MS, errorMessage, send } from "./http.js";
+import { PATIENT_RETRY_DELAYS_MS, errorMessage, jsonHeaders, send } from "./http.js";
 import { freeze, isFrozenAnswer } from "./saving.js";
 import { flushNote } from "./actions.js";
 
 /* ---------- time spent: only while the tab is visible ---------- */
 
+/* Every visit's time counts, once: D sends it with the review; leaving the sample any other way (the sample keys and
+ * links, a reload, closing the tab) sends it on its own (sendTimeSpent), and so does the tab being hidden, since a
+ * phone may discard a hidden tab without a pagehide. The clock stops while the tab is hidden: time in another tab or
+ * window is not counted. A read-only or frozen page sends nothing: a submitted round's times are final. */
 let visibleSince = document.hidden ? null : performance.now();
 let visibleMs = 0;
 document.addEventListener("visibilitychange", () => {
@@ -17,6 +21,14 @@ document.addEventListener("visibilitychange", () => {
   } else if (!document.hidden && visibleSince === null) {
     visibleSince = performance.now();
   }
+  if (document.hidden) sendTimeSpent();
+});
+window.addEventListener("pagehide", () => sendTimeSpent());
+// A page restored by Back or Forward (the browser's page cache) starts a new visit: its time in the cache is none.
+window.addEventListener("pageshow", (event) => {
+  if (!event.persisted) return;
+  visibleMs = 0;
+  visibleSince = document.hidden ? null : performance.now();
 });
 
 function takeSeconds() {
@@ -25,6 +37,31 @@ function takeSeconds() {
   visibleMs = 0;
   if (visibleSince !== null) visibleSince = now;
   return Math.max(0, Math.min(86400, Math.round(total / 1000)));
+}
+
+/* The time of this visit not sent yet, sent on its own: the request outlives the page (keepalive), so leaving it
+ * loses nothing. Not sent, the time is kept for the next try (a failure while the page stays). */
+export function sendTimeSpent() {
+  if (!page.can_edit || !page.api.time) return;
+  const seconds = takeSeconds();
+  if (seconds < 1) return;
+  const keep = () => (visibleMs += seconds * 1000);
+  let request;
+  try {
+    request = fetch(page.api.time, {
+      method: "POST",
+      headers: jsonHeaders(),
+      credentials: "same-origin",
+      keepalive: true,
+      body: JSON.stringify({ round: page.round, seconds }),
+    });
+  } catch (error) {
+    keep();
+    return;
+  }
+  request.then((response) => {
+    if (response.status >= 500) keep();
+  }, keep);
 }
 
 /* Wait for every queued write, so leaving the page loses nothing. */
@@ -202,5 +239,6 @@ function endReopening() {
 export async function go(url) {
   if (!url) return;
   await settle();
+  sendTimeSpent(); // the pagehide sends it too; here it goes before the next page is asked for
   window.location.assign(url);
 }

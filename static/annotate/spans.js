@@ -266,9 +266,15 @@ export function renderOthersSummary() {
   line.replaceChildren(make("span", "muted", "Round-1 sample labels: "));
   worst.forEach(([name, category], i) => {
     if (i) line.appendChild(document.createTextNode(" · "));
-    line.appendChild(make("span", "", `${name}: ${category}`));
+    // Under pseudonyms nothing else tells the annotator which letter is theirs.
+    const who = others.you && name === others.you ? `${name} (you)` : name;
+    line.appendChild(make("span", "", `${who}: ${category}`));
   });
-  if (others.disagree) line.appendChild(make("span", "badge disagree", "disagreement"));
+  if (others.disagree) {
+    // Apart from the last label in words too: a screen reader ran them together ("Questionabledisagreement").
+    const badge = make("span", "badge disagree", "disagreement");
+    line.append(document.createTextNode(" "), make("span", "visually-hidden", "— "), badge);
+  }
 }
 
 function renderOthers() {

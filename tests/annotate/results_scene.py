@@ -30,7 +30,7 @@ from annotate.models import Assignment, Batch, Membership, Passage, Project, Sam
 from tests.conftest import make_user
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-DEFAULTS = ("C+B|Q+U", "C+B|Q|U", "C|B|Q|U")
+DEFAULTS = ("C+B|Q+U", "C|U", "C+B|Q|U", "C|B|U", "C|B|Q|U")  # DESIGN.md's five schemes, as the page orders them
 
 
 class Tags(HTMLParser):

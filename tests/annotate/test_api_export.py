@@ -27,7 +27,7 @@ def test_faithbench_export_over_the_api_gives_the_imported_files_back(tmp_path: 
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(document), encoding="utf-8")
         paths.append(str(path))
-    call_command("import_faithbench", *paths, "--project", "fb")
+    call_command("import_faithbench", *paths, "--project", "fb", "--allow-repeats")  # batch_2 repeats samples
     Membership.objects.create(project=Project.objects.get(slug="fb"), user=admin_user, role=Membership.Role.ADMIN)
 
     response = login(admin_user).get("/api/projects/fb/export/?format=faithbench")
@@ -48,7 +48,7 @@ def test_faithbench_export_follows_the_round_and_pseudonym_options(sample: Any, 
     spans.create_span(sample, alice, round=1, start=0, end=7, labels=["Benign"])
     response = login(admin_user).get("/api/projects/demo/export/?format=faithbench&pseudonyms=true")
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
-    batch = json.loads(archive.read("demo-round1/batch-1.json"))
+    batch = json.loads(archive.read("demo-round1-pseudonyms/batch-1.json"))  # named apart from the names' export
     annotations = [a for s in batch["samples"] for a in s["annotations"]]
     jsonl = login(admin_user).get("/api/projects/demo/export/?format=jsonl&pseudonyms=true")
     pseudonym = json.loads(b"".join(jsonl.streaming_content).splitlines()[0])["annotations"][0]["annotator_name"]
@@ -76,7 +76,7 @@ def _imported_two_batches(tmp_path: Path, admin_user: Any) -> Project:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(document), encoding="utf-8")
         paths.append(str(path))
-    call_command("import_faithbench", *paths, "--project", "fb")
+    call_command("import_faithbench", *paths, "--project", "fb", "--allow-repeats")  # batch_2 repeats samples
     project = Project.objects.get(slug="fb")
     Membership.objects.create(project=project, user=admin_user, role=Membership.Role.ADMIN)
     return project

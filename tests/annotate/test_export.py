@@ -47,7 +47,7 @@ def test_faithbench_export_gives_the_imported_files_back(tmp_path: Path) -> None
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(document), encoding="utf-8")
         paths.append(str(path))
-    call_command("import_faithbench", *paths, "--project", "fb")
+    call_command("import_faithbench", *paths, "--project", "fb", "--allow-repeats")  # batch_2 repeats samples
     out = tmp_path / "out"
     call_command("export", "--project", "fb", "--format", "faithbench", "--out", str(out))
     assert sorted(p.name for p in out.iterdir()) == ["batch_1.json", "batch_2.json"]

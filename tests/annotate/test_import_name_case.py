@@ -52,7 +52,7 @@ def test_the_imported_name_is_looked_for_in_any_case_too() -> None:
     # A re-import finds the member it made, whatever the case of the file's spelling.
     again = ingest.parse_faithbench(json.dumps(annotated_by("BOB")).encode(), "two.json", default_taxonomy())
     again.name = "two"
-    report = ingest.import_batches(project_b, [again])
+    report = ingest.import_batches(project_b, [again], allow_repeats=True)  # the same samples again
     assert report.renamed == {}
     assert report.annotators == ["Bo", "Bob (imported 2)"]
     assert usernames_like("bob") == ["bob", "Bob (imported 2)", "BOB (IMPORTED)"]

@@ -67,7 +67,7 @@ def test_import_keeps_spans_links_notes_metadata_and_annotators(tmp_path: Path) 
 def test_import_reuses_people_across_batches_and_takes_a_roster(tmp_path: Path) -> None:
     one = write(tmp_path, "batch_1.json", example())
     two = write(tmp_path, "batch_2.json", example())
-    call_command("import_faithbench", str(one), str(two), "--project", "fb", "--roster", "Ana,Bo,Cy")
+    call_command("import_faithbench", str(one), str(two), "--project", "fb", "--roster", "Ana,Bo,Cy", "--allow-repeats")
     assert get_user_model().objects.filter(username__in=["Ana", "Bo", "Cy"]).count() == 3
     for batch in Batch.objects.all():
         assert sorted(batch.assignments.values_list("annotator__username", flat=True)) == ["Ana", "Bo", "Cy"]
@@ -241,6 +241,9 @@ def two_people_called_ana() -> tuple[dict[str, Any], dict[str, Any]]:
     """Two batches in which 'Ana' has different batch-local ids; Bo keeps his id in both."""
     first, second = example(), example()
     for sample in second["samples"]:
+        # Other samples (another generator's summaries), as two batches of a project hold: the same ones again
+        # would be refused as repeats.
+        sample["metadata"]["summarizer"] += "-2"
         for annotation in sample["annotations"]:
             if annotation["annotator_name"] == "Ana":
                 annotation["annotator_id"] = "b2-aa11"

@@ -83,8 +83,8 @@ def test_an_import_whose_embedding_job_the_broker_refuses_is_kept_and_says_why(
     assert body["warnings"] == [f"Sentence embedding not started: {job.error}"]
     assert body["embedding_job"] == job.pk and body["samples"] == 2  # the import itself stands
 
-    page = client.post("/projects/demo/import/", {"files": [_upload("batch_8.json", json.dumps(example()).encode())]},
-                       follow=True)
+    page = client.post("/projects/demo/import/", {"files": [_upload("batch_8.json", json.dumps(example()).encode())],
+                                                  "allow_repeats": "1"}, follow=True)  # batch_7's samples again
     second = Job.objects.filter(project=project, kind=Job.Kind.EMBED).order_by("-pk").first()
     assert second is not None and second.pk != job.pk
     assert f"Sentence embedding not started: {second.error}" in messages(page)

@@ -173,7 +173,8 @@ def test_project_admin_who_is_not_site_staff_may_create_users(project: Any) -> N
         ({"username": "erin smith"}, "Username: use letters, digits and . @ + - _ only (spaces cannot be used)"),
         ({"username": "erin!"}, "Username: use letters, digits and . @ + - _ only ('!' cannot be used)"),
         ({"username": "e" * 151}, "Username: at most 150 characters (this one has 151)"),
-        ({"username": "ALICE"}, "Username: 'alice' is taken; to give that user a role here, use \"Add an existing user\""),
+        ({"username": "ALICE"}, "Username: 'alice' is already a member of this project, as annotator (usernames are "
+                                "compared ignoring case, so 'ALICE' is that name)"),
         ({"role": "boss"}, "Role: 'boss' is not a role here; choose admin, annotator, auditor or curator"),
         ({"email": "erin@"}, "Email: 'erin@' is not an email address"),
         ({"access": "password", "password": ""}, "Password: type a password, or invite the user to choose one"),
@@ -222,7 +223,7 @@ def test_create_user_htmx_variant_answers_the_fragment_with_the_link(project: An
     assert invitation_url(response).startswith("http://testserver/accounts/reset/")
     failed = login(admin_user).post("/projects/demo/members/new/", new_user_form(), **HTMX)  # erin exists now
     assert failed.status_code == 400 and "<html" not in failed.content.decode()
-    assert "Username: &#x27;erin&#x27; is taken" in failed.content.decode()
+    assert "Username: &#x27;erin&#x27; is already a member of this project, as annotator" in failed.content.decode()
 
 
 def test_new_set_password_link_only_for_members_without_one_in_this_project_alone(

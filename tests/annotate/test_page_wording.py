@@ -48,7 +48,8 @@ def assert_own_words(message: str) -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"username": "Alice"}, "Username: 'alice' is taken; to give that user a role here, use \"Add an existing user\""),
+        ({"username": "Alice"}, "Username: 'alice' is already a member of this project, as annotator (usernames are "
+                                "compared ignoring case, so 'Alice' is that name)"),
         ({"username": "e" * 151}, "Username: at most 150 characters (this one has 151)"),
         ({"username": "pat k"}, "Username: use letters, digits and . @ + - _ only (spaces cannot be used)"),
         ({"email": "pat@"}, "Email: 'pat@' is not an email address"),

@@ -104,7 +104,10 @@ def test_upload_imports_and_reports(project: Any, admin_user: Any) -> None:
 def test_upload_with_an_error_imports_nothing(project: Any, admin_user: Any) -> None:
     upload = SimpleUploadedFile("bad.json", b'{"samples": [{"sample_id": 1}]}')
     response = login(admin_user).post("/projects/demo/import/", {"files": [upload]}, follow=True)
-    assert "Nothing was imported. bad.json: sample 1 (#0): missing field &#x27;source&#x27;" in response.content.decode()
+    html = response.content.decode()
+    assert "Nothing was imported: 2 errors." in html  # every problem of the file, not the first alone
+    assert "bad.json: sample 1 (#0): missing field &#x27;source&#x27;" in html
+    assert "bad.json: sample 1 (#0): missing field &#x27;summary&#x27;" in html
     assert not Sample.objects.exists()
 
 

@@ -25,7 +25,7 @@ def test_a_taken_username_error_is_cleared_when_the_form_is_sent_again(
     expect(page.locator("#members [data-role='error']")).to_have_text(
         "Nobody was created: see the message beside the field.")
     beside = form.locator("[data-error-for=username]")
-    expect(beside).to_have_text("Username: 'alice' is taken; to give that user a role here, use \"Add an existing user\"")
+    expect(beside).to_have_text("Username: 'alice' is already a member of this project, as annotator")
 
     # The retry never gets an answer: what stays on screen must not be the first attempt's error.
     def no_answer(route: Route) -> None:

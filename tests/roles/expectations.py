@@ -218,6 +218,8 @@ EXPECTED: dict[str, Rule] = {
     # Round 2 is not open: nobody sees the others' round-1 work (the annotator 403, as every other role).
     "sample-others": api((), kinds=None, batch_bound=True),
     "sample-review": api_post((ANNOTATOR,), kinds=None, batch_bound=True),
+    # The time of a visit: the batch's annotators only (carol's round is submitted: 409, nothing stored).
+    "sample-time": api_post((ANNOTATOR,), kinds=None, batch_bound=True),
     # Submitting a re-opened round again: the batch's annotators only (carol's round is not re-opened: 409).
     "batch-submit": api_post((ANNOTATOR,), kinds=None, batch_bound=True),
     "span-list": api(LOGGED_IN, kinds=None),  # each caller gets the spans they may see

@@ -28,6 +28,11 @@ class Command(BaseCommand):
             help="by-name (default): one annotator per annotator_name; by-id: one per annotator_name and "
             "annotator_id, named e.g. 'New User (a3ac)', for different people who share a name",
         )
+        parser.add_argument(
+            "--allow-repeats", action="store_true",
+            help="import samples the project already holds, or that the files give twice (the same source, summary "
+            "and generator), as new copies; without it they are refused and nothing is imported",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         files = []
@@ -42,10 +47,14 @@ class Command(BaseCommand):
             with transaction.atomic():
                 project = projects.get_or_create_project(options["project"])
                 report = ingest.import_files(
-                    project, files, round=options["round"], roster=roster, annotators=options["annotators"]
+                    project, files, round=options["round"], roster=roster, annotators=options["annotators"],
+                    allow_repeats=options["allow_repeats"],
                 )
         except (ingest.ImportFailed, projects.ProjectError) as error:
-            raise CommandError(f"nothing was imported: {error}") from None
+            hint = ""
+            if isinstance(error, ingest.ImportProblems) and error.repeats:
+                hint = "\nTo import these samples again as new copies on purpose, add --allow-repeats."
+            raise CommandError(f"nothing was imported: {error}{hint}") from None
         self.stdout.write(
             f"imported {', '.join(report.counts())}, {len(report.annotators)} "
             f"annotator{pluralize(len(report.annotators))} ({report.matching}) into {project.slug!r}; "

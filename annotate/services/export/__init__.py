@@ -44,6 +44,7 @@ from annotate.services.export.options import (
     describe_options,
     download_name,
     export_rounds,
+    export_stem,
 )
 
 # What callers use as ``export.<name>``: the options and their names, each format's writer, the background job.
@@ -63,6 +64,7 @@ __all__ = [
     "describe_options",
     "download_name",
     "export_rounds",
+    "export_stem",
     "export_to_path",
     "exports_dir",
     "faithbench_annotation",

@@ -9,7 +9,7 @@ from typing import Any
 
 from annotate.models import Project
 from annotate.services.export.faithbench import faithbench_files
-from annotate.services.export.options import ExportOptions
+from annotate.services.export.options import ExportOptions, export_stem
 
 # A streamed zip is handed on once this many compressed bytes are waiting, and at the end of each batch file.
 ZIP_CHUNK = 1 << 16
@@ -48,11 +48,12 @@ def _zip_entry(name: str, mode: int) -> zipfile.ZipInfo:
 
 
 def faithbench_zip_chunks(project: Project, options: ExportOptions, progress: Any = None) -> Iterator[bytes]:
-    """The FaithBench batch files zipped under ``<slug>-round<N>/``, given out as the zip is written: one batch
+    """The FaithBench batch files zipped under ``<slug>-round<N>/`` (``-pseudonyms`` added with pseudonyms:
+    options.export_stem), given out as the zip is written: one batch
     file is built at a time, so a large project's download starts at once and memory stays at one sample plus a
     chunk. The options are checked now, so a bad round is refused before a streamed response has begun."""
     files = faithbench_files(project, options, progress)
-    return _faithbench_zip_chunks(f"{project.slug}-round{options.round}", files)
+    return _faithbench_zip_chunks(export_stem(project, options), files)
 
 
 def _faithbench_zip_chunks(stem: str, files: Iterator[tuple[str, Iterator[bytes]]]) -> Iterator[bytes]:

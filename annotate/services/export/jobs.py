@@ -14,7 +14,7 @@ from annotate.services import jobs
 from annotate.services.export.archive import faithbench_zip_chunks
 from annotate.services.export.faithbench import write_faithbench
 from annotate.services.export.lines import csv_lines, jsonl_lines
-from annotate.services.export.options import ExportError, ExportOptions
+from annotate.services.export.options import ExportError, ExportOptions, export_stem
 
 
 def export_to_path(project: Project, out: Path, options: ExportOptions, progress: Any = None) -> list[Path]:
@@ -126,7 +126,7 @@ def _write_export(job: Job) -> Path:
     options = ExportOptions.of_job(job.options)
     folder = _job_folder(job.pk)
     folder.mkdir(parents=True)
-    stem = f"{job.project.slug}-round{options.round}"
+    stem = export_stem(job.project, options)
 
     def progress(done: int) -> None:
         if not _active(job.pk).update(done=done):

@@ -12,6 +12,7 @@ from annotate.models import GoldLabel, Project, Sample
 from annotate.services.export.faithbench import faithbench_annotation
 from annotate.services.export.options import UTF8_BOM, ExportOptions
 from annotate.services.export.reading import _Names, _project_samples, _sample_id
+from annotate.services.freeze import stale_gold_samples
 from annotate.services.stats import batch_submitters, project_rounds, sample_worst_labels
 from annotate.spreadsheet import text_row
 from annotate.taxonomy import CATEGORY_NAMES, CONSISTENT, category_of, label_categories, worst_category
@@ -38,6 +39,8 @@ def jsonl_lines(project: Project, options: ExportOptions, progress: Any = None) 
     page does: ``worst_label_by_annotator`` holds each of them (Consistent where they left no span),
     and ``worst_label`` is the results page's own verdict (stats.sample_worst_labels), the worst of
     those, null while nobody has submitted the batch. Work in progress is in ``annotations`` only.
+    ``adjudicated`` is the gold label, and ``gold_stale`` says whether it was built from spans that
+    changed afterwards (freeze.stale_gold_samples, the curation page's "stale").
 
     The options are checked now, not at the first line, so a bad round is refused before a
     streamed response or a file has begun.
@@ -51,6 +54,7 @@ def _jsonl_lines(project: Project, options: ExportOptions, progress: Any = None)
     names = _Names(project, options.pseudonyms)
     categories = label_categories(project.taxonomy)
     submitters = batch_submitters(project, options.round)
+    stale = stale_gold_samples(project)  # gold labels built from spans that changed afterwards
     verdicts = (
         {verdict.sample_id: verdict.category for verdict in sample_worst_labels(project, options.round)}
         if options.round in project_rounds(project) else {}  # no assignment in the round: nobody's verdict
@@ -76,6 +80,9 @@ def _jsonl_lines(project: Project, options: ExportOptions, progress: Any = None)
             "worst_label_by_annotator": {name: CATEGORY_NAMES[c] for name, c in sorted(per_annotator.items())},
             "worst_label": CATEGORY_NAMES[verdicts[sample.pk]] if sample.pk in verdicts else None,
             "adjudicated": _gold(sample),
+            # True when the gold label above was built from spans that changed afterwards (the curation page
+            # marks it stale); false when it is current or there is none.
+            "gold_stale": sample.pk in stale,
         }
         yield json.dumps(record, ensure_ascii=False) + "\n"
 

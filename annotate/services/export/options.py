@@ -110,7 +110,13 @@ def describe_options(options: dict[str, Any]) -> str:
     return " · ".join(part for part in parts if part)
 
 
+def export_stem(project: Project, options: ExportOptions) -> str:
+    """An export's name without its suffix: ``<slug>-round<N>``, with ``-pseudonyms`` when it names annotators by
+    pseudonym, so that the two exports of a round never share a file name (or the zip's folder)."""
+    return f"{project.slug}-round{options.round}{'-pseudonyms' if options.pseudonyms else ''}"
+
+
 def download_name(project: Project, options: ExportOptions) -> str:
-    """The file name a download gets: ``<slug>-round<N>.jsonl``/``.csv``, or ``.zip`` of the FaithBench files."""
+    """The file name a download gets: ``<stem>.jsonl``/``.csv``, or ``.zip`` of the FaithBench files (export_stem)."""
     suffix = "zip" if options.format == "faithbench" else options.format
-    return f"{project.slug}-round{options.round}.{suffix}"
+    return f"{export_stem(project, options)}.{suffix}"

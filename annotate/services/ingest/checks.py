@@ -23,9 +23,12 @@ MAX_MESSAGES = 100  # an import that reports all its problems at once lists at m
 class ImportProblems(ImportFailed):
     """Every problem an import described at once (at most MAX_MESSAGES listed, ``total`` counted); nothing was written."""
 
-    def __init__(self, messages: list[str], total: int | None = None) -> None:
+    def __init__(self, messages: list[str], total: int | None = None, *, repeats: int = 0) -> None:
         self.messages = list(messages[:MAX_MESSAGES])
         self.total = max(total if total is not None else len(messages), len(self.messages))
+        # Of the problems, samples the project (or the import itself) holds already: each surface then says how
+        # to import them anyway (the page's "Allow repeats", the API's allow_repeats, the command's --allow-repeats).
+        self.repeats = repeats
         super().__init__(self.summary())
 
     def summary(self) -> str:

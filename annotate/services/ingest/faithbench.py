@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from annotate.models import Batch, Sample, SpanAnnotation
 from annotate.services.ingest.checks import (
     ImportFailed,
+    ImportProblems,
     _check_range,
     _fits,
     _offset,
@@ -106,7 +108,13 @@ def _check_annot_id(raw: dict[str, Any], where: str, place: str, first_place: di
 
 
 def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) -> ParsedBatch:
-    """Parse and check one FaithBench batch file; raises ImportFailed naming what is wrong."""
+    """Parse and check one FaithBench batch file.
+
+    A file that is no FaithBench document at all (not UTF-8, not JSON, no list of samples) raises ImportFailed
+    at once. Otherwise every problem is reported together (ImportProblems, capped as the JSONL reader caps it):
+    each bad field of a sample, and the first fault of each annotation, in file order, so that a file is
+    fixed in one pass rather than one error per upload.
+    """
     try:
         document = json.loads(content)
     except UnicodeDecodeError as error:
@@ -115,71 +123,108 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
         raise ImportFailed(f"{file}: {json_error(error)}") from None
     if not isinstance(document, dict) or not isinstance(document.get("samples"), list):
         raise ImportFailed(f"{file}: expected an object with a list under 'samples'")
+    problems: list[str] = []
     # NUL or a lone surrogate anywhere (a note, a metadata key, a name) is refused on every database.
     if (found := find_unstorable({key: value for key, value in document.items() if key != "samples"})) is not None:
-        raise ImportFailed(f"{file}: {found.describe()}")
+        problems.append(f"{file}: {found.describe()}")
     samples: list[ParsedSample] = []
     seen_ids: set[str] = set()
     annotations_by_id: dict[str, str] = {}  # annot_id -> where the file first gives it
     for index, raw in enumerate(document["samples"]):
-        if not isinstance(raw, dict):
-            raise ImportFailed(f"{_where(file, index)}: each sample must be an object")
-        where = _where(file, index, raw.get("sample_id"))
-        if (found := find_unstorable(raw)) is not None:
-            raise ImportFailed(f"{where}: {found.describe()}")
-        for required in ("sample_id", "source", "summary"):
-            if required not in raw:
-                raise ImportFailed(f"{where}: missing field '{required}'")
-        sample_id = raw["sample_id"]
-        if isinstance(sample_id, bool) or not isinstance(sample_id, (int, str)):
-            raise ImportFailed(f"{where}: field 'sample_id' must be a number or a string")
-        if str(sample_id) in seen_ids:
-            raise ImportFailed(f"{where}: field 'sample_id' repeats an earlier sample")
-        seen_ids.add(str(sample_id))
-        source = _text(raw["source"], where, "source")
-        summary = _text(raw["summary"], where, "summary")
-        metadata = raw.get("metadata", {})
-        if metadata is None:
-            metadata = {}
-        if not isinstance(metadata, dict):
-            raise ImportFailed(f"{where}: field 'metadata' must be an object")
-        generator_field = "metadata.summarizer" if metadata.get("summarizer") else "metadata.generator"
-        generator = metadata.get("summarizer") or metadata.get("generator") or ""
-        if not isinstance(generator, str):
-            raise ImportFailed(f"{where}: field '{generator_field}' must be a string")
-        _fits(generator, max_length(Sample, "generator"), where, generator_field)
-        _fits(str(sample_id), max_length(Sample, "external_id"), where, "sample_id")
-        kept = {key: raw[key] for key in raw if key not in {"source", "summary", "annotations", "metadata"}}
-        kept["has_metadata"] = "metadata" in raw
-        kept["has_annotations"] = "annotations" in raw
-        sample = ParsedSample(
-            passage_key=passage_key_for(source),
-            source=source,
-            summary=summary,
-            generator=generator,
-            external_id=str(sample_id),
-            metadata=metadata,
-            imported_fields=kept,
-        )
-        annotations = raw.get("annotations") or []
-        if not isinstance(annotations, list):
-            raise ImportFailed(f"{where}: field 'annotations' must be a list")
-        for number, annotation in enumerate(annotations):
-            annot_where = f"{where}: annotation #{number}"
-            if isinstance(annotation, dict) and "annot_id" in annotation:
-                annot_where += f" (annot_id {_shown(annotation['annot_id'])})"
-            sample.spans.append(_parse_annotation(annotation, sample, taxonomy, annot_where))
-            _check_annot_id(annotation, annot_where, annot_where.removeprefix(f"{file}: "), annotations_by_id)
-        samples.append(sample)
+        sample = _parse_sample(raw, index, file, taxonomy, seen_ids, annotations_by_id, problems)
+        if sample is not None:
+            samples.append(sample)
     stem = Path(file).stem
     if len(stem) > max_length(Batch, "name"):
-        raise ImportFailed(
+        problems.append(
             f"{file}: the batch name (the file name without its extension) has {len(stem)} characters; "
             f"the limit is {max_length(Batch, 'name')}"
         )
     roster = document.get("roster")
     if roster is not None and (not isinstance(roster, list) or not all(isinstance(n, str) for n in roster)):
-        raise ImportFailed(f"{file}: field 'roster' must be a list of annotator names")
+        problems.append(f"{file}: field 'roster' must be a list of annotator names")
+        roster = None
     for name in roster or []:
-        _fits(name, username_limit(), f"{file}: roster name {_shown(name)}", "roster")
+        _noted(lambda name=name: _fits(name, username_limit(), f"{file}: roster name {_shown(name)}", "roster"),
+               problems)
+    if problems:
+        raise ImportProblems(problems)
     return ParsedBatch(name=stem, samples=samples, roster=roster, file=file)
+
+
+def _noted(check: Callable[[], Any], problems: list[str]) -> Any:
+    """The check's value, or None once its problem is added to ``problems``: the other checks still run."""
+    try:
+        return check()
+    except ImportFailed as failure:
+        problems.append(str(failure))
+        return None
+
+
+def _parse_sample(
+    raw: Any, index: int, file: str, taxonomy: dict[str, Any], seen_ids: set[str], annotations_by_id: dict[str, str],
+    problems: list[str],
+) -> ParsedSample | None:
+    """One sample of the file with its annotations, or None after adding each of its problems to ``problems``."""
+    if not isinstance(raw, dict):
+        problems.append(f"{_where(file, index)}: each sample must be an object")
+        return None
+    where = _where(file, index, raw.get("sample_id"))
+    if (found := find_unstorable(raw)) is not None:
+        problems.append(f"{where}: {found.describe()}")
+        return None
+    found_before = len(problems)
+    problems.extend(f"{where}: missing field '{name}'" for name in ("sample_id", "source", "summary") if name not in raw)
+    sample_id = raw.get("sample_id")
+    if "sample_id" in raw:
+        if isinstance(sample_id, bool) or not isinstance(sample_id, (int, str)):
+            problems.append(f"{where}: field 'sample_id' must be a number or a string")
+        elif str(sample_id) in seen_ids:
+            problems.append(f"{where}: field 'sample_id' repeats an earlier sample")
+        else:
+            seen_ids.add(str(sample_id))
+            _noted(lambda: _fits(str(sample_id), max_length(Sample, "external_id"), where, "sample_id"), problems)
+    source = _noted(lambda: _text(raw["source"], where, "source"), problems) if "source" in raw else None
+    summary = _noted(lambda: _text(raw["summary"], where, "summary"), problems) if "summary" in raw else None
+    metadata = raw.get("metadata", {})
+    if metadata is None:
+        metadata = {}
+    generator = ""
+    if not isinstance(metadata, dict):
+        problems.append(f"{where}: field 'metadata' must be an object")
+    else:
+        generator_field = "metadata.summarizer" if metadata.get("summarizer") else "metadata.generator"
+        generator = metadata.get("summarizer") or metadata.get("generator") or ""
+        if not isinstance(generator, str):
+            problems.append(f"{where}: field '{generator_field}' must be a string")
+        else:
+            _noted(lambda: _fits(generator, max_length(Sample, "generator"), where, generator_field), problems)
+    annotations = raw.get("annotations") or []
+    if not isinstance(annotations, list):
+        problems.append(f"{where}: field 'annotations' must be a list")
+        annotations = []
+    if source is None or summary is None:  # the annotations' offsets are read against both texts
+        return None
+    kept = {key: raw[key] for key in raw if key not in {"source", "summary", "annotations", "metadata"}}
+    kept["has_metadata"] = "metadata" in raw
+    kept["has_annotations"] = "annotations" in raw
+    sample = ParsedSample(
+        passage_key=passage_key_for(source),
+        source=source,
+        summary=summary,
+        generator=generator if isinstance(generator, str) else "",
+        external_id=str(sample_id),
+        metadata=metadata if isinstance(metadata, dict) else {},
+        imported_fields=kept,
+    )
+    for number, annotation in enumerate(annotations):
+        annot_where = f"{where}: annotation #{number}"
+        if isinstance(annotation, dict) and "annot_id" in annotation:
+            annot_where += f" (annot_id {_shown(annotation['annot_id'])})"
+        span = _noted(lambda annotation=annotation, annot_where=annot_where: _parse_annotation(
+            annotation, sample, taxonomy, annot_where), problems)
+        if span is not None:
+            sample.spans.append(span)
+            _noted(lambda annotation=annotation, annot_where=annot_where: _check_annot_id(
+                annotation, annot_where, annot_where.removeprefix(f"{file}: "), annotations_by_id), problems)
+    return sample if len(problems) == found_before else None

@@ -31,6 +31,7 @@ from annotate.services.ingest.annotators import (
 )
 from annotate.services.ingest.checks import ImportFailed, _fits, _shown, username_limit
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
+from annotate.services.ingest.repeats import refuse_repeated_samples
 from annotate.services.ingest.rows import PreparedInsert
 from annotate.taxonomy import category_of, label_categories
 
@@ -189,11 +190,14 @@ def prepare_import(
     round: int,
     roster: list[str] | None,
     annotators: str,
+    allow_repeats: bool = False,
 ) -> PreparedImport:
     """Check the parsed batches against the project and make every row an import writes; only reads.
 
     Raises ImportFailed for an unknown ``annotators`` value, a roster name too long, a batch name given twice or
-    already in the project, a username too long, or a passage id whose source text differs from the project's.
+    already in the project, a username too long, or a passage id whose source text differs from the project's;
+    and, unless ``allow_repeats``, ImportProblems naming every sample the project holds already or the import
+    gives twice (annotate.services.ingest.repeats).
     """
     if annotators not in ANNOTATOR_MATCHING:
         raise ImportFailed(f"annotators: {_shown(annotators)} is not one of {', '.join(ANNOTATOR_MATCHING)}")
@@ -233,6 +237,8 @@ def prepare_import(
             )))
         _prepare_spans(prepared, batch, parsed, usernames, categories, roster)
         prepared.batches.append(batch)
+    if not allow_repeats:  # last: a file's own faults are named first, and only a sound import is asked about
+        refuse_repeated_samples(project, batches)
     return prepared
 
 

@@ -89,6 +89,7 @@ def import_batches(
     roster: Iterable[str] | None = None,
     created_by: AbstractBaseUser | None = None,
     annotators: str = BY_NAME,
+    allow_repeats: bool = False,
 ) -> ImportReport:
     """Write parsed batches into a project, then queue sentence splitting and embedding.
 
@@ -104,6 +105,10 @@ def import_batches(
     Consistent to every sample). Their spans are kept, and their author
     becomes a member, so an export gives them back and a re-import finds them.
 
+    A sample the project holds already, or that the import gives twice (the same source, summary and
+    generator: annotate.services.ingest.repeats), is refused, every one named, unless ``allow_repeats``: the
+    same samples under another file name would otherwise count twice in every figure.
+
     All or nothing, in one transaction that only inserts rows checked and
     prepared before it opens (annotate.services.ingest.prepare): on SQLite the
     transaction holds the database's write lock, which every other writer waits for.
@@ -111,7 +116,8 @@ def import_batches(
     from annotate.services.embedding import queue_embedding
 
     prepared = prepare_import(
-        project, batches, round=round, roster=list(roster) if roster is not None else None, annotators=annotators
+        project, batches, round=round, roster=list(roster) if roster is not None else None, annotators=annotators,
+        allow_repeats=allow_repeats,
     )
     with transaction.atomic():
         created = prepared.write()
@@ -167,6 +173,7 @@ def import_files(
     created_by: AbstractBaseUser | None = None,
     annotators: str = BY_NAME,
     fmt: str | None = None,
+    allow_repeats: bool = False,
 ) -> ImportReport:
     """Parse every file first, then write them all in one transaction.
 
@@ -191,5 +198,6 @@ def import_files(
     if problems:
         raise ImportProblems(problems, total)
     return import_batches(
-        project, parsed, round=round, roster=roster, created_by=created_by, annotators=annotators
+        project, parsed, round=round, roster=roster, created_by=created_by, annotators=annotators,
+        allow_repeats=allow_repeats,
     )

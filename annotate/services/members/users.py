@@ -21,8 +21,9 @@ def _character_names(characters: set[str]) -> str:
     return ", ".join("spaces" if character.isspace() else repr(character) for character in sorted(characters))
 
 
-def clean_username(username: str) -> str:
-    """The username as it will be stored, or MemberError naming what is wrong with it in the page's words."""
+def clean_username(username: str, project: Project | None = None) -> str:
+    """The username as it will be stored, or MemberError naming what is wrong with it in the page's words. A name
+    taken (in any case) by a member of ``project`` says so: adding them again is no remedy."""
     user_model = get_user_model()
     username = user_model.normalize_username(username.strip())
     if not username:
@@ -42,6 +43,12 @@ def clean_username(username: str) -> str:
         raise MemberError(f"Username: {' '.join(error.messages)}", field="username") from error
     # Case-insensitive, like Django's user creation form: "Erin" and "erin" would be two people in name only.
     taken = user_model.objects.filter(**{f"{user_model.USERNAME_FIELD}__iexact": username}).first()
+    membership = Membership.objects.filter(project=project, user=taken).first() if project and taken else None
+    if membership is not None:
+        spelled = "" if taken.get_username() == username else (
+            f" (usernames are compared ignoring case, so {username!r} is that name)")
+        raise MemberError(f"Username: {taken.get_username()!r} is already a member of this project, as "
+                          f"{membership.role}{spelled}", field="username")
     if taken is not None:
         raise MemberError(f"Username: {taken.get_username()!r} is taken; to give that user a role here, use "
                           "\"Add an existing user\"", field="username")
@@ -86,7 +93,7 @@ def create_member(
     except MemberError as error:
         problems["role"] = [str(error)]
     try:
-        username = clean_username(username)
+        username = clean_username(username, project)
     except MemberError as error:
         problems["username"] = [str(error)]
         username = username.strip()  # still the best guess for the password's similarity check
