@@ -126,12 +126,11 @@ class BatchAssignmentsView(APIView):
         body = AssignRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         users = _users_named(body.validated_data["annotators"])
-        holding = set(batch.assignments.filter(round=1).values_list("annotator_id", flat=True))
         try:
-            projects.assign_annotators(batch, users)
+            made = projects.assign_annotators(batch, users)
         except projects.ProjectError as refused:
             message = str(refused).removeprefix(PREFIX)
             raise field_error("annotators", f"{message}; give them the annotator role first (nothing was "
                                             "assigned)") from None
-        added = [user.get_username() for user in users if user.pk not in holding]
+        added = [assignment.annotator.get_username() for assignment in made]
         return Response(_listing(batch, added), status=status.HTTP_200_OK)

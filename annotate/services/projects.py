@@ -114,7 +114,8 @@ def add_member(project: Project, username: str, role: str) -> Membership:
 
 @transaction.atomic
 def assign_annotators(batch: Batch, annotators: Iterable[AbstractBaseUser], *, round: int = 1) -> list[Assignment]:
-    """Give a batch to these annotators (project members with the annotator role); refused when none is named."""
+    """Give a batch to these annotators (project members with the annotator role); refused when none is named.
+    The assignments it made, in the order given: someone who holds the round already keeps it and is not listed."""
     chosen = list(annotators)
     if not chosen:
         raise ProjectError(f"annotators: choose at least one annotator to give {batch.name!r} to; nothing was assigned")
@@ -124,10 +125,8 @@ def assign_annotators(batch: Batch, annotators: Iterable[AbstractBaseUser], *, r
     for user in chosen:
         if user.pk not in allowed:
             raise ProjectError(f"annotators: {user} is not an annotator of {batch.project.slug!r}")
-    return [
-        Assignment.objects.get_or_create(batch=batch, annotator=user, round=round)[0]
-        for user in chosen
-    ]
+    made = (Assignment.objects.get_or_create(batch=batch, annotator=user, round=round) for user in chosen)
+    return [assignment for assignment, created in made if created]
 
 
 @dataclass

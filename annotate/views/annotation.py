@@ -133,10 +133,8 @@ def project_assign(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         if request.POST.get("batch"):
             batch = get_object_or_404(project.batches, pk=request.POST["batch"])
-            users = list(get_user_model().objects.filter(pk__in=request.POST.getlist("annotators")))
-            holding = set(batch.assignments.filter(round=1).values_list("annotator_id", flat=True))
-            projects.assign_annotators(batch, users)
-            made = sum(1 for user in users if user.pk not in holding)
+            users = get_user_model().objects.filter(pk__in=request.POST.getlist("annotators"))
+            made = len(projects.assign_annotators(batch, users))
             messages.success(request, f"{made} assignment{pluralize(made)} made.")
         else:
             raw = (request.POST.get("per_batch") or "").strip()
