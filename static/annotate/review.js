@@ -23,10 +23,14 @@ document.addEventListener("visibilitychange", () => {
   }
   if (document.hidden) sendTimeSpent();
 });
-window.addEventListener("pagehide", () => sendTimeSpent());
+window.addEventListener("pagehide", () => {
+  leaving = true;
+  sendTimeSpent();
+});
 // A page restored by Back or Forward (the browser's page cache) starts a new visit: its time in the cache is none.
 window.addEventListener("pageshow", (event) => {
   if (!event.persisted) return;
+  leaving = false;
   visibleMs = 0;
   visibleSince = document.hidden ? null : performance.now();
 });
@@ -39,8 +43,13 @@ function takeSeconds() {
   return Math.max(0, Math.min(86400, Math.round(total / 1000)));
 }
 
+/* Whether the page is being left (go, pagehide): a keepalive request still goes out then, but its promise may reject
+ * as the page goes, so a rejection says nothing of whether the server stored the time. */
+let leaving = false;
+
 /* The time of this visit not sent yet, sent on its own: the request outlives the page (keepalive), so leaving it
- * loses nothing. Not sent, the time is kept for the next try (a failure while the page stays). */
+ * loses nothing. Not sent, the time is kept for the next try: a 5xx, or a failed request while the page stays (one
+ * rejected as the page is left is not kept, or the pagehide that follows would send the same seconds again). */
 export function sendTimeSpent() {
   if (!page.can_edit || !page.api.time) return;
   const seconds = takeSeconds();
@@ -59,9 +68,14 @@ export function sendTimeSpent() {
     keep();
     return;
   }
-  request.then((response) => {
-    if (response.status >= 500) keep();
-  }, keep);
+  request.then(
+    (response) => {
+      if (response.status >= 500) keep();
+    },
+    () => {
+      if (!leaving) keep();
+    },
+  );
 }
 
 /* Wait for every queued write, so leaving the page loses nothing. */
@@ -239,6 +253,7 @@ function endReopening() {
 export async function go(url) {
   if (!url) return;
   await settle();
-  sendTimeSpent(); // the pagehide sends it too; here it goes before the next page is asked for
+  leaving = true;
+  sendTimeSpent(); // the pagehide sends what is left; here it goes before the next page is asked for
   window.location.assign(url);
 }
