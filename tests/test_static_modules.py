@@ -64,7 +64,7 @@ MODULES = our_modules()
 def test_the_pages_entry_modules_and_the_shared_ones_are_read() -> None:
     """The reader finds what it should (else the tests below would pass on nothing)."""
     for module in ("annotate/main.js", "annotate/pairs/label.js", "judging/audit/main.js",
-                   "js/typing.js", "js/savestatus.js", "js/settle.js"):
+                   "js/typing.js", "js/savestatus.js", "js/settle.js", "js/keys.js"):
         assert module in MODULES, f"static/{module} is missing or no longer read as an ES module"
 
 
@@ -90,6 +90,7 @@ def test_the_shared_helpers_live_in_static_js_only() -> None:
     """One copy each: the old places are gone, so nobody imports a stale twin."""
     for name, home in {
         "isTyping": "js/typing.js", "showSaveStatus": "js/savestatus.js", "settleGuard": "js/settle.js",
+        "shortcutKey": "js/keys.js",
     }.items():
         owners = [module for module in MODULES if name in exports(module)]
         assert owners == [home], f"{name} is exported by {owners}, not by static/{home} alone"
@@ -114,3 +115,16 @@ def test_each_labeling_page_holds_its_settle_window_with_the_shared_guard(module
     assert re.search(rf"\bms:\s*{delay}\b", guard.group(1)), f"static/{module}'s guard does not wait {delay}"
     assert re.search(r"\brefused:", guard.group(1)), f"static/{module}'s guard does not say why a press waits"
     assert not re.search(rf"setTimeout\([^;]*\b{delay}\b", text), f"static/{module} times its window itself"
+
+
+# The module of each labeling page that reads its keys: each reads them through the shared static/js/keys.js, so
+# Caps Lock is one behaviour on the three pages (a letter reads as with Caps Lock off), not three copies.
+KEY_PAGES = ("annotate/main.js", "annotate/pairs/label.js", "judging/audit/keys.js")
+
+
+@pytest.mark.parametrize("module", KEY_PAGES)
+def test_each_labeling_page_reads_its_keys_through_the_shared_helper(module: str) -> None:
+    assert ("js/keys.js", ["shortcutKey"]) in imports_of(module), f"static/{module} does not use static/js/keys.js"
+    text = (STATIC_DIR / module).read_text(encoding="utf-8")
+    # Its own case folding beside the helper would be a second answer to "which key was it".
+    assert not re.search(r"\bkey\.toLowerCase\(\)", text), f"static/{module} folds the key's case itself"

@@ -15,7 +15,7 @@ import {
   state,
   visibleSpans,
 } from "./state.js";
-import { notice, setStatus } from "./feedback.js";
+import { notice, refusedWhileReadOnly, setStatus } from "./feedback.js";
 import { pointAt, readSelection } from "./selection.js";
 import { caretSentence, SENTENCE_KEYS } from "./caret.js";
 import { requestSimilarity, resetSimilarity } from "./shading.js";
@@ -80,16 +80,8 @@ function toggleLabel(span, labelName) {
 /* A label key or button: a summary selection becomes a span with that label; otherwise the
  * selected span gets that label instead of its labels (add: true adds or removes it). */
 export function applyLabel(labelName, options) {
-  if (!page.can_edit) {
-    // The label buttons show it by being disabled; a label key says why nothing happens.
-    notice(
-      page.frozen
-        ? `Nothing was saved: this round is read-only. ${page.frozen}`
-        : `Nothing was saved: this is a read-only view of round ${page.round}.`,
-      "warn",
-    );
-    return;
-  }
+  // The label buttons show it by being disabled; a label key says why nothing happens.
+  if (refusedWhileReadOnly()) return;
   const adding = Boolean(options && options.add);
   const selection = readSelection();
   if (selection && selection.side === "summary") return createSpan(selection, labelName);
@@ -136,6 +128,7 @@ export function setLink(span, start, end) {
 /* L: link the active span to the source selection; with none, to the sentence at the source's caret; with no
  * caret there either, to the closest sentence the shading outlines (pressed again, the next closest one). */
 export function linkSelection() {
+  if (refusedWhileReadOnly()) return; // not "choose a span first": no span can be linked here
   const span = activeSpan();
   if (!span || !editable(span)) {
     notice(`Choose a span first (click it, or press ${SPAN_KEYS}), then select source text and press L.`, "info");
@@ -401,7 +394,11 @@ export const SPAN_KEYS = "Alt+↓ / Alt+↑";
 export function stepActive(step) {
   const spans = visibleSpans();
   if (!spans.length) {
-    notice("No spans yet: select words in the summary, then press a label key.", "info");
+    // A read-only page takes no new span: its words are those of its empty list.
+    const words = page.can_edit
+      ? "No spans yet: select words in the summary, then press a label key."
+      : "No spans in this round.";
+    notice(words, "info");
     return null;
   }
   const at = spans.findIndex((span) => span.key === state.activeKey);

@@ -17,6 +17,21 @@ export function notice(message, kind, sticky) {
   if (!sticky) noticeTimer = setTimeout(() => (noticeEl.hidden = true), NOTICE_MS);
 }
 
+/* Every key that would change something (a label key, E, L, Delete, Shift+D, Ctrl+Z, D on a sample not done), on a
+ * page that takes no changes (a frozen round, or someone's read-only view): says why nothing happens, in the same
+ * words whichever key it was, and changes nothing. True when it refused (the caller stops). The buttons show it by
+ * being disabled or hidden. */
+export function refusedWhileReadOnly() {
+  if (page.can_edit) return false;
+  notice(
+    page.frozen
+      ? `Nothing was saved: this round is read-only. ${page.frozen}`
+      : `Nothing was saved: this is a read-only view of round ${page.round}.`,
+    "warn",
+  );
+  return true;
+}
+
 const statusEl = $('[data-role="save-status"]');
 /* Writes in flight, writes waiting to be retried, and the last write's error. */
 export const status = { pending: 0, retrying: 0, error: null };

@@ -2,7 +2,7 @@
  * This module wires the page's events and keyboard shortcuts to the other modules. */
 
 import { $, activeSpan, editable, labelByHotkey, others, page, root, sides, spanByKey, state } from "./state.js";
-import { notice, setStatus, notesWaiting, status, unsavedSpans } from "./feedback.js";
+import { notice, refusedWhileReadOnly, setStatus, notesWaiting, status, unsavedSpans } from "./feedback.js";
 import { pointAt, readSelection, selectionIsCollapsed, snapToWords } from "./selection.js";
 import { caretKey } from "./caret.js";
 import { requestSimilarity, showSimilarityNote } from "./shading.js";
@@ -43,6 +43,7 @@ import {
 import { go, markDoneAndMoveOn, markNotDone, renderDone, submitAgain } from "./review.js";
 import { closeFlagForm, flagFormOpen, initFlag } from "./flag.js";
 import { isTyping } from "../js/typing.js";
+import { shortcutKey } from "../js/keys.js";
 import { settleGuard } from "../js/settle.js";
 import { modalDialog } from "./dialog.js";
 
@@ -300,15 +301,6 @@ for (const [hotkey, name] of Object.entries(labelByHotkey)) {
   }
 }
 
-/* A letter as it reads with Caps Lock off: without Shift its lower case, with Shift its upper case (Caps Lock turns
- * q into Q, and Shift+q into q). Every other key as it is. */
-function keyWithoutCapsLock(event) {
-  const key = event.key;
-  if (key.length !== 1) return key;
-  const cased = event.shiftKey ? key.toUpperCase() : key.toLowerCase();
-  return cased.length === 1 ? cased : key;
-}
-
 document.addEventListener("keydown", (event) => {
   if (event.defaultPrevented || event.isComposing) return;
   if (isTyping(event.target)) {
@@ -344,13 +336,17 @@ document.addEventListener("keydown", (event) => {
       return;
     }
   }
-  if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && event.key.toLowerCase() === "z") {
-    // Outside text fields Ctrl+Z brings back the last deleted span.
-    if (undoDelete()) event.preventDefault();
+  if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && shortcutKey(event) === "z") {
+    // Outside text fields Ctrl+Z brings back the last deleted span; with none, it says so (as u does on the pair and
+    // audit pages), and a read-only page says why it takes no change.
+    event.preventDefault();
+    if (refusedWhileReadOnly() || undoDelete() || event.repeat) return;
+    notice("Nothing to undo: no span was deleted on this sample since it was opened.", "info");
     return;
   }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const key = keyWithoutCapsLock(event);
+  // Caps Lock aside (static/js/keys.js); Shift+letter keeps its own meaning here (Shift+D, Shift+label key).
+  const key = shortcutKey(event, { shiftedLetters: true });
   if (!overlay.hidden) {
     if (key === "Escape" || key === "?") {
       event.preventDefault();
@@ -366,7 +362,7 @@ document.addEventListener("keydown", (event) => {
   }
   if (event.shiftKey && event.code === "KeyD") {
     event.preventDefault();
-    if (!event.repeat) markNotDone();
+    if (!event.repeat && !refusedWhileReadOnly()) markNotDone();
     return;
   }
   if (key in labelByHotkey) {
@@ -385,10 +381,18 @@ document.addEventListener("keydown", (event) => {
       break;
     case "Delete":
     case "Backspace": {
+      event.preventDefault();
+      if (refusedWhileReadOnly()) break;
       const span = activeSpan();
       if (span && editable(span)) {
-        event.preventDefault();
         deleteSpan(span);
+      } else if (!event.repeat) {
+        // Like E and L: a key that cannot act says why, rather than seeming broken (once: a held key's repeats
+        // after a delete find no span chosen).
+        notice(
+          `Choose a span first (click it in the list or the summary, or press ${SPAN_KEYS}), then press Delete to delete it.`,
+          "info",
+        );
       }
       break;
     }
@@ -400,13 +404,17 @@ document.addEventListener("keydown", (event) => {
     case "e":
     case "E": {
       // Straight into the active span's note; Esc leaves it again.
+      if (refusedWhileReadOnly()) {
+        event.preventDefault();
+        break;
+      }
       const span = activeSpan();
       const note = editor.querySelector('textarea[data-role="note"]');
       if (span && editable(span) && note && !editor.hidden) {
         event.preventDefault();
         note.focus();
         note.setSelectionRange(note.value.length, note.value.length);
-      } else if (page.can_edit) {
+      } else {
         // Like L: a key that cannot act says why, rather than seeming broken.
         notice(
           `Choose a span first (click it in the list or the summary, or press ${SPAN_KEYS}), then press E to write its note.`,

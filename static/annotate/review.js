@@ -1,7 +1,7 @@
 /* Marking the sample done, moving between samples, and the time spent on the page. */
 
 import { $, make, page, sleep, state } from "./state.js";
-import { notice, setStatus, status, unsavedSpans } from "./feedback.js";
+import { notice, refusedWhileReadOnly, setStatus, status, unsavedSpans } from "./feedback.js";
 import { PATIENT_RETRY_DELAYS_MS, errorMessage, jsonHeaders, send } from "./http.js";
 import { freeze, isFrozenAnswer } from "./saving.js";
 import { flushNote } from "./actions.js";
@@ -153,10 +153,8 @@ const allDoneMessage = () => (page.reopened ? REOPENED_COMPLETE : BATCH_COMPLETE
 /* D: mark the sample done (a done sample stays done) and go to the next unfinished one. */
 export async function markDoneAndMoveOn() {
   if (state.busyDone) return;
-  if (!state.done && !page.can_edit) {
-    if (page.frozen) notice(page.frozen, "warn");
-    return;
-  }
+  // A done sample only moves on, read-only or not; marking one done is a change, refused as the other keys' are.
+  if (!state.done && refusedWhileReadOnly()) return;
   state.busyDone = true;
   try {
     await settle();
@@ -194,7 +192,13 @@ export async function markDoneAndMoveOn() {
 
 /* Its own control (and Shift+D), so moving on with D can never un-mark a sample. */
 export async function markNotDone() {
-  if (state.busyDone || !state.done || !page.can_mark_not_done) return;
+  if (state.busyDone) return;
+  if (!state.done) {
+    // The key that cannot act says why (the button shows only on a done sample).
+    notice("This sample is not marked done: D marks it done.", "info");
+    return;
+  }
+  if (!page.can_mark_not_done) return;
   state.busyDone = true;
   try {
     await settle();

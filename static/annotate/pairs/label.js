@@ -6,6 +6,7 @@
  * (when an answer counts), render (an item, the end, a refusal), answering (the API: next, answer, undo), waiting (the
  * end page's own checks for new work). This file wires the controls and keys, and starts the page. */
 
+import { shortcutKey } from "../../js/keys.js";
 import { isTyping } from "../../js/typing.js";
 import { answer, loadNext, undo } from "./label/answering.js";
 import { setProgress, setStatus } from "./label/feedback.js";
@@ -34,24 +35,25 @@ document.addEventListener("keydown", (event) => {
     if (event.key === "Escape") event.target.blur();
     return;
   }
-  const key = event.key;
-  if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && key.toLowerCase() === "z") {
+  // Caps Lock or Shift changes no letter here (H is h): none has a Shift meaning of its own (static/js/keys.js).
+  const key = shortcutKey(event);
+  if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && key === "z") {
     event.preventDefault();
     if (!event.repeat) undo();
     return;
   }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const label = LABEL_BY_KEY[key.length === 1 ? key.toLowerCase() : key];
+  const label = LABEL_BY_KEY[key];
   if (label) {
     event.preventDefault();
     // A held key must not answer the items that follow unseen; answer() drops a press on an unsettled item.
     if (!event.repeat) answer(label);
     return;
   }
-  if (key === "u" || key === "U") {
+  if (key === "u") {
     event.preventDefault();
     if (!event.repeat) undo();
-  } else if (key === "g" || key === "G") {
+  } else if (key === "g") {
     event.preventDefault();
     showGuidelines();
   } else if (key === "Escape") {

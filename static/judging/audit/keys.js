@@ -2,6 +2,7 @@
  * Esc, inactive while typing in the note; Enter on a button, checkbox, link or summary in focus does that control's
  * own action. */
 
+import { shortcutKey } from "../../js/keys.js";
 import { isTyping } from "../../js/typing.js";
 import { goBack, leaveChange } from "./back.js";
 import { toggleBlind } from "./blind.js";
@@ -82,7 +83,8 @@ function refusedWhileEmpty(event) {
 
 function onKeydown(event) {
   if (event.defaultPrevented || event.isComposing) return;
-  const key = event.key;
+  // Caps Lock or Shift changes no letter here (A is a): none has a Shift meaning of its own (static/js/keys.js).
+  const key = shortcutKey(event);
   // Ctrl/Cmd+Enter saves from anywhere, the note included.
   if (key === "Enter" && (event.ctrlKey || event.metaKey)) {
     if (refusedWhileEmpty(event)) return;
@@ -100,13 +102,13 @@ function onKeydown(event) {
   }
   if (key === "Enter" && controlOwnsEnter(event)) return;
   // Ctrl/Cmd+Z, the undo everyone tries first, does what u does (in the note it undoes typing, above).
-  if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && key.toLowerCase() === "z") {
+  if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && key === "z") {
     event.preventDefault();
     if (!event.repeat) goBack();
     return;
   }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  if ((/^[1-5]$/.test(key) || /^[awn]$/i.test(key) || key === "Enter") && refusedWhileEmpty(event)) return;
+  if ((/^[1-5]$/.test(key) || /^[awn]$/.test(key) || key === "Enter") && refusedWhileEmpty(event)) return;
   if (/^[1-5]$/.test(key)) {
     event.preventDefault();
     // A held key must not score the outputs that follow unseen.
@@ -115,27 +117,22 @@ function onKeydown(event) {
   }
   switch (key) {
     case "a":
-    case "A":
       event.preventDefault();
       if (!event.repeat) agree();
       break;
     case "w":
-    case "W":
       event.preventDefault();
       if (!event.repeat) toggleReasoningWrong();
       break;
     case "j":
-    case "J":
       event.preventDefault();
       stepJudge(1);
       break;
     case "k":
-    case "K":
       event.preventDefault();
       stepJudge(-1);
       break;
-    case "n":
-    case "N": {
+    case "n": {
       const note = form() && form().querySelector('[data-role="note"]');
       if (note) {
         event.preventDefault(); // the key moves to the note; it does not type an "n" there
@@ -145,7 +142,6 @@ function onKeydown(event) {
       break;
     }
     case "u":
-    case "U":
       event.preventDefault();
       if (!event.repeat) goBack();
       break;
@@ -154,7 +150,6 @@ function onKeydown(event) {
       if (!event.repeat) submit();
       break;
     case "b":
-    case "B":
       event.preventDefault();
       if (!event.repeat) toggleBlind();
       break;
