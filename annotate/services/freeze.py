@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from annotate.access import AssignmentStates
@@ -197,10 +197,13 @@ def reopenings(project: Project) -> list[RoundReopening]:
 def stale_gold_samples(project: Project, *, sample_id: int | None = None) -> dict[int, str]:
     """Gold labels built from spans that changed afterwards: sample id -> what changed.
 
-    A gold label is stale when a span of its sample and round was written after the
-    label was decided, or when a span it was built from no longer exists. ``sample_id``
-    asks about one sample only (the adjudication page). The spans are selected by a join
-    on the gold labels, never by lists of ids, which grow with the project.
+    A gold label is stale when a span that counts (curation's roster, ``rounds.submitted_spans``: the
+    batch's submitters in the round, and anyone whose submitted round an admin re-opened) of its
+    sample and round was written after the label was decided, or when a span it was built from no
+    longer exists. A newly assigned annotator still at work writes spans no curation uses, so they
+    leave the gold label current. ``sample_id`` asks about one sample only (the adjudication page).
+    The spans are selected by a join on the gold labels, never by lists of ids, which grow with the
+    project.
     """
     golds = GoldLabel.objects.filter(sample__project=project)
     spans = SpanAnnotation.objects.filter(sample__project=project, sample__gold__isnull=False)
@@ -209,9 +212,13 @@ def stale_gold_samples(project: Project, *, sample_id: int | None = None) -> dic
     rows = list(golds.values_list("sample_id", "round", "decided_at", "spans"))
     if not rows:
         return {}
+    counting = Assignment.objects.filter(
+        batch_id=OuterRef("sample__batch_id"), annotator_id=OuterRef("annotator_id"), round=OuterRef("round")
+    ).filter(Q(status=Assignment.Status.SUBMITTED) | Q(reopened=True))
     latest = {
         (row["sample_id"], row["round"]): row["last"]
-        for row in spans.values("sample_id", "round").annotate(last=Max("updated_at")).order_by()
+        for row in spans.filter(Exists(counting)).values("sample_id", "round").annotate(last=Max("updated_at"))
+        .order_by()
     }
     # A gold span comes from a span of the same sample, so the spans of samples with a gold label are enough.
     existing = set(spans.values_list("pk", flat=True))
