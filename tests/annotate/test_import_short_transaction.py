@@ -91,7 +91,9 @@ def test_the_statements_in_the_transaction_do_not_grow_with_the_samples(
     ingest.import_batches(target, [faithbench(600, names=("Cy", "Di"), file="large.json")], allow_repeats=True)
     assert Sample.objects.filter(batch__name="large").count() == 600
     assert SpanAnnotation.objects.filter(sample__batch__name="large").count() == 1200
-    assert counts[0] == counts[1], counts  # 100 times the rows, the same statements: bulk, none a row
+    # 100 times the rows, the same statements (bulk, none a row), but the repeat re-check (one query) that
+    # allow_repeats skips.
+    assert counts[0] == counts[1] + 1, counts
     assert counts[1] < 20
 
 

@@ -7,8 +7,9 @@ for it. :func:`prepare_import` therefore does everything that only reads
 before it opens: the batch-name and passage checks, who each annotator is
 (:class:`ImportedAccounts`), which passages exist, and every row's values
 (:class:`PreparedInsert`). :meth:`PreparedImport.write`, inside the
-transaction, repeats the few checks that another writer could have made stale
-in the meantime, then inserts.
+transaction, takes the import's turn on the project (its row lock: imports
+into one project write one after the other on PostgreSQL too), repeats the few
+checks that another writer could have made stale in the meantime, then inserts.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from annotate.services.ingest.annotators import (
 )
 from annotate.services.ingest.checks import ImportFailed, _fits, _shown, username_limit
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
-from annotate.services.ingest.repeats import refuse_repeated_samples
+from annotate.services.ingest.repeats import highest_sample_id, refuse_repeated_samples, refuse_repeats_added_since
 from annotate.services.ingest.rows import PreparedInsert
 from annotate.taxonomy import category_of, label_categories
 
@@ -76,6 +77,10 @@ class PreparedImport:
     passage_rows: PreparedInsert
     sample_rows: PreparedInsert
     span_rows: PreparedInsert
+    # The parsed batches and, unless repeats are allowed, the project's highest sample id before the repeat check:
+    # write() checks again against the samples added since.
+    parsed: Sequence[ParsedBatch] = ()
+    repeats_seen: int | None = None
 
     @property
     def sample_count(self) -> int:
@@ -91,8 +96,12 @@ class PreparedImport:
     def write(self) -> list[Batch]:
         """Insert every row; call inside a transaction. Refuses (ImportFailed, nothing kept) what another
         writer made impossible since the import was checked: a batch name or a passage id taken, an account
-        made under a planned username."""
+        made under a planned username, a sample another import added (ImportProblems, unless repeats are
+        allowed)."""
+        _take_turn(self.project)
         _refuse_existing_batches(self.project, [batch.name for batch in self.batches])
+        if self.repeats_seen is not None:
+            refuse_repeats_added_since(self.project, self.parsed, self.repeats_seen)
         self.accounts.save_new_accounts()
         first_position = Batch.objects.filter(project=self.project).count()
         batches = _create_batches(self.project, [batch.name for batch in self.batches], first_position)
@@ -133,6 +142,16 @@ class PreparedImport:
         Membership.objects.bulk_create(
             [Membership(project=self.project, user=user, role=Membership.Role.ANNOTATOR) for user in new_members]
         )
+
+
+def _take_turn(project: Project) -> None:
+    """Imports into one project take turns from here to their commit, so that the re-checks see what the import
+    before wrote: on PostgreSQL two imports of the same samples would otherwise both pass the repeat check (neither
+    sees the other's uncommitted rows) and both be written. The lock is the project's row, which the other writers
+    of its samples (the agreement page's selection batches) lock too; NO KEY UPDATE, so that rows referring to the
+    project (a job, a membership) are still written meanwhile. SQLite's IMMEDIATE transactions already write one
+    at a time."""
+    Project.objects.select_for_update(no_key=True).filter(pk=project.pk).exists()
 
 
 def _refuse_existing_batches(project: Project, names: list[str]) -> None:
@@ -201,6 +220,7 @@ def prepare_import(
     """
     if annotators not in ANNOTATOR_MATCHING:
         raise ImportFailed(f"annotators: {_shown(annotators)} is not one of {', '.join(ANNOTATOR_MATCHING)}")
+    repeats_seen = None if allow_repeats else highest_sample_id(project)  # before the check it bounds
     for name in roster or []:
         _fits(name, username_limit(), f"roster name {_shown(name)}", "roster")
     names = [batch.name for batch in batches]
@@ -224,6 +244,8 @@ def prepare_import(
         passage_rows=PreparedInsert(Passage),
         sample_rows=PreparedInsert(Sample, keys=["batch", "passage"]),
         span_rows=PreparedInsert(SpanAnnotation, keys=["sample", "annotator"]),
+        parsed=batches,
+        repeats_seen=repeats_seen,
     )
     texts = {key: text for key, (_, text) in existing.items()}
     categories = label_categories(project.taxonomy or {})

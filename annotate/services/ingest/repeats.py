@@ -12,11 +12,18 @@ a batch may hold a sample twice on purpose, to measure an annotator's consistenc
 may share samples on purpose too (a FaithBench export of a project whose selection batches repeat samples from
 its other batches imports back into a new project as it is). The check only reads; an import that really wants
 a second copy of the project's samples says so with ``allow_repeats``.
+
+The check runs before the import's transaction (``refuse_repeated_samples``), so two imports of the same samples
+at once could both pass it; inside the transaction, once the import holds its turn on the project
+(annotate.services.ingest.prepare), ``refuse_repeats_added_since`` checks again against only the samples added
+since the first check (one query, whatever the import's size).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from django.db.models import Max
 
 from annotate.models import Passage, Project, Sample
 from annotate.services.ingest.checks import ImportProblems, _shown, _where
@@ -24,8 +31,6 @@ from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
 
 Identity = tuple[str, str, str]  # source text, summary text, generator
 LOOKUP_CHUNK = 200  # source texts a lookup query names at once: texts are long, and SQLite limits parameters
-
-
 
 
 def identity_of(sample: ParsedSample) -> Identity:
@@ -65,10 +70,37 @@ def _project_holders(project: Project, identities: set[Identity]) -> dict[Identi
             .values_list("passage_id", "summary", "generator", "batch__name", "external_id", "position")
         )
         for passage_id, summary, generator, batch_name, external_id, position in rows:
-            key = (passages[passage_id], summary, generator)
-            if key in identities and key not in holders:
-                shown = _shown(external_id) if external_id else f"#{position}"
-                holders[key] = f"batch {_shown(batch_name)} holds it already (its sample {shown})"
+            _hold((passages[passage_id], summary, generator), identities, holders, batch_name, external_id, position)
+    return holders
+
+
+def _hold(
+    key: Identity, identities: set[Identity], holders: dict[Identity, str], batch_name: str, external_id: str,
+    position: int,
+) -> None:
+    """Record the first sample of the project found for an identity the import gives."""
+    if key in identities and key not in holders:
+        shown = _shown(external_id) if external_id else f"#{position}"
+        holders[key] = f"batch {_shown(batch_name)} holds it already (its sample {shown})"
+
+
+def highest_sample_id(project: Project) -> int:
+    """The project's highest sample id, read before the checks: a sample above it was added after them. Per project:
+    the samples of one project are written only by writers that take their turn on it (its row lock), so none of its
+    samples committed later can have a lower id; another project's, written meanwhile, could."""
+    return Sample.objects.filter(project=project).aggregate(highest=Max("pk"))["highest"] or 0
+
+
+def _holders_added_since(project: Project, identities: set[Identity], seen: int) -> dict[Identity, str]:
+    """``_project_holders`` among the samples added to the project after ``seen`` (``highest_sample_id``)."""
+    rows = (
+        Sample.objects.filter(project=project, pk__gt=seen)
+        .order_by("batch__position", "position", "id")
+        .values_list("passage__text", "summary", "generator", "batch__name", "external_id", "position")
+    )
+    holders: dict[Identity, str] = {}
+    for source, summary, generator, batch_name, external_id, position in rows:
+        _hold((source, summary, generator), identities, holders, batch_name, external_id, position)
     return holders
 
 
@@ -76,7 +108,17 @@ def refuse_repeated_samples(project: Project, batches: Sequence[ParsedBatch]) ->
     """ImportProblems naming every sample of ``batches`` that the project holds already (same source, summary and
     generator); ``repeats`` counts them. Nothing when none."""
     identities = {identity_of(sample) for batch in batches for sample in batch.samples}
-    holders = _project_holders(project, identities)
+    _refuse(batches, _project_holders(project, identities))
+
+
+def refuse_repeats_added_since(project: Project, batches: Sequence[ParsedBatch], seen: int) -> None:
+    """Inside the import's transaction, its turn on the project taken: ``refuse_repeated_samples`` against only the
+    samples another import added since ``seen`` (``highest_sample_id`` before the first check), in one query."""
+    identities = {identity_of(sample) for batch in batches for sample in batch.samples}
+    _refuse(batches, _holders_added_since(project, identities, seen))
+
+
+def _refuse(batches: Sequence[ParsedBatch], holders: dict[Identity, str]) -> None:
     problems: list[str] = []
     for batch in batches:
         for position, sample in enumerate(batch.samples):
