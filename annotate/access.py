@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, FilteredRelation, Q, QuerySet
+from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from annotate.models import ApiToken, Assignment, Batch, Job, Membership, Project, Sample, SpanAnnotation
@@ -292,9 +292,20 @@ def get_batch_for_user(user: AnyUser, pk: int) -> tuple[Batch, str]:
     return batch, role
 
 
+def with_assigned(spans: QuerySet[SpanAnnotation]) -> QuerySet[SpanAnnotation]:
+    """Each span with ``assigned``: whether its annotator still holds that round of the sample's batch. Reviewers
+    see every stored span, also those of someone unassigned or reassigned since (exports list them, though no figure
+    counts them); this says which ones."""
+    holds = Assignment.objects.filter(
+        batch_id=OuterRef("sample__batch_id"), annotator_id=OuterRef("annotator_id"), round=OuterRef("round")
+    )
+    return spans.annotate(assigned=Exists(holds))
+
+
 def visible_spans(user: AnyUser, sample: Sample, round: int) -> QuerySet[SpanAnnotation]:
-    """Spans of one round that the user may see: an annotator sees only their own."""
-    spans = SpanAnnotation.objects.filter(sample=sample, round=round).select_related("annotator")
+    """Spans of one round that the user may see, each with ``assigned`` (``with_assigned``): an annotator sees only
+    their own."""
+    spans = with_assigned(SpanAnnotation.objects.filter(sample=sample, round=round).select_related("annotator"))
     if role_in(user, sample.project) == Role.ANNOTATOR:
         return spans.filter(annotator=user)
     return spans

@@ -220,7 +220,8 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
         if not sample.batch.assignments.filter(annotator=request.user, round=rounds.RECONCILIATION_ROUND).exists():
             raise PermissionDenied("The others' round-1 work is shown once round 2 is open for you")
         mine = SpanSerializer(
-            SpanAnnotation.objects.filter(sample=sample, annotator=request.user, round=rounds.RECONCILIATION_ROUND),
+            access.with_assigned(SpanAnnotation.objects.filter(sample=sample, annotator=request.user,
+                                                               round=rounds.RECONCILIATION_ROUND)),
             many=True,
         ).data
         return Response(rounds.others_round_one(sample, request.user, list(mine)))

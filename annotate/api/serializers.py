@@ -5,7 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from annotate.api.validation import QueryParamsSerializer, RejectsUnknownFields, StrictBooleanField
-from annotate.models import Batch, GoldLabel, Membership, Project, Sample
+from annotate.models import Assignment, Batch, GoldLabel, Membership, Project, Sample
 
 # Ranges of the numbers the API reads: what the columns hold (SQLite cannot even compare a bigger
 # number). Object ids in paths match [0-9]{1,18} (the viewsets' lookup_value_regex): a longer number names no object.
@@ -91,6 +91,19 @@ class SpanSerializer(serializers.Serializer):
     source_text = serializers.CharField(read_only=True, allow_null=True)
     version = serializers.IntegerField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
+    assigned = serializers.SerializerMethodField(
+        help_text="Whether the span's annotator still holds this round of the sample's batch. False for a span of "
+        "someone unassigned or reassigned since: it stays stored and listed (exports list it too) but counts in no "
+        "figure, round 2 or curation."
+    )
+
+    def get_assigned(self, span: Any) -> bool:
+        known = getattr(span, "assigned", None)  # access.with_assigned reads it with the span
+        if known is not None:
+            return bool(known)
+        return Assignment.objects.filter(
+            batch__samples__id=span.sample_id, annotator_id=span.annotator_id, round=span.round
+        ).exists()
 
 
 # What a client sends but may not set, with why; shared by the create and the edit.

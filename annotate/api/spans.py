@@ -56,13 +56,14 @@ class SpanViewSet(
         user = self.request.user
         mine = SpanAnnotation.objects.filter(annotator=user)
         if user.is_superuser:
-            return SpanAnnotation.objects.select_related("annotator").order_by("id")
+            return access.with_assigned(SpanAnnotation.objects.select_related("annotator")).order_by("id")
         # Curators too: they adjudicate from these spans and read them all on /api/samples/<id>/spans/.
         admin_projects = Membership.objects.filter(
             user=user, role__in=[Membership.Role.ADMIN, Membership.Role.AUDITOR, Membership.Role.CURATOR]
         ).values("project_id")
-        return (mine | SpanAnnotation.objects.filter(sample__project_id__in=admin_projects)).select_related(
-            "annotator"
+        # Each with ``assigned``: a reviewer also sees the stored spans of someone no longer assigned.
+        return access.with_assigned(
+            (mine | SpanAnnotation.objects.filter(sample__project_id__in=admin_projects)).select_related("annotator")
         ).order_by("id")
 
     def filter_queryset(self, queryset: QuerySet[SpanAnnotation]) -> QuerySet[SpanAnnotation]:
@@ -124,6 +125,7 @@ class SpanViewSet(
             )
         # The same span saved twice is stored once: the repeat answers 200 with the stored span.
         code = status.HTTP_200_OK if getattr(span, "duplicate", False) else status.HTTP_201_CREATED
+        span.assigned = True  # its author holds the round: create_span refuses anyone else
         return Response(SpanSerializer(span).data, status=code)
 
     @extend_schema(
@@ -159,6 +161,9 @@ class SpanViewSet(
             return self._conflict(stale)
         except freeze.RoundFrozen as frozen:
             return frozen_round(frozen)
+        states = getattr(span.sample, "viewer_assignments", None)  # the author's rounds, read with the span
+        if states is not None:
+            span.assigned = span.round in states.rounds
         return Response(SpanSerializer(span).data)
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -14,11 +14,17 @@ from annotate.services import export, freeze, progress, projects, rounds
 from annotate.services.jobs import job_wait
 from annotate.taxonomy import hotkey_labels
 
+# Beside the name of an annotator who no longer holds the span's round of the batch (unassigned or reassigned):
+# reviewers still see their stored spans, which count in no figure.
+NOT_ASSIGNED = " (not assigned)"
+
 
 def _span_json(span: Any, *, mine: bool) -> dict[str, Any]:
+    assigned = getattr(span, "assigned", True)  # access.visible_spans reads it with the span
     return {
         "id": span.pk,
-        "annotator": span.annotator.username,
+        "annotator": span.annotator.username + ("" if assigned or mine else NOT_ASSIGNED),
+        "assigned": assigned,
         "mine": mine,
         "round": span.round,
         "start": span.start,
@@ -90,6 +96,9 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
         "source_sentences": sample.passage.sentences or [],
         "embeddings_ready": sample.embedding_model == model and sample.passage.embedding_model == model,
         "spans": span_data,
+        # Whose spans are listed though they no longer hold this round (a reviewer's read-only view says so).
+        "not_assigned": sorted({span.annotator.username for span in spans
+                                if not getattr(span, "assigned", True) and span.annotator_id != user.pk}),
         "others": others,
         "labels": hotkey_labels(sample.project.taxonomy),
         "done": sample.pk in done_ids,

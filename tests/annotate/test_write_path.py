@@ -257,14 +257,19 @@ class ModelSpanSerializer(serializers.ModelSerializer):
     """What SpanSerializer was before it declared its fields; the answers must not change."""
 
     annotator = serializers.CharField(source="annotator.username", read_only=True)
+    # Added since, beside the fields it had: the spans below are alice's, who holds their round.
+    assigned = serializers.SerializerMethodField()
 
     class Meta:
         model = SpanAnnotation
         fields = [
             "id", "sample", "annotator", "round", "start", "end", "text", "labels", "note",
-            "source_start", "source_end", "source_text", "version", "updated_at",
+            "source_start", "source_end", "source_text", "version", "updated_at", "assigned",
         ]
         read_only_fields = fields
+
+    def get_assigned(self, span: SpanAnnotation) -> bool:
+        return True
 
 
 def test_span_serializer_answers_as_the_model_serializer_did(sample: Any, alice: Any) -> None:
