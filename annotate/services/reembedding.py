@@ -118,8 +118,9 @@ def not_ready_message(project: Project, row: Passage | Sample, outcome: Recomput
         return f"{why}; job {job.pk}, {doing} with {job_model(job)}, {ended}. An admin can start it again with {command}"
     wait = jobs.job_wait(job)
     if wait is not None and wait.no_worker:
-        return (f"{why}; job {job.pk}, {doing} with {job_model(job)}, has been queued for {wait.duration} and no "
-                f"worker has picked it up: no worker may be running. An admin can start one, or run {command}")
+        # The pages' no-worker notice, the same words wherever work waits for a worker.
+        return (f"{why}; job {job.pk}, {doing} with {job_model(job)}, is queued. {jobs.no_worker_notice(wait)} An "
+                f"admin can also run {command}, which computes them without a worker")
     if outcome.queued_now:
         being = "recomputed" if other_model else "computed"
         return f"{why}; they are being {being} with {current}: job {job.pk} is queued for the worker"

@@ -104,10 +104,15 @@ def test_a_re_embedding_queued_long_ago_says_no_worker_may_be_running(
     Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=3))
     answer = ask(alice, sample)
     assert answer.status_code == 409
+    # The pages' no-worker notice (annotate/_no_worker.html), word for word.
     assert answer.json()["detail"] == (
         f"the sentence vectors were made with another model ({OLD}); job {job.pk}, recomputing them with {CURRENT}, "
-        "has been queued for 3\xa0minutes and no worker has picked it up: no worker may be running. An admin can "
-        "start one, or run `manage.py embed --project demo`")
+        "is queued. No worker has taken it for 3 minutes: no worker may be running, or its pool may be stuck "
+        "(README, Deploying for real, step 6). A worker takes a queued job within seconds. make run starts a worker "
+        "beside the web server; on a server start one with .venv/bin/celery -A config worker --loglevel=info "
+        "--concurrency=2, or, if one is running, kill it whole and start it again: a starting worker queues again "
+        "what its predecessor took and left. An admin can also run `manage.py embed --project demo`, which computes "
+        "them without a worker")
     assert embed_jobs(embedded)[-1] == job  # still one job
 
 

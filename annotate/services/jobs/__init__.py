@@ -19,6 +19,7 @@ from annotate.services.jobs.cancel import (
     cancelled_message,
     ended_in_words,
     job_wait,
+    no_worker_notice,
 )
 from annotate.services.jobs.failure import ACTIVE, is_lock_error, mark_failed, retry_when_locked
 from annotate.services.jobs.locks import (
@@ -50,6 +51,7 @@ __all__ = [
     "job_wait",
     "lock_file",
     "mark_failed",
+    "no_worker_notice",
     "not_queued_message",
     "orphaned_ids",
     "queue_job",

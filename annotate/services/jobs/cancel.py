@@ -14,11 +14,14 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from html import unescape
 from typing import Any, Protocol
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.html import strip_tags
 from django.utils.timesince import timesince
 
 from annotate.models import Job
@@ -82,6 +85,13 @@ def job_wait(job: Waiting, now: datetime | None = None) -> JobWait | None:
     waited = now - since
     return JobWait(status=job.status, since=since, seconds=max(0.0, waited.total_seconds()),
                    no_worker=job.status == Job.Status.QUEUED and waited > NO_WORKER_AFTER)
+
+
+def no_worker_notice(wait: JobWait, *, cancellable: bool = False) -> str:
+    """The pages' notice for work no worker has taken (templates/annotate/_no_worker.html: for how long, the two
+    causes and what to do for each) as plain text, for a message that is no page: one wording for both."""
+    html = render_to_string("annotate/_no_worker.html", {"wait": wait, "cancellable": cancellable})
+    return " ".join(unescape(strip_tags(html)).split())
 
 
 def cancel_job(job: Job, user: AbstractBaseUser, *, kind: str, finished_words: Callable[[Job], str]) -> Job:
