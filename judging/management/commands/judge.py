@@ -33,7 +33,6 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
 
 from annotate.management.commands.agreement import get_project, positive_int
 from annotate.models import Project
@@ -42,7 +41,7 @@ from judging.models import Judge, JudgeRun
 from judging.services.judges import JudgeSettingsError, clean_judge_settings, endpoint_judge
 from judging.services.runs import (
     BLOCKING_SETTINGS,
-    execute_run,
+    execute_new_run,
     missing_key_variable,
     needs_endpoint,
     quick_check,
@@ -131,12 +130,16 @@ class Command(BaseCommand):
                     raise CommandError(f"{option} {value}: {error}") from None
                 # The endpoint answered (a 429, a 5xx): the calls retry and record their own outcome.
 
-        with transaction.atomic():
+        def start() -> JudgeRun:
             judge = endpoint_judge(project, base_url=cleaned["base_url"], model=cleaned["model"],
                                    api_key_env=cleaned["api_key_env"], with_reasoning=cleaned["with_reasoning"],
                                    concurrency=concurrency, prices=prices)
-            run = start_run(project, judge, scope=scope, queue=False, ask_again=options["ask_again"])
-        run = execute_run(run.pk, endpoint_checked=checked)
+            return start_run(project, judge, scope=scope, queue=False, ask_again=options["ask_again"])
+
+        # Executed here, its lock held from before it is committed: a worker starting meanwhile leaves it alone.
+        run = execute_new_run(start, endpoint_checked=checked)
+        assert run is not None
+        judge = run.judge
         if run.status == JudgeRun.Status.FAILED:
             raise CommandError(f"run {run.pk} failed: {run.error}")
         summary = run_summary(run)

@@ -11,7 +11,7 @@ from annotate.management.commands.agreement import get_project
 from annotate.models import Batch, Project
 from judging.models import JudgeRun
 from judging.services.judges import JudgeSettingsError
-from judging.services.runs import execute_run, run_summary
+from judging.services.runs import execute_new_run, run_summary
 from judging.services.triage import start_explanation, start_triage
 
 
@@ -40,22 +40,22 @@ class Command(BaseCommand):
                 names = ", ".join(project.batches.values_list("name", flat=True)[:20]) or "none"
                 raise CommandError(f"--batch: project {project.slug!r} has no batch {options['batch']!r} "
                                    f"(its batches: {names})")
+        # Each run is executed here, its lock held from before it is committed: a worker starting meanwhile leaves
+        # it alone (judging.services.runs.execute_new_run).
         try:
-            first = start_triage(project, batch=batch, queue=False)
+            first = execute_new_run(lambda: start_triage(project, batch=batch, queue=False), follow_up=False)
         except JudgeSettingsError as error:
             raise CommandError(f"{error.field}: {error}") from None
-        first = execute_run(first.pk, follow_up=False)
+        assert first is not None
         if first.status == JudgeRun.Status.FAILED:
             raise CommandError(f"first-pass run {first.pk} failed: {first.error}")
         if first.status != JudgeRun.Status.DONE:  # another process holds its lock (a worker picked it up)
             raise CommandError(f"first-pass run {first.pk} is {first.status}: another process is executing it, so "
                                "no explainer was started here.")
         try:
-            explain = start_explanation(first, queue=False)
+            explain = execute_new_run(lambda: start_explanation(first, queue=False))
         except JudgeSettingsError as error:
             raise CommandError(f"the explainer was not started ({error.field}): {error}") from None
-        if explain is not None:
-            explain = execute_run(explain.pk)
         result = {
             "first_pass": run_summary(first, with_judgements=False),
             "flagged": first.flagged,

@@ -39,7 +39,7 @@ its summary). Import from the package; the names below are its interface.
 from __future__ import annotations
 
 from judging.services.runs.cancel import RunCancelled, cancel_run
-from judging.services.runs.execute import NLI_CHUNK, SLICE_SECONDS, RunFailed, execute_run
+from judging.services.runs.execute import NLI_CHUNK, SLICE_SECONDS, RunFailed, execute_new_run, execute_run
 from judging.services.runs.locks import execution_lock, is_run_executing, resume_stale_runs
 from judging.services.runs.results import (
     ANSWERED,
@@ -81,6 +81,7 @@ __all__ = [
     "_ResultWriter",
     "cancel_run",
     "check_judge_runs_here",
+    "execute_new_run",
     "execute_run",
     "execution_lock",
     "is_run_executing",

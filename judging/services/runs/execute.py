@@ -6,10 +6,13 @@ from __future__ import annotations
 import logging
 import queue
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, nullcontext
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -56,8 +59,29 @@ class RunFailed(Exception):
 
 
 
+def execute_new_run(
+    start: Callable[[], JudgeRun | None], *, follow_up: bool = True, endpoint_checked: bool = False
+) -> JudgeRun | None:
+    """Start a run with ``start`` (a ``start_run(..., queue=False)``; None: nothing to run) and execute it here, in
+    the foreground (the `judge` and `triage` commands); the run as it ended, or None.
+
+    The run's lock is taken before the run is committed and held until it ends. Taken after the commit, a worker
+    starting in between would find the run queued, with no message and nobody executing it (resume_stale_runs),
+    and queue a spare message for it; the run's ``resumed`` would count a resumption that never happened, and the
+    worker could even take the run before this process does.
+    """
+    with ExitStack() as holding:
+        with transaction.atomic():
+            run = start()
+            if run is None:
+                return None
+            held = holding.enter_context(execution_lock(run.pk))
+        return execute_run(run.pk, follow_up=follow_up, endpoint_checked=endpoint_checked, lock_held=held)
+
+
 def execute_run(
-    run_id: int, *, max_seconds: float | None = None, follow_up: bool = True, endpoint_checked: bool = False
+    run_id: int, *, max_seconds: float | None = None, follow_up: bool = True, endpoint_checked: bool = False,
+    lock_held: bool = False,
 ) -> JudgeRun:
     """Judge what the run has not judged yet; finish it (flag, queue the explainer) when nothing is left.
 
@@ -67,13 +91,15 @@ def execute_run(
     (the Celery task works in slices). `follow_up` False leaves the explainer of
     a first pass to the caller (the `triage` command runs it in the foreground).
     `endpoint_checked`: the caller has just checked the endpoint (the `judge`
-    command, before writing anything), so it is not asked twice.
+    command, before writing anything), so it is not asked twice. `lock_held`:
+    the caller holds the run's lock until this returns (``execute_new_run``,
+    which gives no `max_seconds`: no next slice is queued under its lock).
     """
     run = JudgeRun.objects.select_related("judge", "project", "rubric").get(pk=run_id)
     if run.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED) or run.scope == JudgeRun.Scope.IMPORTED:
         return run
     try:
-        with execution_lock(run.pk) as held:
+        with nullcontext(True) if lock_held else execution_lock(run.pk) as held:
             if not held:
                 logger.info("judge run %s is being executed by another process", run.pk)
                 return run

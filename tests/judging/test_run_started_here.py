@@ -1,0 +1,85 @@
+"""The `judge` and `triage` commands execute their runs in the foreground, and a worker starting meanwhile leaves them
+alone. Each command made its run queued, without a message, and only then took the run's lock to execute it: a
+worker starting in between (resume_stale_runs, on every worker start with the embedded broker) found a queued run
+nobody executed and no message waited for, queued a spare message and counted a resumption that never happened.
+The lock is now taken before the run is committed (judging.services.runs.execute_new_run).
+
+The worker's start is played at the moment each run is committed (an on_commit callback of the run's creation), so
+these tests commit for real.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+
+from annotate.models import Project
+from judging import tasks
+from judging.models import JudgeRun
+from judging.services import runs
+from tests.judging.broker_queue import use_broker_queue
+from tests.judging.llm_server import LoopbackLLM
+from tests.judging.run_factories import add_samples
+from tests.judging.test_triage import first_pass_script, triage_project
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def worker_starts_as_each_run_is_committed(
+    settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, list[Any]]:
+    """Each new run, once committed, meets a worker that starts (the embedded broker's queue folder empty): what
+    each start queued again, and the messages it sent."""
+    use_broker_queue(settings, tmp_path, monkeypatch)
+    seen: dict[str, list[Any]] = {"resumed": [], "sent": []}
+    monkeypatch.setattr(tasks.execute_judge_run, "delay", lambda run_id: seen["sent"].append(run_id))
+    save = JudgeRun.save
+
+    def save_and_meet_a_starting_worker(self: JudgeRun, *args: Any, **kwargs: Any) -> None:
+        new = self._state.adding
+        save(self, *args, **kwargs)
+        if new:
+            transaction.on_commit(lambda: seen["resumed"].append(runs.resume_stale_runs()))
+
+    monkeypatch.setattr(JudgeRun, "save", save_and_meet_a_starting_worker)
+    return seen
+
+
+def test_a_worker_starting_as_the_judge_command_commits_its_run_leaves_the_run_to_it(
+    project: Project, worker_starts_as_each_run_is_committed: dict[str, list[Any]]
+) -> None:
+    add_samples(project, 3)
+    out = io.StringIO()
+    with LoopbackLLM() as server:
+        call_command("judge", "--project", project.slug, "--base-url", server.base_url, "--model", "test-model",
+                     "--json", stdout=out)
+    summary = json.loads(out.getvalue())
+    run = JudgeRun.objects.get(pk=summary["run"])
+    assert worker_starts_as_each_run_is_committed == {"resumed": [[]], "sent": []}  # no spare message
+    assert (run.status, run.done, run.resumed) == (JudgeRun.Status.DONE, 3, 0)
+    assert (summary["items"], summary["scored"]) == (3, 3)
+
+
+def test_a_worker_starting_as_the_triage_command_commits_each_run_leaves_them_to_it(
+    project: Project, worker_starts_as_each_run_is_committed: dict[str, list[Any]]
+) -> None:
+    add_samples(project, 5, batch_name="one")
+    out = io.StringIO()
+    with LoopbackLLM(first_pass_script) as fast, LoopbackLLM() as strong:
+        triage_project(project, fast, strong)
+        call_command("triage", "--project", project.slug, "--json", stdout=out)
+    result = json.loads(out.getvalue())
+    assert worker_starts_as_each_run_is_committed == {"resumed": [[], []], "sent": []}  # first pass, explainer
+    assert result["flagged"] == 2 and result["explain"]["status"] == "done"
+    assert list(JudgeRun.objects.values_list("status", "resumed")) == [(JudgeRun.Status.DONE, 0)] * 2
+
+
+def test_execute_new_run_executes_nothing_when_there_is_nothing_to_run() -> None:
+    assert runs.execute_new_run(lambda: None) is None
