@@ -357,7 +357,21 @@ def get_span_for_user(user: AnyUser, pk: int) -> SpanAnnotation:
     if span.annotator_id != user.pk:
         raise Forbidden("Only the span's author may change it")
     span.annotator = user  # the author is the user authentication already loaded
+    # Only while the author holds the span's round of the batch: one unassigned or reassigned since keeps their
+    # spans stored (reviewers see them marked "(not assigned)"), but changes them no more, as they add none.
+    states = AssignmentStates.of(span.sample, user)  # a superuser's are read here, the others' came with the span
+    span.sample.viewer_assignments = states  # type: ignore[attr-defined]
+    if span.round not in states.rounds:
+        raise Forbidden(span_round_not_held(span))
     return span
+
+
+def span_round_not_held(span: SpanAnnotation) -> str:
+    """Why the author of ``span`` may not change it: they no longer hold its round of the batch (the create path's
+    wording, annotate.services.spans)."""
+    batch = Batch.objects.filter(pk=span.sample.batch_id).values_list("name", flat=True).first()
+    return (f"you are not assigned to round {span.round} of batch {batch!r}, so your spans there can no longer "
+            "be changed; they stay stored as they are (exports list them), and nothing was changed")
 
 
 # --- campaign management (members page, batch annotators page, API tokens) ---------------------------------

@@ -161,6 +161,8 @@ class SpanViewSet(
             return self._conflict(stale)
         except freeze.RoundFrozen as frozen:
             return frozen_round(frozen)
+        except freeze.NotAssigned as left:  # get_span_for_user refused it first; the service checks again
+            raise access.Forbidden(str(left)) from None
         states = getattr(span.sample, "viewer_assignments", None)  # the author's rounds, read with the span
         if states is not None:
             span.assigned = span.round in states.rounds
@@ -184,6 +186,8 @@ class SpanViewSet(
             return self._conflict(stale)
         except freeze.RoundFrozen as frozen:
             return frozen_round(frozen)
+        except freeze.NotAssigned as left:
+            raise access.Forbidden(str(left)) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @staticmethod

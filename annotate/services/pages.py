@@ -99,6 +99,9 @@ def annotation_page_data(sample: Sample, user: AbstractBaseUser, role: str, roun
         # Whose spans are listed though they no longer hold this round (a reviewer's read-only view says so).
         "not_assigned": sorted({span.annotator.username for span in spans
                                 if not getattr(span, "assigned", True) and span.annotator_id != user.pk}),
+        # An annotator's own spans of a round they no longer hold (unassigned from round 2): shown, never editable
+        # (the API refuses their changes too, access.get_span_for_user); the read-only banner says why.
+        "own_not_held": role == Membership.Role.ANNOTATOR and not assigned and any(s["mine"] for s in span_data),
         "others": others,
         "labels": hotkey_labels(sample.project.taxonomy),
         "done": sample.pk in done_ids,

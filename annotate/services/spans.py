@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotate.access import AssignmentStates
+from annotate.access import AssignmentStates, span_round_not_held
 from annotate.models import Assignment, Sample, SampleReview, SpanAnnotation
 from annotate.services import freeze
 from annotate.taxonomy import LabelError, normalize_labels
@@ -253,9 +253,11 @@ def check_span_changes(
 def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) -> SpanAnnotation:
     """Apply changes if ``version`` is still the stored one; otherwise raise StaleVersion.
 
-    Bad input raises SpanError naming every field at fault, before the frozen-round check (RoundFrozen).
+    NotAssigned first when its author no longer holds the span's round; then bad input raises SpanError naming
+    every field at fault, before the frozen-round check (RoundFrozen).
     Changes to the values the span already has write nothing and keep its version.
     """
+    _check_held(span)
     fields, problems = check_span_changes(span, changes, version=version)
     if problems:
         raise SpanError.of(problems)
@@ -293,7 +295,17 @@ def _unchanged(span: SpanAnnotation, fields: dict[str, Any]) -> bool:
     return True
 
 
+def _check_held(span: SpanAnnotation) -> None:
+    """Raise NotAssigned unless the span's author still holds its round of the batch: the spans of someone unassigned
+    or reassigned stay as they are (access.get_span_for_user refuses the API's writes first, with 403)."""
+    if span.round not in AssignmentStates.of(span.sample, span.annotator).rounds:
+        raise freeze.NotAssigned(span_round_not_held(span))
+
+
 def delete_span(span: SpanAnnotation, *, version: Any) -> None:
+    """Delete the span if ``version`` is still the stored one (else StaleVersion); NotAssigned when its author no
+    longer holds its round, RoundFrozen when that round is frozen."""
+    _check_held(span)
     if isinstance(version, bool) or not isinstance(version, int):
         raise SpanError("version", "send the version you last read")
     freeze.check_writable(span.sample, span.annotator, span.round)
