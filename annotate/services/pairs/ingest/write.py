@@ -109,15 +109,22 @@ def _existing(model: type[models.Model], project: Project, name: str, values: It
 
 @dataclass(frozen=True)
 class HighestIds:
-    """The highest ids of the pair tables, read before the checks: a row above them was added after the checks."""
+    """The project's highest ids in the pair tables, read before the checks: a row of it above them was added after
+    the checks.
+
+    Per project, as the span import's repeat re-check reads them (annotate.services.ingest.repeats.highest_sample_id):
+    an import into this project writes its rows while it holds its turn (_take_turn), so no import's rows committed
+    after this read have a lower id. Across all projects they could: an import into another project that takes its
+    ids after one into this project but commits first lifts the highest id over this project's rows still
+    uncommitted, and the re-check looked only above it."""
 
     original: int
     text: int
     item: int
 
     @classmethod
-    def read(cls) -> HighestIds:
-        return cls(*(model.objects.aggregate(highest=Max("pk"))["highest"] or 0
+    def read(cls, project: Project) -> HighestIds:
+        return cls(*(model.objects.filter(project=project).aggregate(highest=Max("pk"))["highest"] or 0
                      for model in (PairOriginal, PerturbedText, PairItem)))
 
 
@@ -361,7 +368,7 @@ def import_pairs(
     _name_likely_format(lines, fmt, problems)
     pairs_project = project is not None and project.kind == Project.Kind.PAIRS
     # Read before the checks: what the transaction re-checks is what was added after this.
-    seen = HighestIds.read() if pairs_project else None
+    seen = HighestIds.read(project) if project is not None and pairs_project else None
     skipped: list[Line] = []
     if fmt == "hades" and (pairs_project or project is None):
         repeats = find_repeats(project, parsed, fmt)
