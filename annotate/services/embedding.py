@@ -6,6 +6,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any, Literal
 
 import numpy as np
@@ -169,7 +170,9 @@ def _embed_long_text(model_class: type[Passage | Sample], row: Any, text_of: str
                           embedding_model=model)
 
 
-def run_embedding_job(job_id: int, *, max_seconds: float | None = None, max_sentences: int | None = None) -> Job:
+def run_embedding_job(
+    job_id: int, *, max_seconds: float | None = None, max_sentences: int | None = None, lock_held: bool = False
+) -> Job:
     """Split and embed every text of the project not yet embedded with the configured model.
 
     Without limits it runs to the end. With ``max_seconds`` or ``max_sentences``
@@ -182,9 +185,12 @@ def run_embedding_job(job_id: int, *, max_seconds: float | None = None, max_sent
     next slice is queued once the lock is let go. A job that has ended (done, or
     cancelled by an admin) is left as it is: a cancelled job stops after the
     chunk in hand, keeping the texts it embedded, and a new job (the embed
-    command) does the rest.
+    command) does the rest. ``lock_held``: the caller took the job's lock
+    before the job was committed and holds it until this returns (the embed
+    command, through jobs.start_held; it gives no limits, so no next slice is
+    queued under its lock).
     """
-    with jobs.job_lock(job_id) as held:
+    with nullcontext(True) if lock_held else jobs.job_lock(job_id) as held:
         job = Job.objects.get(pk=job_id)
         if not held or not job.is_active:
             return job

@@ -6,6 +6,7 @@ EMBEDDING_MODEL, through the same service the background job uses: in the foregr
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -13,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotate import embedder
 from annotate.management.commands.agreement import get_project
 from annotate.models import Job, Project
-from annotate.services import embedding, reembedding
+from annotate.services import embedding, jobs, reembedding
 
 
 class Command(BaseCommand):
@@ -37,25 +38,35 @@ class Command(BaseCommand):
             raise CommandError(f"--project: {project.slug!r} is a {project.kind} project; only span projects' texts "
                                "are embedded")
         model = embedder.model_name()
-        try:
-            job, new = reembedding.start_embedding(project, every_text=options["every_text"], queue=options["queue"])
-        except reembedding.EmbedRefused as refusal:
-            raise CommandError(str(refusal)) from None
-        if job is None:
-            self.stdout.write(f"Nothing to do: every text of {project.slug} is embedded with {model}.")
-            return
         if options["queue"]:
-            self._say_queued(project, job, new, model)
+            job, new = self._start(project, options["every_text"], queue=True)
+            if job is None:
+                self.stdout.write(f"Nothing to do: every text of {project.slug} is embedded with {model}.")
+            else:
+                self._say_queued(project, job, new, model)
             return
-        if new:
-            self.stdout.write(f"Embedding {job.total} text(s) of {project.slug} with {model} (job {job.pk})")
-        else:
-            self.stdout.write(f"Running embedding job {job.pk} of {project.slug} here ({job.status}, {job.done} of "
-                              f"{job.total} texts done), with {model}")
-        try:
-            job = embedding.run_embedding_job(job.pk)
-        except embedder.EmbeddingModelError as error:
-            raise CommandError(f"embedding failed (job {job.pk}): {error}") from None
+        with ExitStack() as holding:
+            # Run here, its lock held from before a new job is committed: a worker starting meanwhile leaves it alone.
+            started: list[bool] = []
+
+            def start() -> Job | None:
+                job, new = self._start(project, options["every_text"], queue=False)
+                started.append(new)
+                return job
+
+            job, held = jobs.start_held(holding, start, jobs.job_lock)
+            if job is None:
+                self.stdout.write(f"Nothing to do: every text of {project.slug} is embedded with {model}.")
+                return
+            if started[0]:
+                self.stdout.write(f"Embedding {job.total} text(s) of {project.slug} with {model} (job {job.pk})")
+            else:
+                self.stdout.write(f"Running embedding job {job.pk} of {project.slug} here ({job.status}, {job.done} "
+                                  f"of {job.total} texts done), with {model}")
+            try:
+                job = embedding.run_embedding_job(job.pk, lock_held=held)
+            except embedder.EmbeddingModelError as error:
+                raise CommandError(f"embedding failed (job {job.pk}): {error}") from None
         if job.is_active:  # a worker holds the job's lock: it is doing the work
             self.stdout.write(f"A worker is running job {job.pk} ({job.done} of {job.total} texts done); nothing "
                               "was done here.")
@@ -64,6 +75,13 @@ class Command(BaseCommand):
         else:
             self.stdout.write(f"Done: {job.total} text(s) embedded with {model}; {reembedding.stale_count(project)} "
                               "left without vectors of it.")
+
+    @staticmethod
+    def _start(project: Project, every_text: bool, *, queue: bool) -> tuple[Job | None, bool]:
+        try:
+            return reembedding.start_embedding(project, every_text=every_text, queue=queue)
+        except reembedding.EmbedRefused as refusal:
+            raise CommandError(str(refusal)) from None
 
     def _say_queued(self, project: Project, job: Job, new: bool, model: str) -> None:
         if job.status == Job.Status.FAILED:  # the broker refused the task: the job says why

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.commands.agreement import get_project, positive_int
 from annotate.models import Job
+from annotate.services import jobs
 from annotate.services.pairs import perturb
 
 
@@ -25,20 +27,25 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         project = get_project(options["project"])
         seed = None if options["seed"] is None else positive_int(options["seed"], "--seed", allow_zero=True)
-        try:
-            job = perturb.start_perturbation(project, None, seed=seed, queue=False)
-        except perturb.NothingToPerturb as nothing:
-            self.stdout.write(f"Nothing to do: {nothing}.")
-            return
-        except perturb.PerturbationError as error:
-            raise CommandError(f"perturbation not started: {error}") from None
-        self.stdout.write(f"Perturbing {job.total} original text(s) of {project.slug} (job {job.pk}, "
-                          f"seed {job.options['seed']})")
+        with ExitStack() as holding:
+            # Run here, its lock held from before the job is committed: a worker starting meanwhile leaves it alone.
+            try:
+                job, held = jobs.start_held(
+                    holding, lambda: perturb.start_perturbation(project, None, seed=seed, queue=False), jobs.job_lock
+                )
+            except perturb.NothingToPerturb as nothing:
+                self.stdout.write(f"Nothing to do: {nothing}.")
+                return
+            except perturb.PerturbationError as error:
+                raise CommandError(f"perturbation not started: {error}") from None
+            assert job is not None
+            self.stdout.write(f"Perturbing {job.total} original text(s) of {project.slug} (job {job.pk}, "
+                              f"seed {job.options['seed']})")
 
-        def progress(current: Job) -> None:
-            self.stdout.write(f"  {current.done} of {current.total} done")
+            def progress(current: Job) -> None:
+                self.stdout.write(f"  {current.done} of {current.total} done")
 
-        job = perturb.run_perturbation_job(job.pk, progress=progress)
+            job = perturb.run_perturbation_job(job.pk, progress=progress, lock_held=held)
         if job.status != Job.Status.DONE:
             raise CommandError(f"perturbation failed: {job.error}")
         summary = job.options

@@ -29,6 +29,7 @@ from annotate.services.jobs.locks import (
     job_lock,
     lock_file,
     orphaned_ids,
+    start_held,
     waiting_ids,
 )
 from annotate.services.jobs.recovery import RESUMING_TASKS, resume_stale_jobs, resuming_task, stopped_message
@@ -59,6 +60,7 @@ __all__ = [
     "resuming_task",
     "retry_when_locked",
     "send_job",
+    "start_held",
     "stopped_message",
     "waiting_ids",
 ]

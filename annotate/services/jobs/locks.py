@@ -13,11 +13,13 @@ import base64
 import fcntl
 import json
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from celery import Task
 from django.conf import settings
+from django.db import models, transaction
 
 
 def lock_file(name: str) -> Path:
@@ -102,6 +104,29 @@ def orphaned_ids(ids: Iterable[int], task: Task, is_executing: Callable[[int], b
         return []
     waiting = waiting_ids(task)
     return [number for number in ids if number not in waiting and not is_executing(number)]
+
+
+W = TypeVar("W", bound=models.Model)
+
+
+def start_held(
+    holding: ExitStack, start: Callable[[], W | None], lock: Callable[[int], AbstractContextManager[bool]]
+) -> tuple[W | None, bool]:
+    """Start work that this process executes itself (a command running a job in the foreground): ``start`` creates
+    it without queuing it (None: nothing to do), in a transaction, and its lock (``lock(work.pk)``) is taken before
+    that transaction commits and held on ``holding`` until the caller's block ends; the work, and whether the lock
+    is held (the executing service is then told so, e.g. ``lock_held=True``).
+
+    Taken after the commit, a worker starting in between (``orphaned_ids``) would find the work queued, with no
+    message and nobody executing it, and queue a spare message for it: counted as a resumption that never happened,
+    and the worker could take the work before this process does. (judging.services.runs.execute_new_run does the
+    same for judge runs.)
+    """
+    with transaction.atomic():
+        work = start()
+        if work is None:
+            return None, False
+        return work, holding.enter_context(lock(work.pk))
 
 
 # --- annotate's jobs ---------------------------------------------------------------------------------------------

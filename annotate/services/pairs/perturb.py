@@ -21,6 +21,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
@@ -166,7 +167,8 @@ def _perturbed_in_words(job: Job) -> str:
 
 
 def run_perturbation_job(
-    job_id: int, *, progress: Callable[[Job], None] | None = None, max_seconds: float | None = None
+    job_id: int, *, progress: Callable[[Job], None] | None = None, max_seconds: float | None = None,
+    lock_held: bool = False,
 ) -> Job:
     """Perturb the job's waiting originals; safe to run again (it continues where it stopped).
 
@@ -174,8 +176,11 @@ def run_perturbation_job(
     stays running), so a long job does not hold the worker past its time limit or ahead of other jobs. One
     process at a time per job (its lock, held by the worker's task and the `perturb_pairs` command alike); a job
     cancelled by an admin stops before its next original and keeps its cancel's status and message.
+    ``lock_held``: the caller took the job's lock before the job was committed and holds it until this returns
+    (the `perturb_pairs` command, through jobs.start_held; it gives no ``max_seconds``, so no next slice is
+    queued under its lock).
     """
-    with jobs.job_lock(job_id) as held:
+    with nullcontext(True) if lock_held else jobs.job_lock(job_id) as held:
         job = Job.objects.select_related("project").get(pk=job_id)
         if not held or job.status in (Job.Status.DONE, Job.Status.FAILED):
             return job

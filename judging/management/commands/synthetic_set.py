@@ -13,7 +13,7 @@ from judging.models import Judge, SyntheticSet
 from judging.services.synthetic import (
     SyntheticSetError,
     create_synthetic_set,
-    execute_synthetic_set,
+    execute_new_set,
     import_rewrites,
     synthetic_summary,
 )
@@ -68,9 +68,12 @@ class Command(BaseCommand):
                                       .values_list("name", flat=True)) or "none"
                     raise CommandError(f"no judge named {options['writer_judge']!r} in project {project.slug!r} "
                                        f"(rubric judges: {known})")
-                synthetic_set = create_synthetic_set(project, name=options["name"], writer=writer, seed=seed,
-                                                     queue=False, sentences_per_output=per_output)
-                synthetic_set = execute_synthetic_set(synthetic_set.pk)
+                # Written here, its lock held from before the set is committed: a worker starting meanwhile
+                # leaves it alone.
+                synthetic_set = execute_new_set(lambda: create_synthetic_set(
+                    project, name=options["name"], writer=writer, seed=seed, queue=False,
+                    sentences_per_output=per_output,
+                ))
         except SyntheticSetError as error:
             raise CommandError(str(error)) from error
         summary = synthetic_summary(synthetic_set)

@@ -18,6 +18,7 @@ from judging.services.synthetic.ingest import IMPORT_PROBLEMS_SHOWN, import_rewr
 from judging.services.synthetic.rewrite import (
     REWRITE_SYSTEM,
     RewriteOutcome,
+    execute_new_set,
     execute_synthetic_set,
     execution_lock,
     is_set_executing,
@@ -43,6 +44,7 @@ __all__ = [
     "build_items",
     "cancel_synthetic_set",
     "create_synthetic_set",
+    "execute_new_set",
     "execute_synthetic_set",
     "execution_lock",
     "import_rewrites",

@@ -9,15 +9,16 @@ left as it is, and one being written stops at its next progress write.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotate.services.jobs.locks import exclusive, lock_file, orphaned_ids
+from annotate.services.jobs.locks import exclusive, lock_file, orphaned_ids, start_held
 from judging import prompts
 from judging import synthetic as nesting
 from judging.clients import Endpoint, EndpointError, chat, endpoint_for
@@ -162,13 +163,28 @@ def _record_progress(set_id: int, done: int) -> None:
         raise SetCancelled(set_id)
 
 
-def execute_synthetic_set(set_id: int) -> SyntheticSet:
+def execute_new_set(start: Callable[[], SyntheticSet]) -> SyntheticSet:
+    """Create a set with ``start`` (a ``create_synthetic_set(..., queue=False)``) and write it here, in the
+    foreground (the `synthetic_set` command); the set as it ended.
+
+    The set's lock is taken before the set is committed and held until it ends (annotate.services.jobs.start_held):
+    taken after the commit, a worker starting in between (``resume_stale_synthetic_sets``) would find the set queued
+    with no message and nobody writing it, queue a spare message for it, and could take it before this process does.
+    """
+    with ExitStack() as holding:
+        synthetic_set, held = start_held(holding, start, execution_lock)
+        assert synthetic_set is not None
+        return execute_synthetic_set(synthetic_set.pk, lock_held=held)
+
+
+def execute_synthetic_set(set_id: int, *, lock_held: bool = False) -> SyntheticSet:
     """Write every rewrite the set still lacks, then build its items. Runs again safely (task redelivery).
 
     One process at a time per set (a lock file); a second delivery while the
-    first is writing returns at once.
+    first is writing returns at once. ``lock_held``: the caller holds the set's
+    lock until this returns (``execute_new_set``).
     """
-    with execution_lock(set_id) as held:
+    with nullcontext(True) if lock_held else execution_lock(set_id) as held:
         synthetic_set = SyntheticSet.objects.select_related(
             "project", "writer", "intrinsic_prompt", "extrinsic_prompt").get(pk=set_id)
         if not held or not synthetic_set.is_active:
