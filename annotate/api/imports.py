@@ -99,6 +99,11 @@ class ImportResultSerializer(serializers.Serializer):
         child=serializers.CharField(), required=False,
         help_text="Span projects: the usernames given the batches' submitted round.",
     )
+    unread_annotations = serializers.IntegerField(
+        required=False,
+        help_text="Span projects, samples JSONL: the annotations the lines carried (a JSONL export's lines do), which "
+        "that format does not import; `warnings` says so and names the format that carries them (FaithBench).",
+    )
     embedding_job = serializers.IntegerField(
         required=False, allow_null=True,
         help_text="Span projects: the sentence embedding job queued after the import; its progress is on the "
@@ -180,6 +185,7 @@ def _import_spans(project: Project, request: Request, body: dict[str, Any], file
         "samples": report.samples,
         "spans": report.spans,
         "annotators": report.annotators,
+        "unread_annotations": report.unread_annotations,
         "embedding_job": report.job.pk if report.job else None,
     }
 

@@ -181,4 +181,13 @@ def _shown(value: Any) -> str:
 @extend_schema_field({"type": "string", "format": "binary"})
 class UploadField(serializers.FileField):
     """A file part of a multipart body, described as OpenAPI describes an upload (spectacular's own mapping of a
-    FileField describes how a stored file is shown, as a URI): every import's ``file`` field."""
+    FileField describes how a stored file is shown, as a URI): every import's ``file`` field.
+
+    An empty file is refused naming it (DRF's own words, "The submitted file is empty.", name none, and an import
+    may send several files)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        name, size = getattr(data, "name", None), getattr(data, "size", None)
+        if name and size == 0 and not self.allow_empty_file:
+            raise serializers.ValidationError(f"{name}: the file is empty (0 bytes); nothing was imported")
+        return super().to_internal_value(data)

@@ -34,6 +34,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotate.models import Assignment, Batch, Passage, Project, Sample
+from annotate.services.ingest.checks import batch_name_problem
 
 MAX_PREFIX_LENGTH = 150
 
@@ -97,6 +98,8 @@ def create_batches_from_selection(
 
     groups = [wanted[start : start + passages_per_batch] for start in range(0, len(wanted), passages_per_batch)]
     names = [f"{prefix}-{number}" for number in range(1, len(groups) + 1)]
+    if (problem := batch_name_problem(names[-1])) is not None:
+        raise AgreementAdminError("name_prefix", f"the batch name {names[-1]!r} {problem}")
     # One request at a time per project from here on: a double submit waits, then finds the batches made.
     Project.objects.select_for_update().filter(pk=project.pk).first()
     taken = sorted(Batch.objects.filter(project=project, name__in=names).values_list("name", flat=True))

@@ -75,7 +75,7 @@ def test_a_faithbench_file_is_imported_with_its_spans_and_embedding_queued(proje
         "project": "demo", "kind": "spans", "format": "faithbench",
         "summary": "Imported 1 batch, 2 samples and 4 spans; sentence embedding runs in the background.",
         "warnings": [], "batches": [{"id": batch.pk, "name": "batch_7"}], "samples": 2, "spans": 4,
-        "annotators": ["Ana", "Bo"], "embedding_job": job.pk,
+        "annotators": ["Ana", "Bo"], "unread_annotations": 0, "embedding_job": job.pk,
     }
     assert sorted(batch.assignments.values_list("annotator__username", "status")) == [("Ana", "submitted"),
                                                                                      ("Bo", "submitted")]

@@ -55,7 +55,7 @@ def demo() -> Project:
 def test_the_import_file_input_is_named_by_a_visible_label(
     page: Page, live_server: Any, log_in: Any, admin_user: Any, project: Project, pairs_project: Project, which: str
 ) -> None:
-    target, name = (project, "Data files (.json, .jsonl)") if which == "annotation" else (
+    target, name = (project, "Data files (.json, .jsonl, or a .zip of them)") if which == "annotation" else (
         pairs_project, "Data files (.jsonl, .json)")
     log_in(page, admin_user)
     page.goto(live_server.url + reverse("project", args=[target.slug]))

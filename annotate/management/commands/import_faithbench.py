@@ -13,7 +13,8 @@ from annotate.services import ingest, projects
 
 
 class Command(BaseCommand):
-    help = "Import FaithBench batch files (.json) or unannotated samples (.jsonl) into a project."
+    help = ("Import FaithBench batch files (.json) or unannotated samples (.jsonl), or zip archives of them (a "
+            "FaithBench export's download), into a project.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", type=Path)
@@ -37,6 +38,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         files = []
         for path in options["files"]:
+            if path.is_dir():
+                raise CommandError(f"{path}: is a directory; name the files in it (e.g. {path / '*.json'})")
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
             files.append((str(path), path.read_bytes()))
@@ -68,5 +71,5 @@ class Command(BaseCommand):
                 " name once." if conflict.merged else ""
             )
             self.stdout.write(self.style.WARNING(f"warning: {conflict.describe()}{hint}"))
-        for line in [*report.describe_renamed(), *report.describe_case_merges()]:
+        for line in [*report.describe_unread_annotations(), *report.describe_renamed(), *report.describe_case_merges()]:
             self.stdout.write(self.style.WARNING(f"warning: {line}"))

@@ -7,9 +7,10 @@ import zipfile
 from collections.abc import Iterator
 from typing import Any
 
+from annotate.file_names import file_name_problem
 from annotate.models import Project
 from annotate.services.export.faithbench import faithbench_files
-from annotate.services.export.options import ExportOptions, export_stem
+from annotate.services.export.options import ExportError, ExportOptions, export_stem
 
 # A streamed zip is handed on once this many compressed bytes are waiting, and at the end of each batch file.
 ZIP_CHUNK = 1 << 16
@@ -62,6 +63,8 @@ def _faithbench_zip_chunks(stem: str, files: Iterator[tuple[str, Iterator[bytes]
     with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.mkdir(_zip_entry(f"{stem}/", 0o40755))
         for name, pieces in files:
+            if file_name_problem(name, suffix="") is not None:  # export_file_names makes this impossible
+                raise ExportError(f"batch file {name!r} is no safe name for a zip entry; the zip is not complete")
             with archive.open(_zip_entry(f"{stem}/{name}", 0o100644), "w") as entry:
                 for piece in pieces:
                     entry.write(piece)

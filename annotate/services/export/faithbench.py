@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from annotate.file_names import export_file_names
 from annotate.models import Batch, Project, Sample, SpanAnnotation
-from annotate.services.export.options import ExportOptions
+from annotate.services.export.options import ExportError, ExportOptions
 from annotate.services.export.reading import _batch_samples, _Names, _Progress, _sample_id
 from annotate.services.ingest import ABSENT_KEYS, IMPORTED_AS
 from annotate.services.stats import batch_submitters
@@ -170,7 +171,8 @@ def faithbench_files(
     project: Project, options: ExportOptions, progress: Any = None
 ) -> Iterator[tuple[str, Iterator[bytes]]]:
     """Each batch's FaithBench file as ``(<batch>.json, its bytes in pieces)``, built only as it is read: read each
-    file's bytes to the end before asking for the next file. The options are checked now, before anything is built."""
+    file's bytes to the end before asking for the next file. The options are checked now, before anything is built.
+    The file names are safe and unique (annotate.file_names.export_file_names): a batch's own name where it is one."""
     options.check(project)
     return _faithbench_files(project, options, progress)
 
@@ -181,18 +183,24 @@ def _faithbench_files(
     names = _Names(project, options.pseudonyms)
     submitters = batch_submitters(project, options.round)
     counter = _Progress(progress)
-    for batch in project.batches.all():
+    batches = list(project.batches.all())
+    # A batch's name is its file's, made safe: a name stored before imports refused unsafe ones ("../x", "a/b",
+    # "CON") would write outside the folder, or fail to.
+    for batch, file_name in zip(batches, export_file_names([batch.name for batch in batches]), strict=True):
         pieces = _faithbench_batch_bytes(project, batch, options.round, names, submitters.get(batch.pk, []), counter)
-        yield f"{batch.name}.json", pieces
+        yield file_name, pieces
 
 
 def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, progress: Any = None) -> list[Path]:
-    """One ``<batch>.json`` per batch in out_dir, written sample by sample."""
+    """One ``<batch>.json`` per batch in out_dir, written sample by sample; never a file outside out_dir."""
     files = faithbench_files(project, options, progress)
     out_dir.mkdir(parents=True, exist_ok=True)
+    folder = out_dir.resolve()
     written: list[Path] = []
     for name, pieces in files:
         path = out_dir / name
+        if path.resolve().parent != folder:  # export_file_names makes this impossible; a second lock on the door
+            raise ExportError(f"batch file {name!r} would be written outside {out_dir}; nothing more was written")
         with path.open("wb") as handle:
             for piece in pieces:
                 handle.write(piece)

@@ -112,8 +112,11 @@ def describe_options(options: dict[str, Any]) -> str:
 
 def export_stem(project: Project, options: ExportOptions) -> str:
     """An export's name without its suffix: ``<slug>-round<N>``, with ``-pseudonyms`` when it names annotators by
-    pseudonym, so that the two exports of a round never share a file name (or the zip's folder)."""
-    return f"{project.slug}-round{options.round}{'-pseudonyms' if options.pseudonyms else ''}"
+    pseudonym and ``-excel`` for the CSV with a byte order mark, so that no two exports of a round share a file
+    name (or the zip's folder), and the one for Excel is told from the one for scripts."""
+    pseudonyms = "-pseudonyms" if options.pseudonyms else ""
+    excel = "-excel" if options.bom else ""
+    return f"{project.slug}-round{options.round}{pseudonyms}{excel}"
 
 
 def download_name(project: Project, options: ExportOptions) -> str:

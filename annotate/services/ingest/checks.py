@@ -10,6 +10,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import models
 
+from annotate.file_names import file_name_problem
+
 MAX_TEXT_CHARS = 1_000_000
 
 
@@ -104,6 +106,25 @@ def _text(value: Any, where: str, name: str) -> str:
     if len(value) > MAX_TEXT_CHARS:
         raise ImportFailed(f"{where}: field '{name}' has {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
     return value
+
+
+def _filled_text(value: Any, where: str, name: str) -> str:
+    """A sample's source or summary: a string (_text) with something in it. An empty one, or one of white space
+    alone, is nothing to annotate or judge, and its sentences and embeddings would be empty."""
+    text = _text(value, where, name)
+    if not text.strip():
+        raise ImportFailed(f"{where}: field '{name}' is {'empty' if not text else 'only white space'}; a sample needs "
+                           "its text")
+    return text
+
+
+def batch_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a batch's name, as a clause naming what is wrong and why, or None: an export writes
+    each batch as a file named after it (annotate.file_names)."""
+    problem = file_name_problem(name)
+    if problem is None:
+        return None
+    return f"{problem}: an export writes each batch as a file '<batch name>.json', so a batch name must be a safe file name"
 
 
 def _offset(value: Any, where: str, name: str) -> int:

@@ -3,27 +3,28 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from annotate import imported_json
 from annotate.models import Batch, Sample, SpanAnnotation
 from annotate.services.ingest.checks import (
     ImportFailed,
     ImportProblems,
     _check_range,
+    _filled_text,
     _fits,
     _offset,
     _shown,
-    _text,
     _where,
+    batch_name_problem,
     described,
     max_length,
     username_limit,
 )
+from annotate.services.ingest.guess import looks_like_samples_jsonl
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample, ParsedSpan
-from annotate.storable import find_unstorable, json_error
 from annotate.taxonomy import LabelError, validate_labels
 
 # The keys FaithBench writes for every annotation, in its order; what a file leaves out is noted under ABSENT_KEYS.
@@ -116,17 +117,26 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
     fixed in one pass rather than one error per upload.
     """
     try:
-        document = json.loads(content)
-    except UnicodeDecodeError as error:
-        raise ImportFailed(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    except json.JSONDecodeError as error:
-        raise ImportFailed(f"{file}: {json_error(error)}") from None
+        text = imported_json.decoded(content)
+    except imported_json.Unreadable as error:
+        raise ImportFailed(f"{file}: {error}") from None
+    if not text.strip():
+        raise ImportFailed(f"{file}: the file is empty (or holds only white space); a FaithBench batch file is an object "
+                           "with a list under 'samples'")
+    try:
+        document = imported_json.loads(text)
+    except imported_json.Unreadable as error:
+        hint = looks_like_samples_jsonl(text)
+        raise ImportFailed(f"{file}: {error}" + (f"; {hint}" if hint else "")) from None
     if not isinstance(document, dict) or not isinstance(document.get("samples"), list):
         raise ImportFailed(f"{file}: expected an object with a list under 'samples'")
     problems: list[str] = []
-    # NUL or a lone surrogate anywhere (a note, a metadata key, a name) is refused on every database.
-    if (found := find_unstorable({key: value for key, value in document.items() if key != "samples"})) is not None:
+    # NUL or a lone surrogate anywhere (a note, a metadata key, a name) is refused on every database, and so are
+    # NaN, a key given twice and too deep a nesting (annotate.imported_json); the samples are walked one by one.
+    if (found := imported_json.find_refused(document, skip="samples")) is not None:
         problems.append(f"{file}: {found.describe()}")
+    if not document["samples"]:
+        problems.append(f"{file}: no samples: the list under 'samples' is empty")
     samples: list[ParsedSample] = []
     seen_ids: set[str] = set()
     annotations_by_id: dict[str, str] = {}  # annot_id -> where the file first gives it
@@ -135,7 +145,10 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
         if sample is not None:
             samples.append(sample)
     stem = Path(file).stem
-    if len(stem) > max_length(Batch, "name"):
+    if (problem := batch_name_problem(stem)) is not None:
+        problems.append(f"{file}: the batch name {_shown(stem)} (the file name without its extension) {problem}; "
+                        "rename the file")
+    elif len(stem) > max_length(Batch, "name"):
         problems.append(
             f"{file}: the batch name (the file name without its extension) has {len(stem)} characters; "
             f"the limit is {max_length(Batch, 'name')}"
@@ -170,7 +183,7 @@ def _parse_sample(
         problems.append(f"{_where(file, index)}: each sample must be an object")
         return None
     where = _where(file, index, raw.get("sample_id"))
-    if (found := find_unstorable(raw)) is not None:
+    if (found := imported_json.find_refused(raw)) is not None:
         problems.append(f"{where}: {found.describe()}")
         return None
     found_before = len(problems)
@@ -184,8 +197,8 @@ def _parse_sample(
         else:
             seen_ids.add(str(sample_id))
             _noted(lambda: _fits(str(sample_id), max_length(Sample, "external_id"), where, "sample_id"), problems)
-    source = _noted(lambda: _text(raw["source"], where, "source"), problems) if "source" in raw else None
-    summary = _noted(lambda: _text(raw["summary"], where, "summary"), problems) if "summary" in raw else None
+    source = _noted(lambda: _filled_text(raw["source"], where, "source"), problems) if "source" in raw else None
+    summary = _noted(lambda: _filled_text(raw["summary"], where, "summary"), problems) if "summary" in raw else None
     metadata = raw.get("metadata", {})
     if metadata is None:
         metadata = {}

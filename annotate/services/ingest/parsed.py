@@ -34,6 +34,8 @@ class ParsedSample:
     imported_fields: dict[str, Any] = field(default_factory=dict)
     spans: list[ParsedSpan] = field(default_factory=list)
     line: int | None = None  # its line in a samples JSONL file, for messages
+    # Annotations a samples JSONL line carried (a JSONL export's line does), which that format does not import.
+    unread_annotations: int = 0
 
 
 @dataclass

@@ -32,7 +32,12 @@ from annotate.services.ingest.annotators import (
 )
 from annotate.services.ingest.checks import ImportFailed, _fits, _shown, username_limit
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
-from annotate.services.ingest.repeats import highest_sample_id, refuse_repeated_samples, refuse_repeats_added_since
+from annotate.services.ingest.repeats import (
+    highest_sample_id,
+    refuse_repeated_samples,
+    refuse_repeats_added_since,
+    where_in_file,
+)
 from annotate.services.ingest.rows import PreparedInsert
 from annotate.taxonomy import category_of, label_categories
 
@@ -252,7 +257,7 @@ def prepare_import(
     for parsed in batches:
         batch = PreparedBatch(name=parsed.name)
         for position, sample in enumerate(parsed.samples):
-            _check_passage(prepared, texts, parsed, sample)
+            _check_passage(prepared, texts, parsed, sample, position)
             batch.samples.append((sample.passage_key, prepared.sample_rows.prepare(
                 project=project.pk, position=position, external_id=sample.external_id, summary=sample.summary,
                 generator=sample.generator, metadata=sample.metadata, imported_fields=sample.imported_fields,
@@ -264,7 +269,9 @@ def prepare_import(
     return prepared
 
 
-def _check_passage(prepared: PreparedImport, texts: dict[str, str], parsed: ParsedBatch, sample: ParsedSample) -> None:
+def _check_passage(
+    prepared: PreparedImport, texts: dict[str, str], parsed: ParsedBatch, sample: ParsedSample, position: int
+) -> None:
     """A sample's passage is the project's (same source text), or a new one this import creates."""
     known = texts.get(sample.passage_key)
     if known is None:
@@ -274,8 +281,9 @@ def _check_passage(prepared: PreparedImport, texts: dict[str, str], parsed: Pars
         )
     elif known != sample.source:
         raise ImportFailed(
-            f"batch {_shown(parsed.name)}: sample {_shown(sample.external_id)}: passage "
-            f"{_shown(sample.passage_key)} already exists with a different source text"
+            f"{where_in_file(parsed, position, sample)}: field 'source': passage {_shown(sample.passage_key)} "
+            "already exists with a different source text (in the project, or from an earlier file of this import); "
+            "a passage_id names one source text"
         )
 
 

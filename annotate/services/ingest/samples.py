@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from annotate import imported_json
 from annotate.models import Batch, Passage, Sample
-from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _shown, _text, described, max_length
+from annotate.services.ingest.checks import (
+    ImportFailed,
+    ImportProblems,
+    _filled_text,
+    _fits,
+    _shown,
+    _text,
+    batch_name_problem,
+    described,
+    max_length,
+)
+from annotate.services.ingest.guess import looks_like_faithbench
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
-from annotate.storable import find_unstorable, json_error
 
 REQUIRED = ("passage_id", "source", "summary", "generator")
 
@@ -26,6 +36,8 @@ def parse_samples_jsonl(
     and the field), so a researcher fixes the file in one pass instead of one error per upload.
     """
     text = _decoded(content, file)
+    if (hint := looks_like_faithbench(text)) is not None:  # else one "not valid JSON" a line, saying nothing of it
+        raise ImportFailed(f"{file}: {hint}")
     problems: list[str] = []
     named: dict[str, list[ParsedSample]] = {}
     ungrouped: dict[str, list[ParsedSample]] = {}
@@ -53,12 +65,11 @@ def parse_samples_jsonl(
 
 
 def _decoded(content: bytes | str, file: str) -> str:
-    if isinstance(content, str):
-        return content.removeprefix("\ufeff")
+    """The file's text; a byte order mark (Windows editors write one) is not part of line 1."""
     try:
-        return content.decode("utf-8-sig")  # a byte order mark (Windows editors write one) is not part of line 1
-    except UnicodeDecodeError as error:
-        raise ImportFailed(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        return imported_json.decoded(content, "UTF-8 JSONL")
+    except imported_json.Unreadable as error:
+        raise ImportFailed(f"{file}: {error}") from None
 
 
 def _read_line(
@@ -66,15 +77,16 @@ def _read_line(
 ) -> tuple[ParsedSample, str | None] | None:
     """One line's sample and batch name, or None after adding each of the line's problems."""
     try:
-        raw = json.loads(line)
-    except json.JSONDecodeError as error:
-        problems.append(f"{where}: {json_error(error, with_line=False)}")
+        raw = imported_json.loads(line, with_line=False)
+    except imported_json.Unreadable as error:
+        problems.append(f"{where}: {error}")
         return None
     if not isinstance(raw, dict):
         problems.append(f"{where}: expected a JSON object, found {described(raw)}")
         return None
-    if (nul := find_unstorable(raw)) is not None:  # NUL or a lone surrogate: refused on every database
-        problems.append(f"{where}: {nul.describe()}")
+    # NUL or a lone surrogate, NaN, a key given twice, too deep a nesting: refused on every database.
+    if (refused := imported_json.find_refused(raw)) is not None:
+        problems.append(f"{where}: {refused.describe()}")
         return None
     found = len(problems)
     problems.extend(f"{where}: missing field '{name}'" for name in REQUIRED if name not in raw)
@@ -88,21 +100,27 @@ def _read_line(
             return None
 
     passage_key = checked(lambda: _passage_key(raw["passage_id"], where)) if "passage_id" in raw else None
-    source = checked(lambda: _text(raw["source"], where, "source")) if "source" in raw else None
-    summary = checked(lambda: _text(raw["summary"], where, "summary")) if "summary" in raw else None
+    source = checked(lambda: _filled_text(raw["source"], where, "source")) if "source" in raw else None
+    summary = checked(lambda: _filled_text(raw["summary"], where, "summary")) if "summary" in raw else None
     generator = checked(lambda: _generator(raw["generator"], where)) if "generator" in raw else None
     metadata = raw.get("metadata") or {}
     if not isinstance(metadata, dict):
         problems.append(f"{where}: field 'metadata' must be an object, found {described(metadata)}")
     batch = checked(lambda: _batch_name(raw.get("batch"), where))
-    external_id = checked(lambda: _fits(str(raw.get("sample_id", line_number)), max_length(Sample, "external_id"),
-                                        where, "sample_id"))
+    sample_id = raw.get("sample_id", line_number)
+    if isinstance(sample_id, bool) or not isinstance(sample_id, (int, str)):
+        problems.append(f"{where}: field 'sample_id' must be a string or a whole number, found {described(sample_id)}")
+    external_id = checked(lambda: _fits(str(sample_id), max_length(Sample, "external_id"), where, "sample_id"))
     if passage_key is not None and source is not None and sources.setdefault(passage_key, source) != source:
         problems.append(f"{where}: field 'source' differs from an earlier line with passage_id {_shown(passage_key)}")
     if len(problems) > found:
         return None
+    # A sample_id given as a number is written back as one (the exports' sample_id), as FaithBench files keep theirs.
+    kept = {"sample_id": sample_id} if "sample_id" in raw and isinstance(sample_id, int) else {}
+    annotations = raw.get("annotations")
     sample = ParsedSample(passage_key=passage_key, source=source, summary=summary, generator=generator,
-                          external_id=external_id, metadata=metadata, line=line_number)
+                          external_id=external_id, metadata=metadata, imported_fields=kept, line=line_number,
+                          unread_annotations=len(annotations) if isinstance(annotations, list) else 0)
     return sample, batch
 
 
@@ -135,9 +153,12 @@ def _generator(value: Any, where: str) -> str:
 def _batch_name(value: Any, where: str) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, (str, int)) or str(value).strip() == "":
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value).strip() == "":
         raise ImportFailed(f"{where}: field 'batch' must be a non-empty string")
-    return _fits(str(value), max_length(Batch, "name"), where, "batch")
+    name = _fits(str(value), max_length(Batch, "name"), where, "batch")
+    if (problem := batch_name_problem(name)) is not None:
+        raise ImportFailed(f"{where}: field 'batch' {_shown(name)} {problem}")
+    return name
 
 
 def _grouped(
@@ -148,7 +169,12 @@ def _grouped(
     keys = list(ungrouped)
     stem = Path(file).stem
     last_name = f"{stem}-{max(1, -(-len(keys) // passages_per_batch))}"
-    if keys and len(last_name) > max_length(Batch, "name"):
+    if keys and (problem := batch_name_problem(last_name)) is not None:
+        problems.append(
+            f"{file}: the batch name {_shown(last_name)} (the file name without its extension and a number, for the "
+            f"lines without a 'batch') {problem}; rename the file or give those lines a 'batch'"
+        )
+    elif keys and len(last_name) > max_length(Batch, "name"):
         problems.append(
             f"{file}: the batch name {_shown(last_name)} (the file name without its extension and a number) "
             f"has {len(last_name)} characters; the limit is {max_length(Batch, 'name')}"

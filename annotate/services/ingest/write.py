@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.template.defaultfilters import pluralize
 
+from annotate.imported_json import is_zip
 from annotate.models import Assignment, Batch, Job, Passage, Project, Sample, SpanAnnotation
 from annotate.services.ingest.annotators import (
     BY_NAME,
@@ -18,6 +19,7 @@ from annotate.services.ingest.annotators import (
     annotator_id_conflicts,
     describe_taken_name,
 )
+from annotate.services.ingest.archives import UnpackBudget, unpacked
 from annotate.services.ingest.checks import ImportFailed, ImportProblems, _shown
 from annotate.services.ingest.faithbench import parse_faithbench
 from annotate.services.ingest.parsed import ParsedBatch
@@ -40,6 +42,10 @@ class ImportReport:
     renamed: dict[str, str] = field(default_factory=dict)
     # Spellings that went to one account only because usernames are compared ignoring case.
     case_merges: list[CaseMerge] = field(default_factory=list)
+    # Samples JSONL lines that carried annotations (a JSONL export's lines do), and how many: that format imports
+    # the samples only.
+    lines_with_annotations: int = 0
+    unread_annotations: int = 0
 
     def counts(self) -> list[str]:
         """["1 batch", "12 samples", "1 span"]: each noun agrees with its number ("Imported 1 batches" did not)."""
@@ -54,6 +60,19 @@ class ImportReport:
 
     def describe_case_merges(self) -> list[str]:
         return [merge.describe() for merge in self.case_merges]
+
+    def describe_unread_annotations(self) -> list[str]:
+        """What a samples JSONL import left out: the annotations its lines carried, which that format does not read
+        (a JSONL export's lines carry them, under names and rounds of the project they came from)."""
+        if not self.unread_annotations:
+            return []
+        lines, count = self.lines_with_annotations, self.unread_annotations
+        return [
+            f"{lines} line{pluralize(lines)} carried annotations ({count} in all), which the samples JSONL format "
+            f"does not import: {'its sample was' if lines == 1 else 'their samples were'} imported without them. "
+            "FaithBench batch files carry annotations: to bring them in, import the project's FaithBench export "
+            "(format faithbench) into a new project instead."
+        ]
 
     def describe(self) -> str:
         """What was imported, as the project page and the API say it."""
@@ -78,7 +97,7 @@ class ImportReport:
             lines.append(f"{conflict.describe()}{hint}")
         if self.job is not None and self.job.status == Job.Status.FAILED:  # the broker refused the embedding job
             lines.append(f"Sentence embedding not started: {self.job.error}")
-        return [*lines, *self.describe_renamed(), *self.describe_case_merges()]
+        return [*lines, *self.describe_unread_annotations(), *self.describe_renamed(), *self.describe_case_merges()]
 
 
 def import_batches(
@@ -137,6 +156,8 @@ def import_batches(
         ),
         renamed=dict(accounts.renamed),
         case_merges=accounts.case_merges(),
+        lines_with_annotations=sum(1 for batch in batches for sample in batch.samples if sample.unread_annotations),
+        unread_annotations=sum(sample.unread_annotations for batch in batches for sample in batch.samples),
     )
 
 
@@ -179,25 +200,39 @@ def import_files(
 
     The problems of every file are reported together (ImportProblems), as each JSONL file reports all
     of its lines: one upload of several files shows everything to fix. ``fmt`` is one of FORMATS for
-    every file, or None to tell each file's format by its name (the project page).
+    every file, or None to tell each file's format by its name (the project page). A zip archive is
+    read as the files it holds (annotate.services.ingest.archives).
     """
     if fmt is not None and fmt not in FORMATS:
         raise ImportFailed(f"format: {_shown(fmt)} is not one of {', '.join(FORMATS)}")
     parsed: list[ParsedBatch] = []
     problems: list[str] = []
     total = 0
+    budget = UnpackBudget.for_upload()
     for name, content in files:
         try:
-            parsed.extend(parse_upload(content, name, project.taxonomy, fmt))
-        except ImportProblems as failure:
-            problems.extend(failure.messages)
-            total += failure.total
+            # A zip archive (a FaithBench export's download) is the files it holds.
+            members = unpacked(name, content, budget) if is_zip(content) else [(name, content)]
         except ImportFailed as failure:
-            problems.append(str(failure))
-            total += 1
+            total += _noted(failure, problems)
+            continue
+        for member, member_content in members:
+            try:
+                parsed.extend(parse_upload(member_content, member, project.taxonomy, fmt))
+            except ImportFailed as failure:
+                total += _noted(failure, problems)
     if problems:
         raise ImportProblems(problems, total)
     return import_batches(
         project, parsed, round=round, roster=roster, created_by=created_by, annotators=annotators,
         allow_repeats=allow_repeats,
     )
+
+
+def _noted(failure: ImportFailed, problems: list[str]) -> int:
+    """Add a file's refusal to ``problems``; how many problems it counts (ImportProblems lists some of them)."""
+    if isinstance(failure, ImportProblems):
+        problems.extend(failure.messages)
+        return failure.total
+    problems.append(str(failure))
+    return 1

@@ -7,12 +7,11 @@ pass instead of one error per try.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotate import imported_json
 from annotate.services.ingest.checks import ImportFailed, ImportProblems, _fits, _offset, _shown, _text, described
-from annotate.storable import find_unstorable, json_error
 
 LABELS = ("H", "N", "?")
 
@@ -69,18 +68,16 @@ class Line:
 def read_lines(file: str, content: bytes | str, problems: Problems, file_index: int = 0) -> list[Line]:
     """The file's JSON objects, one a line; blank lines are skipped, bad lines reported and left out.
 
-    A line holding NUL or a lone surrogate anywhere (a value, a nested metadata value, a key) is a bad line:
-    every reader (pairs, HaDes, raw texts, judgements) reads its lines here, so none stores what the database
-    refuses or cannot give back.
+    A line holding NUL or a lone surrogate anywhere (a value, a nested metadata value, a key), NaN or an
+    infinity, a key given twice, or too deep a nesting (annotate.imported_json) is a bad line: every reader
+    (pairs, HaDes, raw texts, judgements) reads its lines here, so none stores what the database refuses or
+    cannot give back. A file that is not UTF-8 text (an archive, UTF-16) is one message saying what it is.
     """
-    if isinstance(content, bytes):
-        try:
-            content = content.decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            problems.add(
-                f"{file}: not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8 JSONL", (file_index, 0)
-            )
-            return []
+    try:
+        content = imported_json.decoded(content, "UTF-8 JSONL")
+    except imported_json.Unreadable as error:
+        problems.add(f"{file}: {error}", (file_index, 0))
+        return []
     lines: list[Line] = []
     bad = False
     # Split on newlines only: str.splitlines would also split inside a JSON string holding U+2028 or U+0085.
@@ -90,16 +87,17 @@ def read_lines(file: str, content: bytes | str, problems: Problems, file_index: 
             continue
         where = f"{file}: line {number}"
         try:
-            row = json.loads(text)
-        except json.JSONDecodeError as error:
-            problems.add(f"{where}: {json_error(error, with_line=False)}", (file_index, number))
+            row = imported_json.loads(text, with_line=False)
+        except imported_json.Unreadable as error:
+            problems.add(f"{where}: {error}", (file_index, number))
             bad = True
             continue
         if not isinstance(row, dict):
             problems.add(f"{where}: expected a JSON object, found {described(row)}", (file_index, number))
             bad = True
             continue
-        if (found := find_unstorable(row)) is not None:  # NUL or a lone surrogate: refused on every database
+        # NUL or a lone surrogate, NaN, a key given twice, too deep a nesting: refused on every database.
+        if (found := imported_json.find_refused(row)) is not None:
             problems.add(f"{where}: {found.describe()}", (file_index, number))
             bad = True
             continue
@@ -145,8 +143,10 @@ def span(row: dict[str, Any], text: str, where: str, side: str) -> tuple[int, in
     """
     start_name, end_name, words_name = f"{side}_start", f"{side}_end", f"{side}_words"
     for name in (start_name, end_name):
-        if row.get(name) is None:
+        if name not in row:
             raise ImportFailed(f"{where}: missing field '{name}'")
+        if row[name] is None:
+            raise ImportFailed(f"{where}: field '{name}' is null; it must be a whole number (a code-point offset)")
     start = _offset(row[start_name], where, start_name)
     end = _offset(row[end_name], where, end_name)
     if not 0 <= start < len(text):
