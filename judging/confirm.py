@@ -13,6 +13,7 @@ length limit, so their tokens have no upper bound.
 
 from __future__ import annotations
 
+from judging.costs import prices_text
 from judging.models import Judge, JudgingSettings
 
 CALLS = "{n call|calls}"
@@ -21,11 +22,16 @@ CACHE_NOTE = ("Identical calls made before (same prompt, model and settings) are
 
 
 def _price(judge: Judge) -> str:
-    """The judge's prices, or that it has none; never a cost bound (see the module's docstring)."""
-    if not (judge.price_input_per_mtok or judge.price_output_per_mtok):
+    """The judge's prices (judging.costs.prices_text, as the pages write them), or that it has none; never a cost
+    bound (see the module's docstring)."""
+    input_price, output_price = judge.price_input_per_mtok, judge.price_output_per_mtok
+    if input_price is None and output_price is None:
         return f"{judge.name} has no prices set, so no cost is shown."
-    return (f"{judge.name} is priced at ${judge.price_input_per_mtok:g} in and ${judge.price_output_per_mtok:g} out "
-            "per million tokens; no upper bound on the cost can be given, as answers have no length limit.")
+    if input_price == 0 and output_price == 0:
+        return f"{judge.name} is free ($0.00 per million tokens in and out): its calls cost nothing."
+    unknown = " (a call's cost is not known where a price is not)" if None in (input_price, output_price) else ""
+    return (f"{judge.name} is priced at {prices_text(input_price, output_price)} per million tokens{unknown}; no "
+            "upper bound on the cost can be given, as answers have no length limit.")
 
 
 def _rubric_calls(judge: Judge, *, more: str = "", per: str) -> str:

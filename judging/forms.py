@@ -73,8 +73,15 @@ class RubricJudgeForm(WordedForm):
     concurrency = forms.IntegerField(min_value=1, max_value=256, initial=4, label=LABELS["concurrency"])
     timeout_seconds = forms.FloatField(min_value=0.1, initial=60.0, label=LABELS["timeout_seconds"])
     max_retries = forms.IntegerField(min_value=0, max_value=20, initial=4, label=LABELS["max_retries"])
-    price_input_per_mtok = forms.FloatField(min_value=0, initial=0.0, label=LABELS["price_input_per_mtok"])
-    price_output_per_mtok = forms.FloatField(min_value=0, initial=0.0, label=LABELS["price_output_per_mtok"])
+    # Blank: not known (the calls' cost is not known); 0: free (a local server). Blank at first: no price is guessed.
+    price_input_per_mtok = forms.FloatField(
+        min_value=0, required=False, label=LABELS["price_input_per_mtok"],
+        help_text="Empty: not known (the cost shows as not known); 0: free, e.g. a local server.",
+    )
+    price_output_per_mtok = forms.FloatField(
+        min_value=0, required=False, label=LABELS["price_output_per_mtok"],
+        help_text="Empty: not known; 0: free.",
+    )
 
     kind = Judge.Kind.RUBRIC
 

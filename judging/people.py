@@ -190,6 +190,15 @@ def flags_confirmed(ratings: Sequence[AuditRating], flagged: Collection[Hashable
     return {"share": confirmed / len(audited), "confirmed": confirmed, "flagged": len(audited), "reason": None}
 
 
+def median_example(flag_at_most: int) -> str:
+    """How two auditors' scores confirm a flag or not at the project's threshold, in words for the page: the pair
+    one apart across the threshold, whose median (their mean) falls half a point past it."""
+    if flag_at_most >= 5:
+        return "every median is at most 5, so at this threshold every audited flag is confirmed"
+    return (f"{flag_at_most} and {flag_at_most + 1} give {flag_at_most}.5, not confirmed; "
+            f"{flag_at_most} and {flag_at_most} give {flag_at_most}, confirmed")
+
+
 def people_figures(
     ratings: Sequence[AuditRating], *, flagged: Collection[Hashable], flag_at_most: int
 ) -> dict[str, Any]:

@@ -118,20 +118,71 @@ def defined_levels(text: str) -> set[int]:
     return levels
 
 
+# A line that gives a score outside the scale: the number (0 included) as a level line starts it, then a mark that
+# ends a level's number (a space, "-", ":", "=", ".", ")", "]", "*" or the line's end): "6 superb", "0 = nonsense",
+# "**7**:"; not "100% of ...", whose number is no level.
+_OUT_OF_SCALE_LINE = re.compile(
+    r"^[\s>*#\-_(\[]*(?:(?:score|level)\s*)?[(\[]?(\d+)(?![\d])(?!\.\d)(?=$|[\s\-\u2013\u2014:=.)\]*])", re.IGNORECASE
+)
+# What a level line holds besides its number and the marks around it: a description has a letter or a digit.
+_DESCRIBED = re.compile(r"\w")
+
+
+def _quoted(line: str) -> str:
+    line = line.strip()
+    return f'"{line}"' if len(line) <= 60 else f'"{line[:57]}..."'
+
+
 def rubric_problems(text: str) -> list[str]:
     """What keeps `text` from being a usable rubric; empty when it is fine.
 
     A rubric must define each score 1 to 5 on a line that starts with the score:
     the judge is asked for an integer 1-5 and anything else is a parse failure,
     so a rubric without that scale would make a judge whose answers we refuse.
+    A level outside 1-5 ("6 superb", "0 - nonsense") is refused, naming its line:
+    it asks for scores the judge may not give. So is a level with no description
+    (a line "3" alone, or "3:" with nothing under it before the next level): it
+    tells the judge nothing, and does not count as defining the score.
     """
     if not text.strip():
         return ["the rubric is empty"]
-    levels = defined_levels(text)
-    in_scale = levels & set(range(1, 6))
-    if not in_scale:
-        return ["the rubric has no score scale: write one line per score from 1 to 5, each starting with its number"]
-    return [f"the rubric does not define score {score}" for score in range(1, 6) if score not in in_scale]
+    lines = text.splitlines()
+    problems: list[str] = []
+    levels: list[tuple[int, int]] = []  # (line index, score) of each level line in the scale
+    for index, line in enumerate(lines):
+        match = _LEVEL_LINE.match(line)
+        if match and 1 <= int(match.group(1)) <= 5:
+            levels.append((index, int(match.group(1))))
+            continue
+        outside = _OUT_OF_SCALE_LINE.match(line)
+        if outside:
+            score = int(outside.group(1))
+            problems.append(
+                f"line {index + 1} ({_quoted(line)}) defines score {score}, outside the scale 1 to 5: the judge may "
+                "answer only 1 to 5, so remove that level (or start the line with something other than a number)"
+            )
+    if not levels:
+        return [*problems, "the rubric has no score scale: write one line per score from 1 to 5, each starting with "
+                "its number"]
+    described: set[int] = set()
+    undescribed: set[int] = set()
+    for place, (index, score) in enumerate(levels):
+        match = _LEVEL_LINE.match(lines[index])
+        assert match is not None
+        # Its description: the rest of its line, else the lines under it up to the next level line.
+        following = levels[place + 1][0] if place + 1 < len(levels) else len(lines)
+        below = [lines[index][match.end():], *lines[index + 1:following]]
+        if any(_DESCRIBED.search(part) for part in below):
+            described.add(score)
+        else:
+            undescribed.add(score)
+            problems.append(
+                f"line {index + 1} ({_quoted(lines[index])}) gives score {score} no description: write what a "
+                f"{score} means after the number"
+            )
+    problems += [f"the rubric does not define score {score}" for score in range(1, 6)
+                 if score not in described and score not in undescribed]
+    return problems
 
 
 def rewrite_prompt_problems(text: str) -> list[str]:

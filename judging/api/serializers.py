@@ -58,6 +58,10 @@ class JudgeSerializer(serializers.ModelSerializer):
                for name in RUBRIC_SETTINGS if name != "api_key_env"},
             **{name: {"allow_null": True, "help_text": NOT_ITS_KIND.format(kinds="NLI judges")}
                for name in NLI_SETTINGS},
+            **{name: {"allow_null": True, "help_text": f"US dollars per million {side} tokens: null when not known (the "
+                      "cost of a call that reports such tokens is then null), 0 when free (a local server). "
+                      + NOT_ITS_KIND.format(kinds="rubric judges")}
+               for name, side in (("price_input_per_mtok", "input"), ("price_output_per_mtok", "output"))},
         }
 
     def to_representation(self, judge: Judge) -> dict[str, Any]:
@@ -93,12 +97,19 @@ class JudgeCreateSerializer(RejectsUnknownFields):
     timeout_seconds = serializers.FloatField(min_value=0, max_value=MAX_TIMEOUT_SECONDS, required=False)
     max_retries = serializers.IntegerField(min_value=0, max_value=MAX_RETRIES, required=False)
     price_input_per_mtok = serializers.FloatField(
-        min_value=0, max_value=1e9, required=False, help_text="US dollars per million input tokens."
+        min_value=0, max_value=1e9, required=False, allow_null=True,
+        help_text="US dollars per million input tokens: null (the default) when not known, and then the cost of a "
+        "call that reports input tokens is null; 0 when free (a local server: such calls cost 0).",
     )
     price_output_per_mtok = serializers.FloatField(
-        min_value=0, max_value=1e9, required=False, help_text="US dollars per million output tokens."
+        min_value=0, max_value=1e9, required=False, allow_null=True,
+        help_text="US dollars per million output tokens: null when not known, 0 when free (as the input price).",
     )
-    nli_model_path = serializers.CharField(max_length=500, required=False, help_text="nli: a local model directory.")
+    nli_model_path = serializers.CharField(
+        max_length=500, required=False,
+        help_text="nli: a local model directory, or the id of a model already in the server's Hugging Face cache "
+                  "(never downloaded).",
+    )
     nli_max_length = serializers.IntegerField(min_value=16, max_value=100_000, required=False)
     nli_overlap = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
     nli_batch_size = serializers.IntegerField(min_value=1, max_value=4096, required=False)
@@ -246,7 +257,7 @@ class RunSummarySerializer(serializers.Serializer):
         "sent (answers from the call cache cost 0); partial as `input_tokens` is. Null when unknown, its reason in "
         "`reasons`: a call sent reported its tokens while the judge had no prices (one such call is enough: a "
         "total of the others would read as the run's; each such judgement's `cost` is null too), no call sent "
-        "reported its usage, an NLI judge. An imported run's "
+        "reported its usage, an NLI judge, stored costs that add up past the largest number. An imported run's "
         "is what the file reported.")
     calls_with_usage = serializers.IntegerField(
         allow_null=True, help_text="Calls sent that came back with an answer and reported their token usage." + NLI_NULL)

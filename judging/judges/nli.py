@@ -16,16 +16,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from judging.clients import ModelSettingError, NliModel
+from judging.labels import setting_label
 from judging.windows import reference_windows
+
+# What a pair that does not fit a window is told to change (its error names the settings as the judges page does).
+ROOM_ADVICE = (f"raise the judge's “{setting_label('nli_max_length')}” (up to what the model takes) or lower its "
+               f"“{setting_label('nli_overlap')}”")
+
+
+def overlap_problem(max_length: int, overlap: int) -> str:
+    """Why a window overlap cannot work with this window length, or "".
+
+    Every window carries the overlap, the special tokens and the whole output (the hypothesis), and what is left
+    takes new source tokens. An overlap over half the window leaves too little for both on any real output: a run
+    with 40 tokens and an overlap of 32 fails every sample. So the overlap may take at most half the window.
+    """
+    if overlap * 2 > max_length:
+        return (f"{setting_label('nli_overlap')} {overlap} is more than half of {setting_label('nli_max_length')} "
+                f"{max_length}: each window carries the overlap, the whole output and the special tokens, so too "
+                f"little would be left for the output and new source text and every sample would fail. Make it at "
+                f"most {max_length // 2}, or raise {setting_label('nli_max_length')}.")
+    return ""
 
 
 @dataclass(frozen=True)
 class PairScore:
-    """One pair's outcome: ``probability`` (max over ``windows`` windows) or, when None, ``error`` says why."""
+    """One pair's outcome: ``probability`` (max over ``windows`` windows, whose own p are ``window_probabilities``
+    in the reference's order) or, when None, ``error`` says why."""
 
     probability: float | None
     error: str = ""
     windows: int = 0
+    window_probabilities: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,7 +63,9 @@ def score_pair_outcomes(
     """Score (reference, hypothesis) pairs; a pair that cannot be windowed gets its error instead of a number.
 
     Raises ModelSettingError for settings that no pair could use (a window
-    longer than the model takes, a batch size below 1, a negative overlap).
+    longer than the model takes, an overlap that leaves less than half of it, a
+    batch size below 1, a negative overlap). A pair's error names the setting
+    that would make room for it.
     """
     _check_settings(model, max_length=max_length, overlap=overlap, batch_size=batch_size)
     if not pairs:
@@ -62,18 +86,19 @@ def score_pair_outcomes(
                 specials=model.template.specials,
             )
         except ValueError as error:
-            outcomes[index] = PairScore(None, str(error))
+            outcomes[index] = PairScore(None, f"{error}: {ROOM_ADVICE}.")
             continue
         counts[index] = len(ranges)
         for start, end in ranges:
             input_ids, token_types = model.template.build(tokens[start:end], hypothesis)
             windows.append(_Window(index, input_ids, token_types))
 
-    best: list[float] = [0.0] * len(pairs)
+    per_window: list[list[float]] = [[] for _ in pairs]  # windows were made in the reference's order per pair
     for window, probability in zip(windows, _window_probabilities(model, windows, batch_size), strict=True):
-        best[window.pair] = max(best[window.pair], probability)
+        per_window[window.pair].append(probability)
     return [
-        outcome if outcome is not None else PairScore(best[index], "", counts[index])
+        outcome if outcome is not None
+        else PairScore(max(per_window[index], default=0.0), "", counts[index], tuple(per_window[index]))
         for index, outcome in enumerate(outcomes)
     ]
 
@@ -111,16 +136,22 @@ def score_sentences(
 def _check_settings(model: NliModel, *, max_length: int, overlap: int, batch_size: int) -> None:
     if model.max_length is not None and max_length > model.max_length:
         raise ModelSettingError(
-            f"nli_max_length {max_length} is more than the model at {model.path!r} takes ({model.max_length} tokens).",
+            f"{setting_label('nli_max_length')} {max_length} is more than the model at {model.path!r} takes "
+            f"({model.max_length} tokens).",
             setting="nli_max_length",
         )
     if max_length <= model.template.specials:
         raise ModelSettingError(
-            f"nli_max_length {max_length} leaves no room beside the model's {model.template.specials} special tokens.",
+            f"{setting_label('nli_max_length')} {max_length} leaves no room beside the model's "
+            f"{model.template.specials} special tokens.",
             setting="nli_max_length",
         )
     if overlap < 0:
-        raise ModelSettingError(f"nli_overlap cannot be negative (got {overlap}).", setting="nli_overlap")
+        raise ModelSettingError(f"{setting_label('nli_overlap')} cannot be negative (got {overlap}).",
+                                setting="nli_overlap")
+    problem = overlap_problem(max_length, overlap)
+    if problem:
+        raise ModelSettingError(problem, setting="nli_overlap")
     if batch_size < 1:
         raise ModelSettingError(f"nli_batch_size must be at least 1 (got {batch_size}).", setting="nli_batch_size")
 

@@ -94,7 +94,9 @@ class RubricOutcome:
     endpoint error (no answer came). `latency_seconds` is the call's whole time,
     retries and waits included, for an endpoint error as for an answer (None for
     an answer read from the cache, or a call refused before sending). `attempts`
-    counts HTTP requests sent (0 for an answer read from the cache).
+    counts HTTP requests sent (0 for an answer read from the cache). `unreachable`: an endpoint error where the
+    endpoint itself failed (no connection, a timeout, a 5xx after the retries; EndpointError.unreachable), not
+    this one request.
     """
 
     status: str
@@ -107,6 +109,7 @@ class RubricOutcome:
     input_tokens: int | None
     output_tokens: int | None
     attempts: int
+    unreachable: bool = False
 
 
 def outcome_from_raw(
@@ -155,6 +158,7 @@ def call_rubric_judge(
             input_tokens=None,
             output_tokens=None,
             attempts=failure.attempts,
+            unreachable=failure.unreachable,
         )
     outcome = outcome_from_raw(
         answer.text,

@@ -33,7 +33,24 @@ class CancellableProgress(Progress):
 
     @property
     def canceller_name(self) -> str:
-        """Who cancelled it, as the pages and the API name them: the username, or "a deleted user"."""
+        """Who cancelled it, as the pages and the API name them: the username, "command (Ctrl-C in manage.py
+        judge)" for a command told to stop (command_canceller: no user, so its message says who), or "a deleted
+        user"."""
         if not self.cancelled:
             return ""
-        return self.cancelled_by.get_username() if self.cancelled_by is not None else "a deleted user"
+        if self.cancelled_by is not None:
+            return self.cancelled_by.get_username()
+        said = self.error.removeprefix("Cancelled by ")
+        if said.startswith(f"{COMMAND_CANCELLER} ("):
+            return said.rsplit(" at ", 1)[0]
+        return "a deleted user"
+
+
+# Who cancelled a run a command was executing when it was told to stop (Ctrl-C): no user, so the run's message names
+# the command (judging.services.runs.cancel_run_from_command), and canceller_name reads it back from there.
+COMMAND_CANCELLER = "command"
+
+
+def command_canceller(command: str) -> str:
+    """How a command's cancel names its canceller: "command (Ctrl-C in manage.py judge)"."""
+    return f"{COMMAND_CANCELLER} (Ctrl-C in manage.py {command})"

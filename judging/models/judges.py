@@ -62,9 +62,10 @@ class Judge(models.Model):
     concurrency = models.PositiveSmallIntegerField(default=4)
     timeout_seconds = models.FloatField(default=60.0)
     max_retries = models.PositiveSmallIntegerField(default=4)
-    # US dollars per million tokens; 0 when unknown (local servers).
-    price_input_per_mtok = models.FloatField(default=0.0)
-    price_output_per_mtok = models.FloatField(default=0.0)
+    # US dollars per million tokens: null when not known (a call's cost is then not known either), 0 when free (a
+    # local server: its calls cost 0).
+    price_input_per_mtok = models.FloatField(null=True, blank=True, default=None)
+    price_output_per_mtok = models.FloatField(null=True, blank=True, default=None)
     # NLI judges: a local sequence-classification model directory; windows as DESIGN.md says.
     nli_model_path = models.CharField(max_length=500, blank=True)
     nli_max_length = models.PositiveIntegerField(default=512)
@@ -91,12 +92,18 @@ class Judge(models.Model):
 
     def cost_of(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
         """Price of one call from the judge's price table; None when not known: the endpoint reported no token
-        counts, or it reported tokens and the judge has no prices (they price at 0, which is not what the call
-        cost; Judgement.cost_unpriced reads such a call, stored as 0 before, the same way)."""
+        counts, or it reported tokens of a kind (input, output) whose price the judge does not know (null; a price
+        of 0 is a free server's, and its calls cost 0). Judgement.cost_unpriced reads such a call."""
         if input_tokens is None or output_tokens is None:
             return None
-        cost = (input_tokens * self.price_input_per_mtok + output_tokens * self.price_output_per_mtok) / 1_000_000
-        return None if cost == 0 and input_tokens + output_tokens > 0 else cost
+        cost = 0.0
+        for tokens, price in ((input_tokens, self.price_input_per_mtok), (output_tokens, self.price_output_per_mtok)):
+            if tokens == 0:
+                continue  # no tokens of this kind cost nothing, whatever their price
+            if price is None:
+                return None
+            cost += tokens * price
+        return cost / 1_000_000
 
 
 class JudgingSettings(models.Model):

@@ -187,10 +187,11 @@ class Judgement(models.Model):
     def cost_unpriced(self) -> bool:
         """A call this run sent that reported its tokens (some above 0) and has no price: the judge had none when it
         was sent, so what it cost is not known. Read from what is stored: such a call is stored with cost null
-        (Judge.cost_of), an older one with cost 0. Never an answer from the call cache (the run paid nothing) nor
-        an imported judgement (its cost is the file's, 0 included)."""
+        (Judge.cost_of; one stored with cost 0 before prices could be blank was made null by migration 0010, so a 0
+        now is a free judge's true 0). Never an answer from the call cache (the run paid nothing) nor an imported
+        judgement (its cost is the file's, 0 included)."""
         return (
-            not self.cached and self.cost in (None, 0)
+            not self.cached and self.cost is None
             and self.input_tokens is not None and self.output_tokens is not None
             and self.input_tokens + self.output_tokens > 0
             and self.run.scope != JudgeRun.Scope.IMPORTED

@@ -21,7 +21,8 @@ a judge's runs apart there (a judge run twice has two judgements of a sample).
 
 Audits: one answered audit a row (item, sample, auditor, score, agreed,
 reasoning marked wrong, note, seconds, blind, the score given blind, the judge
-and the score shown, when it was answered and last changed);
+and the score shown, when it was answered and last changed; then the sample's
+database id, and the judgement and run of the judge's answer shown);
 every auditor's, or one auditor's (what an auditor downloads: their own).
 
 The command writes a file; the pages and the API stream the same lines after
@@ -68,7 +69,7 @@ JUDGEMENT_FIELDS = (
 )
 AUDIT_FIELDS = (
     "item", "sample", "batch", "auditor", "score", "agreed", "reasoning_wrong", "note", "seconds", "blind",
-    "blind_score", "judge", "judge_score_seen", "answered_at", "changed_at",
+    "blind_score", "judge", "judge_score_seen", "answered_at", "changed_at", "sample_id", "judgement", "run",
 )
 
 
@@ -155,6 +156,12 @@ def audit_rows(project: Project, *, auditor: AbstractBaseUser | None = None) -> 
             "judge_score_seen": _display_score(seen) if seen is not None else None,
             "answered_at": audit.answered_at.isoformat() if audit.answered_at else None,
             "changed_at": audit.changed_at.isoformat() if audit.changed_at else None,
+            # Added last (CSV columns keep their places): the sample's database id, to join on (external ids repeat
+            # across batches), and the judge's answer the auditor saw: its judgement id (the audits API's
+            # ``judgement``) and run (the judgements export's ``run``; with ``sample_id``, that judgement's row).
+            "sample_id": audit.item.sample_id,
+            "judgement": audit.judgement_id,
+            "run": seen.run_id if seen is not None else None,
         }
 
 
@@ -257,9 +264,11 @@ class ExportRequest:
 
     @property
     def filename(self) -> str:
-        """``demo-judgements.jsonl``, ``demo-run-12-judgements.csv``, ``demo-audits.csv``, ``demo-my-audits.jsonl``."""
+        """``demo-judgements.jsonl``, ``demo-run-12-judgements.csv``, ``demo-audits.csv``, ``demo-my-audits.jsonl``;
+        ``-excel`` before ``.csv`` for the CSV with a byte order mark, as the span export names it."""
         narrowed = f"run-{self.run.pk}-" if self.run is not None else ("my-" if self.auditor is not None else "")
-        return f"{self.project.slug}-{narrowed}{self.what}.{self.format}"
+        excel = "-excel" if self.bom else ""
+        return f"{self.project.slug}-{narrowed}{self.what}{excel}.{self.format}"
 
     @property
     def content_type(self) -> str:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count, QuerySet
 
 from annotate.models import Project, Sample
+from judging.clients.nli import ModelSettingError, consistent_class
 from judging.models import Judge, Judgement, JudgeRun, SyntheticSet
 from judging.services.runs.figures import run_figures as run_figures  # the run page's; the run summaries read it too
 from judging.services.runs.summary import JUDGEMENT_ORDER
@@ -21,6 +24,9 @@ class JudgeRow:
     judge: Judge
     key_set: bool  # the API-key variable is set in this server's environment (its value is never read out)
     runs: int
+    # NLI judges: the class read as P(consistent) ("1 (consistent)"), or why it cannot be told (nli_consistency).
+    consistent_class: str = ""
+    consistent_problem: str = ""
 
 
 def api_key_is_set(variable: str) -> bool:
@@ -28,9 +34,51 @@ def api_key_is_set(variable: str) -> bool:
     return bool(variable) and bool(os.environ.get(variable))
 
 
+def nli_consistency(judge: Judge) -> tuple[str, str]:
+    """An NLI judge's consistent class as its pages show it, and "" (or "", and why it cannot be told: a run of
+    the judge is then refused with the same words). Read from the model's config.json: nothing is loaded."""
+    try:
+        return consistent_class(judge.nli_model_path, judge.nli_consistent_label), ""
+    except ModelSettingError as error:
+        return "", str(error)
+
+
 def judge_rows(project: Project) -> list[JudgeRow]:
     judges = Judge.objects.filter(project=project).annotate(run_count=Count("runs")).order_by("name")
-    return [JudgeRow(judge=judge, key_set=api_key_is_set(judge.api_key_env), runs=judge.run_count) for judge in judges]
+    rows = []
+    for judge in judges:
+        chosen, problem = nli_consistency(judge) if judge.kind == Judge.Kind.NLI else ("", "")
+        rows.append(JudgeRow(judge=judge, key_set=api_key_is_set(judge.api_key_env), runs=judge.run_count,
+                             consistent_class=chosen, consistent_problem=problem))
+    return rows
+
+
+def nli_run_figures(run: JudgeRun) -> dict[str, Any]:
+    """What an NLI run's page shows beside its counts: the windows its model scored (each scored judgement keeps
+    its windows' p in ``raw``, and how many windows its sentences took: execute.nli_raw), in all and per sample,
+    and the judge's model and consistent class (its settings now)."""
+    outputs = sentences = samples = 0
+    for raw in run.judgements.filter(status=Judgement.Status.OK).values_list("raw", flat=True).iterator():
+        try:
+            found = json.loads(raw) if raw else None
+        except ValueError:
+            found = None
+        if not isinstance(found, dict) or not isinstance(found.get("windows"), list):
+            continue  # judged before the windows were kept
+        samples += 1
+        outputs += len(found["windows"])
+        sentences += int(found.get("sentence_windows") or 0)
+    chosen, problem = nli_consistency(run.judge)
+    return {
+        "window_samples": samples,
+        "output_windows": outputs,
+        "sentence_windows": sentences,
+        "windows": outputs + sentences,
+        "windows_per_sample": (outputs + sentences) / samples if samples else None,
+        "model_path": run.judge.nli_model_path,
+        "consistent_class": chosen,
+        "consistent_problem": problem,
+    }
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from judging import access
 from judging.models.judges import SCORE_LABELS
-from judging.people import ALPHA_LEVELS, LEVELS
+from judging.people import ALPHA_LEVELS, LEVELS, median_example
 from judging.services.people import judge_vs_people
 
 
@@ -34,7 +34,7 @@ def people_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         request,
         "judging/people.html",
         {"project": judge.project, "judge": judge, "figures": figures, "alphas": alphas, "confusion": confusion,
-         "levels": LEVELS},
+         "levels": LEVELS, "median_example": median_example(figures["llm_flag_at_most"])},
     )
 
 

@@ -13,11 +13,12 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from annotate.services.jobs import CancelRefused
 from judging import access
-from judging.models import Judgement
+from judging.models import Judge, Judgement, JudgeRun
 from judging.models.judges import SCORE_LABELS
 from judging.services import overview, runs
 
 JUDGEMENTS_PER_PAGE = 50
+NLI_STATUSES = [(Judgement.Status.OK, "Scored"), (Judgement.Status.ERROR, "Not scored (too long for a window)")]
 
 
 @require_GET
@@ -34,10 +35,13 @@ def run_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if status not in Judgement.Status.values:
         status = ""
     page = Paginator(overview.run_judgements(run, status), JUDGEMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    if run.judge.kind == Judge.Kind.NLI and run.scope != JudgeRun.Scope.IMPORTED:
+        context["nli"] = overview.nli_run_figures(run)
     context |= {
         "figures": overview.run_figures(run),
         "status": status,
-        "statuses": Judgement.Status.choices,
+        # An NLI judge makes no call and parses no answer: its only failure is an output too long for a window.
+        "statuses": NLI_STATUSES if context.get("nli") else Judgement.Status.choices,
         "page": page,
         "labels": SCORE_LABELS,
     }

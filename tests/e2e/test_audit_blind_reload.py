@@ -33,14 +33,14 @@ class HeldServe:
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
 
-    def __call__(self, project: Any, auditor: Any) -> Any:
+    def __call__(self, project: Any, auditor: Any, **options: Any) -> Any:  # options: the queue order
         with self.lock:
             hold, self.armed = self.armed, False
         if hold:
             self.thread = threading.current_thread()
             self.reached.set()
             self.release.wait(20)
-        return self.serve(project, auditor)
+        return self.serve(project, auditor, **options)
 
     def let_go(self) -> None:
         """Release the held request and wait until it has answered (its session saved)."""

@@ -78,7 +78,7 @@ def test_start_run_asks_with_the_chosen_count_and_starts_only_when_confirmed(
     assert asked.startswith("Start a run of gpt over 15 samples? gpt sends at most 15 calls to gpt-test at "
                             "http://127.0.0.1:9/v1, one per sample")
     assert "retried up to 2 times" in asked and "answered from the cache and not paid again" in asked
-    assert "$2.5 in and $10 out per million tokens" in asked
+    assert "$2.50 in, $10.00 out per million tokens" in asked
     assert not JudgeRun.objects.exists()  # dismissed: nothing started
 
     # One batch: the question follows the choice. From the keyboard: Enter on the focused button asks too.

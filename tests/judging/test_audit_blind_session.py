@@ -106,9 +106,9 @@ def test_the_switch_is_stored_before_its_answer_is_prepared(
     seen_meanwhile: list[Any] = []
     serve = audits.serve_next_audit
 
-    def serve_and_look(project: Any, auditor: Any) -> Any:
+    def serve_and_look(project: Any, auditor: Any, **options: Any) -> Any:  # options: the queue order
         seen_meanwhile.append(stored_choice(client, scene))
-        return serve(project, auditor)
+        return serve(project, auditor, **options)
 
     monkeypatch.setattr(audits, "serve_next_audit", serve_and_look)
     client.post(blind_url(scene), {"blind": "on"}, **HTMX)

@@ -132,6 +132,7 @@ def test_audits_export_answered_audits_with_the_judge_score_seen(judged: dict[st
         "reasoning_wrong": True, "note": 'missed "national government"', "seconds": 42.0, "blind": True,
         "blind_score": 1, "judge": "gpt-test", "judge_score_seen": 2, "answered_at": now.isoformat(),
         "changed_at": (now + timedelta(seconds=30)).isoformat(),
+        "sample_id": samples["0"].pk, "judgement": judged["ok"].pk, "run": judged["run"].pk,
     }]
     table = list(csv.DictReader(io.StringIO("".join(export_lines(project, what="audits", format="csv")), newline="")))
     assert tuple(table[0]) == AUDIT_FIELDS

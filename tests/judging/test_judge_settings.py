@@ -145,7 +145,11 @@ def test_update_checks_every_field_before_saving_any(project: Project) -> None:
 
 def test_endpoint_judge_is_reused_per_endpoint_model_and_mode(project: Project) -> None:
     first = endpoint_judge(project, base_url=URL, model="test-model")
-    again = endpoint_judge(project, base_url=URL + "/", model="test-model", concurrency=16)
+    # The judge is shared: another concurrency is refused, naming it, unless asked to update.
+    with pytest.raises(JudgeSettingsError, match="already exists.*--concurrency|already exists.*concurrency 4 -> 16"):
+        endpoint_judge(project, base_url=URL + "/", model="test-model", concurrency=16)
+    assert Judge.objects.get(pk=first.pk).concurrency == 4
+    again = endpoint_judge(project, base_url=URL + "/", model="test-model", concurrency=16, update=True)
     score_only = endpoint_judge(project, base_url=URL, model="test-model", with_reasoning=False)
     elsewhere = endpoint_judge(project, base_url="http://127.0.0.1:10/v1", model="test-model")
     assert again.pk == first.pk and again.concurrency == 16

@@ -130,7 +130,7 @@ def test_unknown_consistent_label_names_the_setting(tiny_nli_path: str) -> None:
 
 def test_window_longer_than_the_model_takes_names_the_setting(tiny_nli_path: str) -> None:
     model = load_nli_model(tiny_nli_path)
-    with pytest.raises(ModelSettingError, match="nli_max_length 1024 is more than.*512") as caught:
+    with pytest.raises(ModelSettingError, match="Max tokens 1024 is more than.*512") as caught:
         score_pairs(model, [("the bridge", "the council")], max_length=1024)
     assert caught.value.setting == "nli_max_length"
 
@@ -140,11 +140,16 @@ def test_model_is_loaded_once_per_path_and_label(tiny_nli_path: str) -> None:
     assert load_nli_model(tiny_nli_path).template.specials == 3
 
 
-def test_consistent_class_is_found_by_name_else_class_one_of_two() -> None:
+def test_consistent_class_is_found_by_name_and_two_unnamed_classes_need_it_set() -> None:
     nli_three = BertConfig(num_labels=3, id2label={0: "contradiction", 1: "neutral", 2: "ENTAILMENT"})
     assert _consistent_index(nli_three, "", "x") == 2
     assert _consistent_index(nli_three, "neutral", "x") == 1
-    assert _consistent_index(BertConfig(num_labels=2), "", "x") == 1  # LABEL_0 / LABEL_1: HHEM's convention
+    # LABEL_0 / LABEL_1 say nothing: class 1 is not taken for consistent (a model trained the other way round would
+    # score every output 1 - p); the setting names it.
+    with pytest.raises(ModelSettingError, match="2 classes and none is named.*HHEM-style models: 1") as unnamed_two:
+        _consistent_index(BertConfig(num_labels=2), "", "x")
+    assert unnamed_two.value.setting == "nli_consistent_label"
+    assert _consistent_index(BertConfig(num_labels=2), "1", "x") == 1
     assert _consistent_index(BertConfig(num_labels=1), "", "x") == 0  # one logit, read through a sigmoid
     unnamed = BertConfig(num_labels=3)
     with pytest.raises(ModelSettingError, match="3 classes and none is named") as caught:

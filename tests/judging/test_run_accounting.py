@@ -87,7 +87,7 @@ def test_tokens_of_calls_sent_and_of_cached_answers_are_apart_and_sent_tokens_ti
     assert cells["cached_tokens"] == ('1000 / 200 <span class="small" data-role="cached-answers">saved by 1 answer '
                                       'from the cache</span>')
     assert cells["cost"] == "0.0060"
-    assert cells["prices"] == f"{PRICE_IN} / {PRICE_OUT}"
+    assert cells["prices"] == "$2.00 in, $10.00 out"  # judging.costs.prices_text, as every page writes them
     assert cells["retried"] == "1"
 
 

@@ -276,7 +276,7 @@ def test_latest_judgements_come_from_each_judges_most_recent_run(project: Projec
     assert newer.pk != again.pk
 
 
-def test_nli_run_scores_pairs_and_each_sentence_on_a_first_pass(project: Project, tiny_nli_path: str) -> None:
+def test_nli_run_scores_pairs_and_each_sentence_on_a_first_pass_and_a_plain_run(project: Project, tiny_nli_path: str) -> None:
     samples = add_samples(project, 3)
     too_long = reference_text(600, seed=3)  # no room for any reference token beside it
     Sample.objects.filter(pk=samples[2].pk).update(summary=too_long)
@@ -296,9 +296,10 @@ def test_nli_run_scores_pairs_and_each_sentence_on_a_first_pass(project: Project
         assert judgement.sentence_scores == pytest.approx(expected_sentences, abs=1e-5)
     failed = Judgement.objects.get(run=run, sample=samples[2])
     assert failed.status == "error" and failed.probability is None and "600 tokens" in failed.error
-    # A plain run keeps no sentence scores.
+    # A plain run scores the sentences too: whichever run of the judge is the latest, the audit page shades them.
     plain = run_once(project, judge)
-    assert not plain.judgements.filter(sentence_scores__isnull=False).exists()
+    assert {j.sample_id: j.sentence_scores for j in plain.judgements.filter(status="ok")} == {
+        j.sample_id: j.sentence_scores for j in run.judgements.filter(status="ok")}
 
 
 def test_a_synthetic_set_run_judges_its_items_against_their_samples_source(project: Project) -> None:

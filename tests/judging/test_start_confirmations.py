@@ -88,7 +88,7 @@ def test_a_rubric_judge_s_question_says_calls_retries_the_cache_and_its_prices(s
                             "http://127.0.0.1:9/v1, one per sample")
     assert "retried up to 3 times" in asked
     assert "answered from the cache and not paid again" in asked
-    assert "$2.5 in and $10 out per million tokens; no upper bound on the cost" in asked
+    assert "$2.50 in, $10.00 out per million tokens; no upper bound on the cost" in asked
     assert "over 1 sample? gpt sends at most 1 call to" in filled(run_question(scene["rubric"]), 1)
     free = Judge(name="local", kind=Judge.Kind.RUBRIC, model="m", base_url="http://x/v1", max_retries=0)
     assert "is not retried" in run_question(free) and "local has no prices set" in run_question(free)
@@ -111,7 +111,7 @@ def test_the_triage_form_asks_about_the_first_pass_and_the_explainer(
     assert asked.startswith("Start triage over 3 samples? First pass: hhem runs its NLI model")
     assert "an LLM score of at most 3 or an NLI p below 0.5" in asked
     assert "Then the explainer: gpt sends at most 3 calls more to gpt-test" in asked
-    assert "one per flagged output" in asked and "gpt is priced at $2.5 in" in asked
+    assert "one per flagged output" in asked and "gpt is priced at $2.50 in" in asked
     counts = {value: option["data-samples"] for value, option in options_of(form, "batch").items()}
     assert counts == {"": "15", str(scene["batch"].pk): "3", str(scene["more"].pk): "12"}
 

@@ -245,7 +245,10 @@ def test_import_errors_name_file_line_and_field_and_write_nothing(project, outpu
 
 
 def test_import_refuses_a_file_that_is_not_utf8(project, outputs):
-    with pytest.raises(SyntheticSetError, match=r"rewrites.jsonl: not UTF-8 text"):
+    with pytest.raises(SyntheticSetError, match=r"rewrites.jsonl: not UTF-8 text \(invalid start byte at byte 0\)"):
+        import_rewrites(project, "bad", b"\xff{}", "rewrites.jsonl")
+    # \xff\xfe starts UTF-16 text (its byte order mark): named as such, with the fix.
+    with pytest.raises(SyntheticSetError, match=r"rewrites.jsonl: this is UTF-16 text, not UTF-8: save it as UTF-8"):
         import_rewrites(project, "bad", b"\xff\xfe{}", "rewrites.jsonl")
     assert not SyntheticSet.objects.exists()
 

@@ -3,9 +3,10 @@ judgement's cost: the judgements API, the exports (JSONL and CSV), the run's pag
 table of a synthetic set (its page, its API and `judge_tables`). Worked out by hand for small cases.
 
 The rule (Judgement.cost_unpriced), read from what is stored: a call this run sent (not from the call cache) that
-reported its tokens, some above 0, with cost null (how such a call is stored now, Judge.cost_of) or 0 (how it was
-stored before) has no known cost. An answer from the call cache cost this run a true 0; an imported judgement's cost
-is whatever the file gave, 0 included."""
+reported its tokens, some above 0, with cost null (how such a call is stored now, Judge.cost_of; one stored with
+cost 0 before prices could be blank was made null by migration 0010: tests/judging/test_judge_prices.py) has no
+known cost. A cost of 0 is a free judge's (its prices 0), a true 0; so is an answer from the call cache's; an
+imported judgement's cost is whatever the file gave, 0 included."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def test_calls_sent_while_the_judge_had_no_prices_cost_null_everywhere_and_answe
     add_samples(project, 2)
     with LoopbackLLM(with_usage) as server:
         judge = Judge.objects.create(project=project, name="free", kind=Judge.Kind.RUBRIC, base_url=server.base_url,
-                                     model="test-model", max_retries=0)  # prices: 0 and 0, the default
+                                     model="test-model", max_retries=0)  # prices: not known, the default
         sent = runs.execute_run(runs.start_run(project, judge, queue=False).pk)
         again = runs.execute_run(runs.start_run(project, judge, queue=False).pk)
         assert server.chat_calls == 2
@@ -91,15 +92,16 @@ def test_calls_sent_while_the_judge_had_no_prices_cost_null_everywhere_and_answe
     assert client.get(f"/api/judge-runs/{again.pk}/").json()["summary"]["cost"] == 0.0
 
 
-def test_rows_stored_with_cost_0_before_read_as_unknown_and_an_imported_0_stays_0(
+def test_rows_with_no_known_cost_read_as_unknown_a_true_0_stays_0_and_an_imported_0_stays_0(
     project: Project, batch: Batch, admin_user: Any
 ) -> None:
     s0, s1, s2 = batch.samples.order_by("position")
     judge = Judge.objects.create(project=project, name="free", kind=Judge.Kind.RUBRIC, base_url="http://127.0.0.1:9/v1",
                                  model="m")
     run = JudgeRun.objects.create(project=project, judge=judge, status=JudgeRun.Status.DONE, total=3, done=3)
-    # As a run stored them before: tokens priced at 0 (not known); no usage (not known either); 0 tokens (a true 0).
-    Judgement.objects.create(run=run, sample=s0, status="ok", score=4, input_tokens=1000, output_tokens=200, cost=0.0,
+    # Tokens with no price (not known; a row stored with cost 0 before is null since migration 0010); no usage (not
+    # known either); 0 tokens (a true 0).
+    Judgement.objects.create(run=run, sample=s0, status="ok", score=4, input_tokens=1000, output_tokens=200, cost=None,
                              attempts=1)
     Judgement.objects.create(run=run, sample=s1, status="ok", score=4, cost=None, attempts=1)
     Judgement.objects.create(run=run, sample=s2, status="ok", score=4, input_tokens=0, output_tokens=0, cost=0.0,
@@ -128,14 +130,14 @@ def test_one_call_without_a_price_makes_the_run_s_cost_unknown_and_says_how_many
     project: Project, batch: Batch, admin_user: Any
 ) -> None:
     # Prices set mid-run: s0 was priced ($0.004 = 1000 x $2/M + 200 x $10/M); s1 was sent before the prices were
-    # set (500/100 tokens, stored as 0 by an older release); s2 reported no usage.
+    # set (500/100 tokens: cost null, as migration 0010 left a 0 stored by an older release); s2 reported no usage.
     s0, s1, s2 = batch.samples.order_by("position")
     judge = Judge.objects.create(project=project, name="late", kind=Judge.Kind.RUBRIC, base_url="http://127.0.0.1:9/v1",
                                  model="m", price_input_per_mtok=2.0, price_output_per_mtok=10.0)
     run = JudgeRun.objects.create(project=project, judge=judge, status=JudgeRun.Status.DONE, total=3, done=3)
     Judgement.objects.create(run=run, sample=s0, status="ok", score=4, input_tokens=1000, output_tokens=200,
                              cost=0.004, attempts=1)
-    Judgement.objects.create(run=run, sample=s1, status="ok", score=4, input_tokens=500, output_tokens=100, cost=0.0,
+    Judgement.objects.create(run=run, sample=s1, status="ok", score=4, input_tokens=500, output_tokens=100, cost=None,
                              attempts=1)
     Judgement.objects.create(run=run, sample=s2, status="ok", score=4, cost=None, attempts=1)
     client = login(admin_user)
@@ -166,7 +168,7 @@ def test_the_cost_table_leaves_unknown_prices_out_of_its_mean_and_says_of_how_ma
                                        status="done")
     rows = {  # key: (input tokens, output tokens, cost, cached)
         ("g1", "gold", 0): (1000, 200, None, False),       # sent without prices, stored as now: not known
-        ("g2", "gold", 0): (1000, 200, 0.0, False),        # the same, stored as before: not known
+        ("g2", "gold", 0): (1000, 200, None, False),       # the same (stored as 0 before migration 0010): not known
         ("g1", "intrinsic", 20): (1000, 200, 0.03, False),  # priced
         ("g1", "intrinsic", 40): (None, None, None, False),  # no usage reported
         ("g1", "intrinsic", 60): (1000, 200, 0.0, True),     # from the call cache: counted apart
@@ -178,7 +180,7 @@ def test_the_cost_table_leaves_unknown_prices_out_of_its_mean_and_says_of_how_ma
                                        status="done")
     for key in (("g1", "gold", 0), ("g2", "gold", 0)):
         Judgement.objects.create(run=free_run, synthetic_item=items[key], status="ok", score=5, latency_seconds=1.0,
-                                 input_tokens=800, output_tokens=100, cost=0.0)
+                                 input_tokens=800, output_tokens=100, cost=None)
 
     client = login(admin_user)
     tables = client.get(f"/api/projects/{project.slug}/synthetic-sets/{synthetic_set.pk}/tables/").json()

@@ -190,6 +190,8 @@ EXPECTED: dict[str, Rule] = {
     "judging-audit-blind": post(AUDITORS),
     "judging-audit-submit": post(AUDITORS),
     "judging-audit-reveal": post(AUDITORS),
+    # My audits: an auditor's saved verdicts (an admin lists every auditor's).
+    "judging-my-audits": page(AUDITORS),
     # Changing a saved verdict: the auditor's own only (the world's audit is the auditor's; an admin 403 too).
     "judging-audit-answered": page((AUDITOR,)),
     "judging-synthetic": page(ADMINS),

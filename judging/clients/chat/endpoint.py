@@ -26,15 +26,20 @@ class EndpointError(Exception):
     `elapsed_seconds` is the time the call took before failing, every attempt and
     every wait between them included (None when nothing was sent): a run waited
     that long for this failure, as it waits for an answer (ChatAnswer.latency_seconds).
+    `unreachable` is True when the endpoint itself failed, whatever was asked: no connection, a timeout, an HTTP
+    5xx, or a 200 that is not a chat completion (a proxy's error page), each after its retries. A run stops when
+    many calls in a row fail so (an outage: judging.services.runs.execute), instead of failing every sample left.
     """
 
     def __init__(
-        self, message: str, *, setting: str | None = None, attempts: int = 0, elapsed_seconds: float | None = None
+        self, message: str, *, setting: str | None = None, attempts: int = 0, elapsed_seconds: float | None = None,
+        unreachable: bool = False,
     ) -> None:
         super().__init__(message)
         self.setting = setting
         self.attempts = attempts
         self.elapsed_seconds = elapsed_seconds
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)

@@ -47,12 +47,12 @@ def endpoint_error(error: openai.OpenAIError, endpoint: Endpoint, attempts: int,
     if isinstance(error, openai.APITimeoutError):
         message = (f"The endpoint at {where} did not answer within {endpoint.timeout_seconds:g} s in {tries}; "
                    f"check the judge's {named('timeout_seconds')}.")
-        return EndpointError(redact(message, key), setting="timeout_seconds", attempts=attempts)
+        return EndpointError(redact(message, key), setting="timeout_seconds", attempts=attempts, unreachable=True)
     if isinstance(error, openai.APIConnectionError):
         cause = f" ({error.__cause__})" if error.__cause__ else ""
         message = (f"Could not connect to the endpoint at {where} in {tries}{cause}; "
                    f"check the judge's {named('base_url')}.")
-        return EndpointError(redact(message, key), setting="base_url", attempts=attempts)
+        return EndpointError(redact(message, key), setting="base_url", attempts=attempts, unreachable=True)
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
         said = _server_message(error)
@@ -78,7 +78,7 @@ def endpoint_error(error: openai.OpenAIError, endpoint: Endpoint, attempts: int,
             message = f"The endpoint at {where} answered HTTP {status} after {tries}: {said}"
         else:
             message = f"The endpoint at {where} refused the request with HTTP {status}: {said}"
-        return EndpointError(redact(message, key), attempts=attempts)
+        return EndpointError(redact(message, key), attempts=attempts, unreachable=status >= 500)
     return EndpointError(redact(f"The call to the endpoint at {where} failed: {error}", key), attempts=attempts)
 
 
@@ -86,7 +86,7 @@ def spent(failure: EndpointError, started: float, capped: list[float]) -> Endpoi
     """`failure` with the time the call took before it, and a word on any Retry-After wait cut short."""
     message = str(failure) + (capped_note(capped) if capped else "")
     return EndpointError(message, setting=failure.setting, attempts=failure.attempts,
-                         elapsed_seconds=time.perf_counter() - started)
+                         elapsed_seconds=time.perf_counter() - started, unreachable=failure.unreachable)
 
 
 def not_a_completion(
@@ -106,7 +106,7 @@ def not_a_completion(
     if answered_before or has_answered(endpoint):
         message = (f"{said}. It has answered with chat completions before, so its address is right: this is "
                    "likely an error page from a proxy or gateway in front of the server.")
-        return EndpointError(redact(message, key), attempts=attempts)
+        return EndpointError(redact(message, key), attempts=attempts, unreachable=True)
     message = f"{said}; check the judge's {named('base_url')} (OpenAI-compatible servers usually end in /v1)."
     return EndpointError(redact(message, key), setting="base_url", attempts=attempts)
 

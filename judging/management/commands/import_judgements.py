@@ -30,6 +30,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         files = []
         for path in options["files"]:
+            if path.is_dir():
+                raise CommandError(f"{path}: is a directory; name the files in it (e.g. {path / '*.jsonl'})")
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
             files.append((str(path), path.read_bytes()))

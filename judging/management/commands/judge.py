@@ -5,7 +5,13 @@ so what this prints is what the pages show. Every answer in the call cache is
 reused (a repeated run makes no call); --ask-again asks again for those that
 could not be read as a score. Everything that can be checked
 before a run is checked first (project, settings, the key variable, the
-endpoint and its model), and a refusal writes nothing.
+endpoint and its model), and a refusal writes nothing. The project's judge for
+the endpoint, model and mode is shared: a key variable, concurrency or price
+other than its own is refused, naming the judge and each change, unless
+--update (judging.services.judges.endpoint_judge). While the run executes, a
+progress line goes to stderr every few seconds (--quiet: none); Ctrl-C cancels
+the run, keeping the answers of the calls in flight, prints one line and exits
+with 130 (judging.services.runs.interrupt).
 
 With --json, one object: ``run``, ``items``, ``scored``, ``failed``, ``calls``
 (HTTP requests sent, retries included), ``cached`` (answered from the call
@@ -29,6 +35,7 @@ database id as text when there is none, and ``probability`` is ``p`` again.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -37,17 +44,27 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotate.management.commands.agreement import get_project, positive_int
 from annotate.models import Project
 from judging.clients import EndpointError, check_endpoint, endpoint_for
+from judging.management.foreground import PROGRESS_SECONDS, ProgressLines, cancel_at_once, cancelled_line, stop_at_once
 from judging.models import Judge, JudgeRun
-from judging.services.judges import JudgeSettingsError, clean_judge_settings, endpoint_judge
+from judging.services.judges import (
+    JudgeSettingsError,
+    changes_refused,
+    clean_judge_settings,
+    endpoint_judge,
+    endpoint_judge_changes,
+    find_endpoint_judge,
+)
 from judging.services.runs import (
     BLOCKING_SETTINGS,
     execute_new_run,
+    interrupt,
     missing_key_variable,
     needs_endpoint,
     quick_check,
     run_summary,
     start_run,
 )
+from judging.services.runs.interrupt import EXIT_INTERRUPTED, cancel_on_ctrl_c
 
 OPTION_OF = {
     "base_url": "--base-url",
@@ -75,26 +92,43 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="slug of a span project")
         parser.add_argument("--base-url", required=True, help="the endpoint, e.g. http://127.0.0.1:11434/v1")
         parser.add_argument("--model", required=True, help="the model name the endpoint serves")
-        parser.add_argument("--api-key-env", default="",
+        parser.add_argument("--api-key-env", default=None,
                             help="NAME of the environment variable holding the API key (never the key itself); "
-                                 "leave out for servers that need no key")
+                                 "leave out for servers that need no key (an existing judge keeps its own)")
         parser.add_argument("--score-only", action="store_true",
                             help='ask for {"score"} alone instead of {"reasoning", "score"}')
         parser.add_argument("--concurrency", default=None, help="calls in flight at once (1-256; default: the "
                                                                 "judge's setting, 4 for a new judge)")
         parser.add_argument("--price-input", default=None, metavar="USD",
-                            help="US$ per million input tokens, kept on the judge (default: the judge's; none for a "
-                                 "new judge, and then the run's cost is not known: give the prices before the first "
-                                 "run, since later runs answered from the call cache pay nothing)")
-        parser.add_argument("--price-output", default=None, metavar="USD", help="US$ per million output tokens, the same")
+                            help="US$ per million input tokens, kept on the judge: 0 for a free (local) server, whose "
+                                 "calls then cost 0; an empty value ('') for not known (default: the judge's; not known "
+                                 "for a new judge, and then the run's cost is not known: give the prices before the "
+                                 "first run, since later runs answered from the call cache pay nothing)")
+        parser.add_argument("--price-output", default=None, metavar="USD",
+                            help="US$ per million output tokens, the same (0 free, '' not known)")
         parser.add_argument("--samples", default="all", choices=("all", "flagged"),
                             help="all samples of the project (default) or the flagged ones")
         parser.add_argument("--ask-again", action="store_true",
                             help="ask again for the calls whose cached answer could not be read as a score (parse "
                                  "errors) instead of reusing it; by default every cached answer is reused")
+        parser.add_argument("--update", action="store_true",
+                            help="let --api-key-env, --concurrency, --price-input and --price-output change the "
+                                 "project's existing judge for this endpoint, model and mode (refused without it, "
+                                 "naming the judge and each change)")
+        parser.add_argument("--quiet", action="store_true",
+                            help=f"no progress lines on stderr (by default one every {PROGRESS_SECONDS:g} s)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # From here on, Ctrl-C cancels the run executing here instead of leaving it "running" (interrupt module).
+        self.started: list[JudgeRun] = []
+        with cancel_on_ctrl_c("judge"):
+            try:
+                self._judge(options)
+            except KeyboardInterrupt:  # the second Ctrl-C
+                stop_at_once(cancel_at_once(self.started, "judge"))
+
+    def _judge(self, options: dict[str, Any]) -> None:
         project = get_project(options["project"])
         if project.kind != Project.Kind.SPANS:
             raise CommandError(f"project {project.slug!r} is a {project.kind} project: judges score span projects "
@@ -102,7 +136,9 @@ class Command(BaseCommand):
         concurrency = None if options["concurrency"] is None else positive_int(options["concurrency"],
                                                                                 "--concurrency")
         settings = {"base_url": options["base_url"], "model": options["model"],
-                    "api_key_env": options["api_key_env"], "with_reasoning": not options["score_only"]}
+                    "with_reasoning": not options["score_only"]}
+        if options["api_key_env"] is not None:
+            settings["api_key_env"] = options["api_key_env"]
         if concurrency is not None:
             settings["concurrency"] = concurrency
         prices = {field: options[option] for field, option in (("price_input_per_mtok", "price_input"),
@@ -113,8 +149,20 @@ class Command(BaseCommand):
         except JudgeSettingsError as error:
             raise CommandError(f"{OPTION_OF.get(error.field, error.field)}: {error}") from None
         prices = {field: cleaned[field] for field in prices}
+        # The project's judge for this endpoint, model and mode is shared (its pages, its triage, later runs): a
+        # setting given here that differs from its own is refused, before anything is written, unless --update.
+        existing = find_endpoint_judge(project, base_url=cleaned["base_url"], model=cleaned["model"],
+                                       with_reasoning=cleaned["with_reasoning"])
+        changes = endpoint_judge_changes(existing, cleaned) if existing is not None else {}
+        if changes and not options["update"]:
+            raise CommandError(changes_refused(existing, changes, OPTION_OF))
+        if existing is not None:
+            unsaved = copy.copy(existing)  # the judge as the run will use it; saved only when the run starts
+            for field, (_, given) in changes.items():
+                setattr(unsaved, field, given)
+        else:
+            unsaved = Judge(project=project, name=cleaned["model"], kind=Judge.Kind.RUBRIC, **cleaned)
         # The key variable and the endpoint are checked before anything is written.
-        unsaved = Judge(project=project, name=cleaned["model"], kind=Judge.Kind.RUBRIC, **cleaned)
         problem = missing_key_variable(unsaved)
         if problem:
             raise CommandError(f"--api-key-env: {problem}")
@@ -129,17 +177,31 @@ class Command(BaseCommand):
                     option, value = OPTION_OF[error.setting], getattr(unsaved, error.setting)
                     raise CommandError(f"{option} {value}: {error}") from None
                 # The endpoint answered (a 429, a 5xx): the calls retry and record their own outcome.
+        if interrupt.requested():
+            self.stderr.write("Interrupted (Ctrl-C) before the run started: nothing was written.")
+            raise SystemExit(EXIT_INTERRUPTED)
 
         def start() -> JudgeRun:
             judge = endpoint_judge(project, base_url=cleaned["base_url"], model=cleaned["model"],
-                                   api_key_env=cleaned["api_key_env"], with_reasoning=cleaned["with_reasoning"],
-                                   concurrency=concurrency, prices=prices)
-            return start_run(project, judge, scope=scope, queue=False, ask_again=options["ask_again"])
+                                   api_key_env=cleaned.get("api_key_env"), with_reasoning=cleaned["with_reasoning"],
+                                   concurrency=concurrency, prices=prices, update=options["update"])
+            run = start_run(project, judge, scope=scope, queue=False, ask_again=options["ask_again"])
+            self.started.append(run)
+            return run
 
         # Executed here, its lock held from before it is committed: a worker starting meanwhile leaves it alone.
-        run = execute_new_run(start, endpoint_checked=checked)
+        progress = None if options["quiet"] else ProgressLines(self.stderr)
+        try:
+            run = execute_new_run(start, endpoint_checked=checked, progress=progress)
+        except JudgeSettingsError as error:  # the judge changed meanwhile (another --update): nothing was written
+            raise CommandError(f"{OPTION_OF.get(error.field, '--' + error.field)}: {error}") from None
         assert run is not None
         judge = run.judge
+        if run.cancelled and interrupt.requested():
+            self.stderr.write(cancelled_line(run))
+            raise SystemExit(EXIT_INTERRUPTED)
+        if progress is not None:
+            progress.ended(run)
         if run.status == JudgeRun.Status.FAILED:
             raise CommandError(f"run {run.pk} failed: {run.error}")
         summary = run_summary(run)

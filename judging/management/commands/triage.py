@@ -9,9 +9,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.commands.agreement import get_project
 from annotate.models import Batch, Project
+from judging.management.foreground import PROGRESS_SECONDS, ProgressLines, cancel_at_once, cancelled_line, stop_at_once
 from judging.models import JudgeRun
 from judging.services.judges import JudgeSettingsError
-from judging.services.runs import execute_new_run, run_summary
+from judging.services.runs import execute_new_run, interrupt, run_summary
+from judging.services.runs.interrupt import EXIT_INTERRUPTED, cancel_on_ctrl_c
 from judging.services.triage import start_explanation, start_triage
 
 
@@ -27,9 +29,35 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="slug of a span project")
         parser.add_argument("--batch", default=None, help="only this batch (its name)")
+        parser.add_argument("--quiet", action="store_true",
+                            help=f"no progress lines on stderr (by default one every {PROGRESS_SECONDS:g} s)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # Ctrl-C cancels the run executing here (and starts no explainer) instead of leaving it "running".
+        self.started: list[JudgeRun] = []
+        with cancel_on_ctrl_c("triage"):
+            try:
+                self._triage(options)
+            except KeyboardInterrupt:  # the second Ctrl-C
+                stop_at_once(cancel_at_once(self.started, "triage"))
+
+    def _started(self, run: JudgeRun | None) -> JudgeRun | None:
+        if run is not None:
+            self.started.append(run)
+        return run
+
+    def _stop_if_interrupted(self, run: JudgeRun | None, what: str) -> None:
+        if not interrupt.requested():
+            return
+        if run is not None and run.cancelled:
+            self.stderr.write(f"{what}: {cancelled_line(run)}")
+        elif run is not None:
+            self.stderr.write(f"{what}: run {run.pk} is {run.status} (it ended before the Ctrl-C was noticed); "
+                              "Ctrl-C: nothing more was started.")
+        raise SystemExit(EXIT_INTERRUPTED)
+
+    def _triage(self, options: dict[str, Any]) -> None:
         project = get_project(options["project"])
         if project.kind != Project.Kind.SPANS:
             raise CommandError(f"project {project.slug!r} is a {project.kind} project: triage works on span projects")
@@ -42,20 +70,24 @@ class Command(BaseCommand):
                                    f"(its batches: {names})")
         # Each run is executed here, its lock held from before it is committed: a worker starting meanwhile leaves
         # it alone (judging.services.runs.execute_new_run).
+        progress = None if options["quiet"] else ProgressLines(self.stderr)
         try:
-            first = execute_new_run(lambda: start_triage(project, batch=batch, queue=False), follow_up=False)
+            first = execute_new_run(lambda: self._started(start_triage(project, batch=batch, queue=False)),
+                                    follow_up=False, progress=progress)
         except JudgeSettingsError as error:
             raise CommandError(f"{error.field}: {error}") from None
         assert first is not None
+        self._stop_if_interrupted(first, "first pass")
         if first.status == JudgeRun.Status.FAILED:
             raise CommandError(f"first-pass run {first.pk} failed: {first.error}")
         if first.status != JudgeRun.Status.DONE:  # another process holds its lock (a worker picked it up)
             raise CommandError(f"first-pass run {first.pk} is {first.status}: another process is executing it, so "
                                "no explainer was started here.")
         try:
-            explain = execute_new_run(lambda: start_explanation(first, queue=False))
+            explain = execute_new_run(lambda: self._started(start_explanation(first, queue=False)), progress=progress)
         except JudgeSettingsError as error:
             raise CommandError(f"the explainer was not started ({error.field}): {error}") from None
+        self._stop_if_interrupted(explain, "explainer")
         result = {
             "first_pass": run_summary(first, with_judgements=False),
             "flagged": first.flagged,

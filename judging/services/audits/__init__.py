@@ -4,7 +4,10 @@ and the API show of an item (the texts, each judge's answer, the quoted passages
 Serving. An auditor gets the next item of the project that they have not audited and that has fewer than
 ``audits_per_item`` audits answered or being served (an Audit row is made when the item is served), worst
 first: the flagging judgement's figure ascending (a score, or 1 + 4p for an NLI judge; items added without
-a flag last), then by id. An auditor holds one unanswered serve at a time: asking again gives the same item.
+a flag last), then by id. Or, as the auditor chooses on the audit page (``order``: QUEUE_ORDERS), shuffled: a fixed
+order of their own (a hash of their id and the item's), the same at every serve and unlike any other auditor's, which
+tells a blind auditor nothing of how bad the flag said the output was. An auditor holds one unanswered serve at a
+time: asking again gives the same item, whatever the order.
 A serve holds its slot for SERVE_MINUTES: after that, another auditor may take the slot (the stale serve is
 released then); until someone does, the auditor who walked away still has the item.
 
@@ -31,16 +34,23 @@ served, and ``seconds`` = answered_at - served_at leaves the change out. A pause
 answered or its serve released. Moving ``served_at`` also holds the item's slot that much longer. The API has no
 pause: a PUT takes no time on the server's clock between opening a verdict and changing it.
 
+Listing. An auditor's saved verdicts, newest first, narrowed by judge, score, disagreement or the reasoning mark (the
+"My audits" page; a project admin lists every auditor's): ``listing``.
+
 Modules by topic: ``auditors`` (who audits, AuditError, the triage settings), ``view`` (what an item shows),
-``queue`` (serving, progress), ``blind`` (the score given before the reveal), ``verdicts`` (answering, changing) and
-``clock``; callers use the names below.
+``queue`` (serving, progress), ``blind`` (the score given before the reveal), ``verdicts`` (answering, changing),
+``listing`` (saved verdicts as a list) and ``clock``; callers use the names below.
 """
 
 from judging.services.audits import clock
 from judging.services.audits.auditors import AUDITOR_ROLES, AuditError, check_auditor, judging_settings_of
 from judging.services.audits.blind import blind_score_of, give_blind_score, judges_shown, judges_were_shown
+from judging.services.audits.listing import VerdictFilters, saved_verdicts, verdict_auditors, verdict_judges
 from judging.services.audits.queue import (
+    QUEUE_ORDERS,
     SERVE_MINUTES,
+    SHUFFLED,
+    WORST_FIRST,
     ClockPause,
     audit_progress,
     pause_item_clock,
@@ -67,9 +77,10 @@ from judging.services.audits.view import (
 )
 
 __all__ = [
-    "AUDITOR_ROLES", "MAX_NOTE", "SERVE_MINUTES", "SHADES", "AuditError", "ClockPause", "amend_audit",
+    "AUDITOR_ROLES", "MAX_NOTE", "QUEUE_ORDERS", "SERVE_MINUTES", "SHADES", "SHUFFLED", "WORST_FIRST", "AuditError", "ClockPause", "amend_audit",
     "audit_progress", "blind_score_of", "change_audit", "check_auditor", "clock", "give_blind_score", "item_view", "judges_shown", "judges_were_shown",
     "judge_panels", "judging_settings_of", "latest_sample_judgements", "output_sentences", "own_answered_audit",
     "pause_item_clock", "reasoning_refusal", "resume_item_clock", "score_text", "sentence_shading",
-    "serve_next_audit", "shown_judgement", "submit_audit",
+    "serve_next_audit", "shown_judgement", "submit_audit", "VerdictFilters", "saved_verdicts", "verdict_auditors",
+    "verdict_judges",
 ]

@@ -1,10 +1,11 @@
-"""Serving: the next flagged item for an auditor, worst first, one serve at a time, a slot held for
-SERVE_MINUTES; the served item's clock standing still while its auditor changes a saved verdict; and an auditor's
-progress through the queue (see the package docstring)."""
+"""Serving: the next flagged item for an auditor, worst first (or shuffled, as they choose), one serve at a time, a
+slot held for SERVE_MINUTES; the served item's clock standing still while its auditor changes a saved verdict; and an
+auditor's progress through the queue (see the package docstring)."""
 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,6 +23,12 @@ from judging.services.audits.view import latest_sample_judgements, shown_judgeme
 
 # An unanswered serve keeps its slot this long (as a pairs serve does); then the slot may go to another auditor.
 SERVE_MINUTES = 30
+
+# The orders an auditor may take the queue in: worst first (the default: the flagging figure ascending), or shuffled,
+# a fixed order of their own that says nothing of the flag (a blind auditor is not told "this one is bad" by its place).
+WORST_FIRST, SHUFFLED = "worst", "shuffled"
+QUEUE_ORDERS = (WORST_FIRST, SHUFFLED)
+CANDIDATES = 50  # open items tried in order per serve (another auditor may take some meanwhile)
 
 
 def _holding_a_slot(moment: datetime) -> Q:
@@ -48,6 +55,22 @@ def _open_items(project: Project, auditor: Any, settings: JudgingSettings) -> An
     )
 
 
+def shuffle_key(auditor_id: int, item_id: int) -> bytes:
+    """An item's place in the auditor's shuffled queue: a hash of the two ids, so the order is the same at every serve
+    (an item keeps its place; one flagged later falls somewhere among them), differs from auditor to auditor, and owes
+    nothing to the flag's figure."""
+    return hashlib.sha256(f"faithlab audit order {auditor_id} {item_id}".encode()).digest()
+
+
+def _candidates(project: Project, auditor: Any, settings: JudgingSettings, order: str) -> list[int]:
+    """The ids of the first CANDIDATES items the auditor may be served now, in their queue order."""
+    open_items = _open_items(project, auditor, settings)
+    if order == SHUFFLED:
+        ids = open_items.order_by().values_list("pk", flat=True)
+        return sorted(ids, key=lambda pk: shuffle_key(auditor.pk, pk))[:CANDIDATES]
+    return list(open_items.values_list("pk", flat=True)[:CANDIDATES])
+
+
 def _held(project: Project, auditor: Any) -> Audit | None:
     return (
         Audit.objects.filter(item__project=project, auditor=auditor, answered_at__isnull=True)
@@ -57,8 +80,12 @@ def _held(project: Project, auditor: Any) -> Audit | None:
     )
 
 
-def serve_next_audit(project: Project, auditor: Any) -> Audit | None:
-    """The auditor's item: the one they hold unanswered, else the worst open one (served now), else None."""
+def serve_next_audit(project: Project, auditor: Any, *, order: str = WORST_FIRST) -> Audit | None:
+    """The auditor's item: the one they hold unanswered, else the first open one in ``order`` (QUEUE_ORDERS: the
+    worst, or the first of their shuffled queue; served now), else None. The order chooses only a new serve: an item
+    held stays theirs whatever the order."""
+    if order not in QUEUE_ORDERS:
+        raise ValueError(f"order must be one of {', '.join(QUEUE_ORDERS)}, not {order!r}")
     check_auditor(project, auditor)
     settings = judging_settings_of(project)
     with transaction.atomic():
@@ -72,13 +99,13 @@ def serve_next_audit(project: Project, auditor: Any) -> Audit | None:
                 held.judgement = current
                 held.save(update_fields=["judgement"])
             return held
-        for candidate in _open_items(project, auditor, settings)[:50]:
+        for candidate in _candidates(project, auditor, settings, order):
             # Another auditor may be taking the last slot: lock the item, then count again.
             # of=("self",): PostgreSQL locks no row on the nullable side of the flagged_by join.
             item = (
                 AuditItem.objects.select_for_update(of=("self",))
                 .select_related("sample__passage", "flagged_by")
-                .get(pk=candidate.pk)
+                .get(pk=candidate)
             )
             moment = clock.now()
             if item.audits.filter(_holding_a_slot(moment)).count() >= settings.audits_per_item:

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from annotate.imported_json import not_text
 from annotate.services.ingest.checks import ImportFailed, _shown, max_length
 from annotate.services.pairs.ingest.lines import Line
 from judging.models import Judge, Judgement
@@ -28,6 +29,12 @@ CACHED_CALL = {"latency": "cached_call_latency", "input_tokens": "cached_call_in
 MAX_RUN_LABEL = 100  # characters of a "run" given as a name
 STATUSES = tuple(Judgement.Status.values)  # ok, parse_error, error
 MAX_TOKENS = 2_147_483_647  # PositiveIntegerField
+# The most one judgement may report. Larger is a mistake (a unit: milliseconds as seconds, cents as dollars), and
+# a file of values near 1e308 made the run's sums overflow to infinity (its API a 500 ever after). A week covers
+# the slowest call, batch APIs' 24-hour windows included; US$ 10,000 is thousands of times the dearest call made
+# today. Sums of a run's judgements (a billion of them) stay far from overflowing.
+MAX_LATENCY_SECONDS = 7 * 24 * 3600
+MAX_COST_USD = 10_000.0
 
 
 def _is_json(text: str) -> bool:
@@ -52,6 +59,8 @@ def csv_refusal(file: str, content: bytes | str) -> str | None:
     not JSON. A JSONL file starts with ``{``, so none is refused; other lines
     that are JSON but not objects get read_lines' own message.
     """
+    if not_text(content) is not None:  # UTF-16, an archive: read_lines says what it is, not "a CSV file"
+        return None
     # The start of the file tells; a JSONL line longer than this still starts with "{".
     start = content[:CSV_SNIFF]
     text = start.decode("utf-8-sig", errors="replace") if isinstance(start, bytes) else start
@@ -102,16 +111,31 @@ def _string(row: dict[str, Any], name: str, where: str, *, limit: int | None = N
     return value
 
 
-def _number(row: dict[str, Any], name: str, where: str, *, at_most: float = math.inf) -> float | None:
+def _number(
+    row: dict[str, Any], name: str, where: str, *, at_most: float = math.inf, why: str = ""
+) -> float | None:
+    """A number from 0 to ``at_most``; ``why`` says what the bound is, after it."""
     value = row.get(name)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ImportFailed(f"{where}: field '{name}' must be a number, got {_shown(value)}")
+    if why and value > at_most:
+        raise ImportFailed(f"{where}: field '{name}' must be at most {at_most:g}{why}, got {_shown(value)}")
     if not 0 <= value <= at_most:
-        limit = "" if at_most == math.inf else f" and at most {at_most:g}"
+        limit = "" if at_most == math.inf or why else f" and at most {at_most:g}"
         raise ImportFailed(f"{where}: field '{name}' must be 0 or more{limit}, got {_shown(value)}")
     return float(value)
+
+
+def _latency(row: dict[str, Any], name: str, where: str) -> float | None:
+    return _number(row, name, where, at_most=MAX_LATENCY_SECONDS,
+                   why=" seconds (a week: a longer call is a mistake, milliseconds given as seconds, say)")
+
+
+def _cost(row: dict[str, Any], where: str) -> float | None:
+    return _number(row, "cost", where, at_most=MAX_COST_USD,
+                   why=" US$ for one call (no call costs that much: cents given as dollars, say)")
 
 
 def _count(row: dict[str, Any], name: str, where: str) -> int | None:
@@ -155,11 +179,11 @@ def _sentence_scores(row: dict[str, Any], where: str, *, probability: bool) -> l
 def _call_figures(row: dict[str, Any], where: str, *, cached: bool) -> dict[str, Any]:
     """Latency and tokens as stored: the line's own, or for an answer from the cache its ``cached_call_*`` (a file
     written before those keys gave the earlier call's figures as the line's own, and still may)."""
-    figures: dict[str, Any] = {"latency": _number(row, "latency", where),
+    figures: dict[str, Any] = {"latency": _latency(row, "latency", where),
                                "input_tokens": _count(row, "input_tokens", where),
                                "output_tokens": _count(row, "output_tokens", where)}
     for name, earlier in CACHED_CALL.items():
-        given = _number(row, earlier, where) if name == "latency" else _count(row, earlier, where)
+        given = _latency(row, earlier, where) if name == "latency" else _count(row, earlier, where)
         if given is None:
             continue
         if not cached:
@@ -265,7 +289,7 @@ def parse_line(line: Line, finder: SampleFinder) -> ParsedJudgement:
         latency=figures["latency"],
         input_tokens=figures["input_tokens"],
         output_tokens=figures["output_tokens"],
-        cost=_number(row, "cost", where),
+        cost=_cost(row, where),
         sentence_scores=sentence_scores,
         cached=cached,
         source_run=_source_run(row, where),

@@ -14,10 +14,14 @@ here; a test that replaces a function replaces it in the module that calls it (e
 from __future__ import annotations
 
 from judging.services.judges.edit import (
+    ENDPOINT_JUDGE_SETTINGS,
+    changes_refused,
     check_judge_update,
     check_new_judge,
     create_judge,
     endpoint_judge,
+    endpoint_judge_changes,
+    find_endpoint_judge,
     update_judge,
 )
 from judging.services.judges.prompts import PromptRefused, current_prompt, save_prompt
@@ -37,6 +41,7 @@ from judging.services.judges.validation import (
 )
 
 __all__ = [
+    "ENDPOINT_JUDGE_SETTINGS",
     "MAX_CONCURRENCY",
     "MAX_RETRIES",
     "MAX_TIMEOUT_SECONDS",
@@ -44,6 +49,7 @@ __all__ = [
     "RUBRIC_SETTINGS",
     "JudgeSettingsError",
     "PromptRefused",
+    "changes_refused",
     "check_judge_update",
     "check_new_judge",
     "clean_api_key_env",
@@ -53,6 +59,8 @@ __all__ = [
     "create_judge",
     "current_prompt",
     "endpoint_judge",
+    "endpoint_judge_changes",
+    "find_endpoint_judge",
     "judging_settings",
     "looks_like_api_key",
     "save_prompt",

@@ -112,35 +112,77 @@ def update_judge(judge: Judge, **settings: Any) -> Judge:
     return judge
 
 
+# The settings the `judge` command may give an existing judge for its endpoint, model and mode.
+ENDPOINT_JUDGE_SETTINGS = ("api_key_env", "concurrency", "price_input_per_mtok", "price_output_per_mtok")
+
+
+def find_endpoint_judge(project: Project, *, base_url: str, model: str, with_reasoning: bool) -> Judge | None:
+    """The project's rubric judge for this endpoint (cleaned: clean_base_url), model and mode, or None."""
+    return Judge.objects.filter(
+        project=project, kind=Judge.Kind.RUBRIC, base_url=base_url, model=model, with_reasoning=with_reasoning,
+    ).order_by("pk").first()
+
+
+def endpoint_judge_changes(judge: Judge, given: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """What ``given`` (cleaned settings) would change on ``judge``: field -> (now, given), ENDPOINT_JUDGE_SETTINGS
+    only (endpoint, model and mode are what found the judge)."""
+    return {field: (getattr(judge, field), given[field]) for field in ENDPOINT_JUDGE_SETTINGS
+            if field in given and getattr(judge, field) != given[field]}
+
+
+def changes_refused(judge: Judge, changes: dict[str, tuple[Any, Any]], option_of: dict[str, str]) -> str:
+    """The refusal of settings that would change an existing (shared) judge without --update, naming the judge,
+    each setting (as the command's option) with its value now and the one given."""
+    listed = "; ".join(f"{option_of.get(field, field)} {_shown(now)} -> {_shown(given)}"
+                       for field, (now, given) in changes.items())
+    return (f"judge {judge.name!r} (id {judge.pk}) already exists for this endpoint, model and mode, with other "
+            f"settings: {listed}. It is the project's judge, used by its pages, its triage and every later run, so it "
+            "is not changed unless you say so: add --update to change it, or leave those options out to run it "
+            "with its settings. Nothing was written.")
+
+
+def _shown(value: Any) -> str:
+    """A setting's value in a refusal: a price not known (null) as "not known", no key variable as "none"."""
+    if value is None:
+        return "not known"
+    if value == "":
+        return "none"
+    return repr(value) if isinstance(value, str) else f"{value:g}"
+
+
 def endpoint_judge(
     project: Project,
     *,
     base_url: str,
     model: str,
-    api_key_env: str = "",
+    api_key_env: str | None = None,
     with_reasoning: bool = True,
     concurrency: int | None = None,
     prices: dict[str, float] | None = None,
     by: Any = None,
+    update: bool = False,
 ) -> Judge:
     """The project's rubric judge for this endpoint, model and mode, created when there is none (the `judge` command).
 
-    A different api_key_env, concurrency or price (``prices``: price_input_per_mtok and/or price_output_per_mtok, US$
-    per million tokens) given here replaces the stored one.
+    For an existing judge, an api_key_env, concurrency or price (``prices``: price_input_per_mtok and/or
+    price_output_per_mtok, US$ per million tokens) other than its own is refused (JudgeSettingsError on
+    ``update``: the judge is shared by the project's pages and runs) unless ``update``, which saves them. A
+    setting left out (None) keeps the judge's; a new judge gets the defaults (no key variable, concurrency 4).
     """
-    values: dict[str, Any] = {"base_url": base_url, "model": model, "api_key_env": api_key_env,
-                              "with_reasoning": with_reasoning, **(prices or {})}
+    values: dict[str, Any] = {"base_url": base_url, "model": model, "with_reasoning": with_reasoning,
+                              **(prices or {})}
+    if api_key_env is not None:
+        values["api_key_env"] = api_key_env
     if concurrency is not None:
         values["concurrency"] = concurrency
     cleaned = clean_judge_settings(Judge.Kind.RUBRIC, values)
-    found = Judge.objects.filter(
-        project=project, kind=Judge.Kind.RUBRIC, base_url=cleaned["base_url"], model=cleaned["model"],
-        with_reasoning=with_reasoning,
-    ).order_by("pk").first()
+    found = find_endpoint_judge(project, base_url=cleaned["base_url"], model=cleaned["model"],
+                                with_reasoning=with_reasoning)
     if found is not None:
-        changes = {field: cleaned[field] for field in ("api_key_env", "concurrency", *(prices or {}))
-                   if field in cleaned and getattr(found, field) != cleaned[field]}
-        return update_judge(found, **changes) if changes else found
+        changes = endpoint_judge_changes(found, cleaned)
+        if changes and not update:
+            raise JudgeSettingsError("update", changes_refused(found, changes, {}))
+        return update_judge(found, **{field: given for field, (_, given) in changes.items()}) if changes else found
     mode = "reasoning" if with_reasoning else "score only"
     base = f"{cleaned['model'][: 100 - len(mode) - 10]} ({mode})"
     name, number = base, 1

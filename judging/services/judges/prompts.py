@@ -50,7 +50,9 @@ def save_prompt(project: Project, kind: str, text: str, *, by: Any = None, note:
     cleaned = _normalised(str(text or ""))
     problems = prompts.rubric_problems(cleaned) if kind == "rubric" else prompts.rewrite_prompt_problems(cleaned)
     if problems:
-        raise PromptRefused("; ".join(problems).capitalize() + ".")
+        said = "; ".join(problems)
+        # Only the first letter: capitalize() would lower the rest, the quoted lines of the text included.
+        raise PromptRefused(said[:1].upper() + said[1:] + ".")
     current = current_prompt(project, kind)
     if cleaned == _normalised(current.text):
         return current

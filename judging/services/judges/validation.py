@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from judging.clients.nli import ModelSettingError, check_nli_checkpoint
+from judging.clients.nli import ModelSettingError, check_nli_checkpoint, checkpoint_max_length, model_directory
+from judging.judges.nli import overlap_problem
 from judging.labels import setting_label
 from judging.models import Judge
 
@@ -134,13 +134,16 @@ def _positive(field: str, value: Any, high: float) -> float:
 
 
 def clean_nli_model_path(value: Any) -> str:
+    """A directory on this server, or the id of a model in the local Hugging Face cache (kept as given: the run
+    finds its snapshot in the cache, never downloading)."""
     path = str(value or "").strip()
     if not path:
         raise JudgeSettingsError("nli_model_path", f"{setting_label('nli_model_path')} is required: a local model "
-                                                   "directory.")
-    if not Path(path).expanduser().is_dir():
-        raise JudgeSettingsError("nli_model_path",
-                                 f"{setting_label('nli_model_path')} {path!r} is not a directory on this server.")
+                                                   "directory, or the id of a model in the local Hugging Face cache.")
+    try:
+        model_directory(path)
+    except ModelSettingError as error:
+        raise JudgeSettingsError("nli_model_path", str(error)) from None
     return path
 
 
@@ -168,6 +171,9 @@ def _clean_setting(field: str, value: Any) -> Any:
     if field == "max_retries":
         return in_range(field, value, 0, MAX_RETRIES, integer=True)
     if field in ("price_input_per_mtok", "price_output_per_mtok"):
+        # Blank (None, "") is a price not known: the calls' cost is then not known either; 0 is free.
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
         return in_range(field, value, 0, None, integer=False)
     if field == "nli_model_path":
         return clean_nli_model_path(value)
@@ -217,16 +223,33 @@ def completeness_problems(kind: str, values: dict[str, Any], *, skip: Collection
         if "nli_model_path" not in skip:
             if not values.get("nli_model_path"):
                 problems["nli_model_path"] = [f"{setting_label('nli_model_path')} is required for an NLI judge."]
-            elif "nli_consistent_label" not in skip:
-                try:  # config.json alone: no model is loaded in a web request
-                    check_nli_checkpoint(values["nli_model_path"], values.get("nli_consistent_label", ""),
-                                         needs_config=False)
-                except ModelSettingError as error:
-                    add_problems(problems, {error.setting: [str(error)]})
-        if not {"nli_overlap", "nli_max_length"} & set(skip) and values.get("nli_overlap", 32) >= values.get(
-            "nli_max_length", 512
-        ):
-            add_problems(problems, {"nli_overlap": [
-                f"{setting_label('nli_overlap')} must be smaller than {setting_label('nli_max_length')}."
-            ]})
+            else:
+                if "nli_consistent_label" not in skip:
+                    try:  # config.json alone: no model is loaded in a web request
+                        check_nli_checkpoint(values["nli_model_path"], values.get("nli_consistent_label", ""),
+                                             needs_config=False)
+                    except ModelSettingError as error:
+                        add_problems(problems, {error.setting: [str(error)]})
+                if "nli_max_length" not in skip:
+                    add_problems(problems, _window_longer_than_model(values["nli_model_path"],
+                                                                     values.get("nli_max_length", 512)))
+        if not {"nli_overlap", "nli_max_length"} & set(skip):
+            problem = overlap_problem(values.get("nli_max_length", 512), values.get("nli_overlap", 32))
+            if problem:
+                add_problems(problems, {"nli_overlap": [problem]})
     return problems
+
+
+def _window_longer_than_model(path: str, max_length: int) -> dict[str, list[str]]:
+    """A window longer than the model takes (its tokenizer_config.json and config.json say how long: every window
+    would fail on the worker), as a problem of nli_max_length; nothing when the files do not say, or are not there."""
+    try:
+        limit = checkpoint_max_length(path)
+    except ModelSettingError:
+        return {}  # the path's own problem is reported beside it
+    if limit is None or max_length <= limit:
+        return {}
+    return {"nli_max_length": [
+        f"{setting_label('nli_max_length')} {max_length} is more than the model at {path!r} takes ({limit} tokens, "
+        f"from its config.json and tokenizer_config.json): make it at most {limit}."
+    ]}

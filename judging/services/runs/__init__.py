@@ -21,7 +21,10 @@ How a run executes (DESIGN.md, "Runs"):
   and per output sentence too when the run is a triage first pass.
 - An endpoint that cannot be reached, a model it does not serve or a missing
   API-key variable fails the run before anything is written, with a message
-  naming the setting. The API key itself is read only by judging.clients.
+  naming the setting. The API key itself is read only by judging.clients. An
+  endpoint that goes down mid-run (execute.OUTAGE_FAILURES calls in a row
+  failing because it did) stops the run, failed "Endpoint unreachable", the
+  samples it did not send left unjudged.
 - One process executes a run at a time: an exclusive lock file per run (the
   kernel drops it when the process dies, SIGKILL included), so a worker that
   starts can tell a run orphaned by a killed worker from one still executing
@@ -32,8 +35,8 @@ How a run executes (DESIGN.md, "Runs"):
 The package, by topic: ``start`` (checks, creating and queuing a run), ``targets`` (what a run judges),
 ``execute`` (executing: call cache, thread pool, NLI chunks), ``results`` (writing judgements, progress, done or
 failed), ``locks`` (one executor at a time, resuming orphaned runs), ``cancel`` (an admin's cancel of a queued or
-running run), ``summary`` (reading runs back), ``figures`` (a run's counts, tokens and cost, for its page and
-its summary). Import from the package; the names below are its interface.
+running run), ``interrupt`` (Ctrl-C in a command executing a run cancels it), ``summary`` (reading runs back),
+``figures`` (a run's counts, tokens and cost, for its page and its summary). Import from the package; the names below are its interface.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from annotate.services.jobs import CancelRefused, cancelled_message, ended_in_words
 from judging.models import JudgeRun
+from judging.models.cancelling import command_canceller
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,17 @@ def cancel_run(run: JudgeRun, user: AbstractBaseUser) -> JudgeRun:
     outcome waits for it (and is then refused if the run ended). Raises annotate's CancelRefused, changing
     nothing, when the run has already ended or holds imported outputs (which never run).
     """
+    return _cancel(run, user.get_username(), user)
+
+
+def cancel_run_from_command(run: JudgeRun, command: str) -> JudgeRun:
+    """Cancel a run that a command executing it in the foreground was told to stop (Ctrl-C): as :func:`cancel_run`,
+    "Cancelled by command (Ctrl-C in manage.py <command>) at <time>.", with no ``cancelled_by`` (a command has no
+    user; CancellableProgress.canceller_name reads who from the message). Refusals: those of cancel_run."""
+    return _cancel(run, command_canceller(command), None)
+
+
+def _cancel(run: JudgeRun, who: str, user: AbstractBaseUser | None) -> JudgeRun:
     with transaction.atomic():
         locked = JudgeRun.objects.select_for_update().get(pk=run.pk)
         if locked.scope == JudgeRun.Scope.IMPORTED:
@@ -45,13 +57,13 @@ def cancel_run(run: JudgeRun, user: AbstractBaseUser) -> JudgeRun:
             raise CancelRefused(ended_in_words(locked, _finished_in_words, noun="Run"))
         now = timezone.now()
         locked.status = JudgeRun.Status.FAILED
-        locked.error = cancelled_message(user.get_username(), now)
+        locked.error = cancelled_message(who, now)
         locked.finished_at = now
         locked.cancelled_by = user
         locked.cancelled_at = now
         locked.save(update_fields=["status", "error", "finished_at", "cancelled_by", "cancelled_at"])
     logger.info("judge run %s of project %s cancelled by %s (%s of %s judged)", locked.pk, locked.project_id,
-                user.get_username(), locked.done, locked.total)
+                who, locked.done, locked.total)
     for name in ("status", "error", "finished_at", "cancelled_by", "cancelled_at", "done", "scored", "failed", "calls",
                  "cached"):
         setattr(run, name, getattr(locked, name))

@@ -3,8 +3,10 @@ call cache and a thread pool of endpoint calls, NLI judges in batched chunks of 
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -13,17 +15,19 @@ from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotate.services.jobs import CancelRefused
 from annotate.text import split_sentences
 from judging.clients import EndpointError, ModelSettingError, check_endpoint, endpoint_for, load_nli_model
 from judging.judges.nli import PairScore, score_pair_outcomes
 from judging.judges.rubric import RubricOutcome, RubricRequest, build_request, call_rubric_judge
 from judging.models import CallCache, Judge, Judgement, JudgeRun
 from judging.services.judges import current_prompt
-from judging.services.runs.cancel import RunCancelled
+from judging.services.runs import interrupt
+from judging.services.runs.cancel import RunCancelled, cancel_run_from_command
 from judging.services.runs.locks import _forget_lock, execution_lock, execution_mark
 from judging.services.runs.results import (
     ACTIVE,
@@ -51,6 +55,16 @@ logger = logging.getLogger(__name__)
 NLI_CHUNK = 64  # pairs per scoring call: their windows are batched together
 # The Celery task executes a run in slices of about this many seconds, then queues the rest behind other work.
 SLICE_SECONDS = 900
+# A rubric run stops, failed "Endpoint unreachable", after this many calls in a row failed because the endpoint did
+# (no connection, a timeout, a 5xx or a proxy's error page, each after its retries: EndpointError.unreachable).
+# Each such failure already outlasted its retries (about 7.5 s of backoff with the default 4), so eight in a row,
+# with no answer between them, is an outage and not one bad request; going on would only fail every sample left
+# within seconds. Eight is also more than the calls a run has in flight at the default concurrency (4), so one
+# burst of calls that were already on their way when a short outage began does not stop the run by itself.
+OUTAGE_FAILURES = 8
+
+# Called with the run after each write of its progress (and while it waits for answers); the `judge` command prints.
+Progress = Callable[[JudgeRun], None]
 
 
 
@@ -60,7 +74,8 @@ class RunFailed(Exception):
 
 
 def execute_new_run(
-    start: Callable[[], JudgeRun | None], *, follow_up: bool = True, endpoint_checked: bool = False
+    start: Callable[[], JudgeRun | None], *, follow_up: bool = True, endpoint_checked: bool = False,
+    progress: Progress | None = None,
 ) -> JudgeRun | None:
     """Start a run with ``start`` (a ``start_run(..., queue=False)``; None: nothing to run) and execute it here, in
     the foreground (the `judge` and `triage` commands); the run as it ended, or None.
@@ -76,12 +91,13 @@ def execute_new_run(
             if run is None:
                 return None
             held = holding.enter_context(execution_lock(run.pk))
-        return execute_run(run.pk, follow_up=follow_up, endpoint_checked=endpoint_checked, lock_held=held)
+        return execute_run(run.pk, follow_up=follow_up, endpoint_checked=endpoint_checked, lock_held=held,
+                           progress=progress)
 
 
 def execute_run(
     run_id: int, *, max_seconds: float | None = None, follow_up: bool = True, endpoint_checked: bool = False,
-    lock_held: bool = False,
+    lock_held: bool = False, progress: Progress | None = None,
 ) -> JudgeRun:
     """Judge what the run has not judged yet; finish it (flag, queue the explainer) when nothing is left.
 
@@ -93,7 +109,12 @@ def execute_run(
     `endpoint_checked`: the caller has just checked the endpoint (the `judge`
     command, before writing anything), so it is not asked twice. `lock_held`:
     the caller holds the run's lock until this returns (``execute_new_run``,
-    which gives no `max_seconds`: no next slice is queued under its lock).
+    which gives no `max_seconds`: no next slice is queued under its lock). `progress`: called with the run as
+    its counters are written (the `judge` command's progress lines).
+
+    A Ctrl-C in a command executing the run here (interrupt.cancel_on_ctrl_c) cancels it as an admin's Cancel
+    does. A rubric run whose endpoint fails OUTAGE_FAILURES calls in a row stops, failed "Endpoint unreachable",
+    leaving the samples it did not send unjudged.
     """
     run = JudgeRun.objects.select_related("judge", "project", "rubric").get(pk=run_id)
     if run.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED) or run.scope == JudgeRun.Scope.IMPORTED:
@@ -108,7 +129,7 @@ def execute_run(
                 return run
             with execution_mark(run.pk) as interrupted:
                 run, ended = _execute_held(run, interrupted=interrupted, max_seconds=max_seconds,
-                                           follow_up=follow_up, endpoint_checked=endpoint_checked)
+                                           follow_up=follow_up, endpoint_checked=endpoint_checked, progress=progress)
     except _GoesOn as going_on:
         # The next slice is queued once the lock is free: queued while it was held, a second pool process could
         # take the message at once, find the lock taken, and leave the run waiting for a worker's restart.
@@ -132,7 +153,8 @@ class _GoesOn(Exception):  # noqa: N818 - a signal, not an error
 
 
 def _execute_held(
-    run: JudgeRun, *, interrupted: bool, max_seconds: float | None, follow_up: bool, endpoint_checked: bool
+    run: JudgeRun, *, interrupted: bool, max_seconds: float | None, follow_up: bool, endpoint_checked: bool,
+    progress: Progress | None = None,
 ) -> tuple[JudgeRun, bool]:
     """``execute_run`` once it holds the run's lock; the run, and whether it ended (done, or cancelled).
 
@@ -155,9 +177,9 @@ def _execute_held(
     finished: bool | None  # None: cancelled meanwhile
     try:
         if run.judge.kind == Judge.Kind.RUBRIC:
-            finished = _execute_rubric(run, deadline, check=not endpoint_checked)
+            finished = _execute_rubric(run, deadline, check=not endpoint_checked, progress=progress)
         else:
-            finished = _execute_nli(run, deadline)
+            finished = _execute_nli(run, deadline, progress=progress)
     except RunFailed as failure:
         return _fail(run, str(failure)), False
     except RunCancelled:
@@ -181,13 +203,71 @@ def _execute_held(
             finished = None
     if finished is None:
         # Cancelled meanwhile (cancel_run): the judgements written stay, their answers in the call cache.
-        run.refresh_from_db()
+        run = _counted_until_last_answer(run)
         logger.info("judge run %s was cancelled; it stopped after %s judgements", run.pk, run.done)
     return run, True
 
 
+def _counted_until_last_answer(run: JudgeRun) -> JudgeRun:
+    """A cancelled run's time runs until its last judgement was stored: the answers of the calls in flight at the
+    cancel are stored after it (execute._keep_in_flight), and the run waited for them."""
+    run.refresh_from_db()
+    last = run.judgements.aggregate(last=Max("created_at"))["last"]
+    if last is not None and run.finished_at is not None and last > run.finished_at:
+        JudgeRun.objects.filter(pk=run.pk).update(finished_at=last)
+        run.refresh_from_db()
+    return run
 
-def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True) -> bool:
+
+def _stop_if_interrupted(run: JudgeRun, writer: _ResultWriter | None = None) -> None:
+    """Cancel the run and raise RunCancelled when a Ctrl-C asked the command executing it here to stop
+    (interrupt.cancel_on_ctrl_c); ``writer``'s results are written first, while the run still takes them."""
+    if not interrupt.requested():
+        return
+    if writer is not None:
+        writer.flush()
+    try:
+        cancel_run_from_command(run, interrupt.command_name())
+    except CancelRefused:
+        pass  # it ended meanwhile (cancelled from its page): stopping is all that is left to do
+    raise RunCancelled(run.pk)
+
+
+class _OutageStreak:
+    """Calls in a row that failed because the endpoint did (RubricOutcome.unreachable); any answer, or a failure
+    of the request itself (a 400, a rate limit), breaks the streak. Counted by the pool threads as each call ends
+    (under a lock), so that once it is tripped no thread sends another request, however fast failures come."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        self.last_error = ""
+        self._tripped = threading.Event()
+        self._lock = threading.Lock()
+
+    def record(self, outcome: RubricOutcome) -> None:
+        with self._lock:
+            if outcome.status == ERROR and outcome.unreachable:
+                self.count += 1
+                self.last_error = outcome.error
+                if self.count >= self.limit:
+                    self._tripped.set()
+            elif not self._tripped.is_set():
+                self.count = 0
+
+    @property
+    def tripped(self) -> bool:
+        return self._tripped.is_set()
+
+
+class _EndpointDown(Exception):  # noqa: N818 - a signal, not an error
+    """Raised in a rubric execution's loop when its endpoint is taken to be down (_OutageStreak.tripped)."""
+
+
+
+def _execute_rubric(
+    run: JudgeRun, deadline: float | None, *, check: bool = True, progress: Progress | None = None
+) -> bool:
     """Judge the pending targets with a rubric judge; True when none is left, False when stopped at the deadline."""
     judge = run.judge
     rubric_text = (run.rubric or current_prompt(run.project, "rubric")).text
@@ -218,14 +298,22 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
     waiting: dict[str, list[Target]] = {}  # cache key -> targets waiting for that one call
     asked: set[str] = set()  # keys this execution sent: with ask_again, an unreadable answer is asked once a run
     # Pool threads only call the endpoint and hand back (request, outcome); this thread does all database work.
-    answered: queue.SimpleQueue[tuple[RubricRequest, RubricOutcome | BaseException]] = queue.SimpleQueue()
+    # An outcome None: the request was not sent (the endpoint was taken to be down before its turn came).
+    answered: queue.SimpleQueue[tuple[RubricRequest, RubricOutcome | BaseException | None]] = queue.SimpleQueue()
+    outage = _OutageStreak(OUTAGE_FAILURES)
 
     def call(request: RubricRequest) -> None:
+        if outage.tripped:
+            answered.put((request, None))
+            return
         try:
-            answered.put((request, call_rubric_judge(endpoint, request, with_reasoning=judge.with_reasoning,
-                                                     answered_before=answered_before)))
+            outcome = call_rubric_judge(endpoint, request, with_reasoning=judge.with_reasoning,
+                                        answered_before=answered_before)
         except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
             answered.put((request, error))
+            return
+        outage.record(outcome)
+        answered.put((request, outcome))
 
     pending = 0  # calls submitted and not answered yet
     chunks = _pending_chunks(run, CHUNK)
@@ -234,6 +322,7 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
     pool = ThreadPoolExecutor(max_workers=judge.concurrency, thread_name_prefix=f"judge-run-{run.pk}")
     try:
         while True:
+            _stop_if_interrupted(run)
             while not exhausted and not stopped and pending < window:
                 if deadline is not None and time.monotonic() >= deadline:
                     stopped = True
@@ -274,11 +363,25 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
                     break
             for request, outcome in answers:
                 pending -= 1
+                if outcome is None:  # not sent: its targets stay unjudged
+                    waiting.pop(request.cache_key, None)
+                    continue
                 if isinstance(outcome, BaseException):
                     raise outcome
                 _record_answer(run, writer, request, outcome, waiting.pop(request.cache_key))
             writer.flush_if_due()
+            if progress is not None:
+                progress(run)
+            if outage.tripped:
+                raise _EndpointDown
         writer.flush()
+    except _EndpointDown:
+        # As a cancel: nothing more is sent, the calls already sent are waited for and stored. The targets never
+        # sent stay unjudged (no error judgement), so a new run of the judge sends them, and only them with the
+        # answers so far in the call cache.
+        pool.shutdown(wait=True, cancel_futures=True)
+        _keep_in_flight(run, writer, answered, waiting)
+        raise RunFailed(_outage_message(run, endpoint.base_url, outage)) from None
     except RunCancelled:
         # Cancelled (cancel_run): no call still waiting is sent, but the calls already sent are waited for and their
         # answers (paid for) stored, judgements and call cache, so the run's calls and cost are what the endpoint
@@ -297,10 +400,20 @@ def _execute_rubric(run: JudgeRun, deadline: float | None, *, check: bool = True
     return exhausted
 
 
+def _outage_message(run: JudgeRun, base_url: str, outage: _OutageStreak) -> str:
+    run.refresh_from_db()
+    unsent = max(0, run.total - run.done)
+    return (f"Endpoint unreachable: {outage.count} calls in a row to {base_url} failed after their retries, so the "
+            f"run stopped rather than fail every sample left. {unsent} of {run.total} samples were not sent and stay "
+            f"unjudged; of the {run.done} judged, {run.scored} got a score. When the endpoint answers again, start a "
+            "new run of this judge: the answers so far come from the call cache (no call, no cost), so only the "
+            f"samples without an answer are sent. The last failure: {outage.last_error}")
+
+
 def _keep_in_flight(
     run: JudgeRun,
     writer: _ResultWriter,
-    answered: queue.SimpleQueue[tuple[RubricRequest, RubricOutcome | BaseException]],
+    answered: queue.SimpleQueue[tuple[RubricRequest, RubricOutcome | BaseException | None]],
     waiting: dict[str, list[Target]],
 ) -> None:
     """Store the answers of the calls that were in flight when the run was cancelled (the pool has ended: all are
@@ -311,8 +424,8 @@ def _keep_in_flight(
         except queue.Empty:
             break
         targets = waiting.pop(request.cache_key, None)
-        if isinstance(outcome, BaseException) or not targets:
-            continue
+        if outcome is None or isinstance(outcome, BaseException) or not targets:
+            continue  # not sent, or raised: nothing to store
         _record_answer(run, writer, request, outcome, targets)
     try:
         writer.flush()
@@ -366,16 +479,22 @@ def _record_answer(
 
 
 
-def _execute_nli(run: JudgeRun, deadline: float | None) -> bool:
-    """Score the pending targets with an NLI judge; True when none is left, False when stopped at the deadline."""
+def _execute_nli(run: JudgeRun, deadline: float | None, *, progress: Progress | None = None) -> bool:
+    """Score the pending targets with an NLI judge; True when none is left, False when stopped at the deadline.
+
+    A run over samples also scores each output sentence against the whole source (``sentence_scores``, one p per
+    sentence: the audit page's shading, whichever run of the judge is the latest); a synthetic set's run does not.
+    Each judgement keeps its windows' own p in ``raw`` (nli_raw): the model's answer, of which p is the max.
+    """
     judge = run.judge
     try:
         model = load_nli_model(judge.nli_model_path, consistent_label=judge.nli_consistent_label)
     except ModelSettingError as error:
         raise RunFailed(str(error)) from None
-    per_sentence = run.purpose == JudgeRun.Purpose.FIRST_PASS and run.scope != JudgeRun.Scope.SYNTHETIC
+    per_sentence = run.scope != JudgeRun.Scope.SYNTHETIC
     writer = _ResultWriter(run)
     for chunk in _pending_chunks(run, NLI_CHUNK):
+        _stop_if_interrupted(run, writer)
         if deadline is not None and time.monotonic() >= deadline:
             writer.flush()
             return False
@@ -396,21 +515,36 @@ def _execute_nli(run: JudgeRun, deadline: float | None) -> bool:
         sentence_outcomes = iter(outcomes[len(chunk):])
         for index, target in enumerate(chunk):
             sentence_scores = None
+            sentence_windows = None
             if per_sentence:
                 # One p per output sentence (None where a sentence fits no window), in the order of the sample's
                 # sentences as the audit page cuts them (stored offsets, else the same splitter).
-                sentence_scores = [next(sentence_outcomes).probability for _ in sentence_spans[index]]
-            writer.add(_nli_judgement(run, target, outcomes[index], sentence_scores, seconds))
+                scored = [next(sentence_outcomes) for _ in sentence_spans[index]]
+                sentence_scores = [outcome.probability for outcome in scored]
+                sentence_windows = sum(outcome.windows for outcome in scored)
+            writer.add(_nli_judgement(run, target, outcomes[index], sentence_scores, sentence_windows, seconds))
         writer.flush_if_due()
+        if progress is not None:
+            progress(run)
     writer.flush()
     return True
 
 
+def nli_raw(outcome: PairScore, sentence_windows: int | None) -> str:
+    """What an NLI judgement keeps as its raw answer: the p of each window over the source, in order (p is their
+    max), and how many windows its sentences took, as JSON: ``{"windows": [0.12, 0.83], "sentence_windows": 3}``."""
+    raw: dict[str, Any] = {"windows": [round(p, 6) for p in outcome.window_probabilities]}
+    if sentence_windows is not None:
+        raw["sentence_windows"] = sentence_windows
+    return json.dumps(raw)
+
+
 def _nli_judgement(
-    run: JudgeRun, target: Target, outcome: PairScore, sentence_scores: list[dict] | None, seconds: float
+    run: JudgeRun, target: Target, outcome: PairScore, sentence_scores: list[float | None] | None,
+    sentence_windows: int | None, seconds: float,
 ) -> Judgement:
     if outcome.probability is None:
-        return target.judgement(run, status=ERROR, error=outcome.error, latency_seconds=seconds,
-                                sentence_scores=sentence_scores)
+        # No number, and no per-sentence figures either (as an import requires of a failed judgement).
+        return target.judgement(run, status=ERROR, error=outcome.error, latency_seconds=seconds)
     return target.judgement(run, status=OK, probability=outcome.probability, latency_seconds=seconds,
-                            sentence_scores=sentence_scores)
+                            sentence_scores=sentence_scores, raw=nli_raw(outcome, sentence_windows))

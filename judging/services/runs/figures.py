@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from django.db import DataError, transaction
 from django.db.models import Avg, Count, Q, Sum
 
 from judging.models import Judge, Judgement, JudgeRun
@@ -23,13 +25,17 @@ UNPRICED_SOME = ("{unpriced} of the {usage} calls sent that reported their token
                  "(US$ per million tokens, set on the judges page), so their cost, and the run's, is not known (a total "
                  "of the others would read as the run's); the tokens are.")
 NO_CACHED_USAGE = "No answer from the call cache came with token usage."
+TOO_LARGE = ("The stored costs add up to more than a number can hold: some judgement's cost is absurd (imported before "
+             "imports refused a cost over US$ 10,000 a call).")
+# The aggregates that are sums or means of floats, which can overflow (_aggregate).
+FLOAT_FIGURES = ("spent", "mean_latency")
 
 TOKEN_FIGURES = ("input_tokens", "output_tokens", "cached_input_tokens_saved", "cached_output_tokens_saved")
-# A call sent that reported its tokens (some above 0) with no price: stored as cost null (Judge.cost_of), or 0 before.
-# The query form of Judgement.cost_unpriced, less its two other conditions (sent; not an imported run), which the
-# caller adds.
+# A call sent that reported its tokens (some above 0) with no price: stored as cost null (Judge.cost_of; a 0 is a
+# free judge's). The query form of Judgement.cost_unpriced, less its two other conditions (sent; not an imported
+# run), which the caller adds.
 UNPRICED_ROW = (Q(input_tokens__isnull=False, output_tokens__isnull=False)
-                & (Q(input_tokens__gt=0) | Q(output_tokens__gt=0)) & (Q(cost__isnull=True) | Q(cost=0)))
+                & (Q(input_tokens__gt=0) | Q(output_tokens__gt=0)) & Q(cost__isnull=True))
 
 COUNT_FIGURES = ("calls_with_usage", "calls_without_usage", "cached_answers_with_usage",
                  "cached_answers_without_usage")
@@ -62,7 +68,7 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
     status = Judgement.Status
     sent, from_cache = Q(cached=False), Q(cached=True)
     answered = Q(status__in=[status.OK, status.PARSE_ERROR])
-    found = run.judgements.aggregate(
+    figures = dict(
         judged=Count("id"),
         scored=Count("id", filter=Q(status=status.OK)),
         parse_errors=Count("id", filter=Q(status=status.PARSE_ERROR)),
@@ -82,6 +88,7 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
         cached_usage=Count("id", filter=from_cache & Q(input_tokens__isnull=False, output_tokens__isnull=False)),
         unpriced_calls=Count("id", filter=sent & UNPRICED_ROW),
     )
+    found = _aggregate(run, figures)
     found["cached"] = found.pop("from_cache")
     found["cost"] = found.pop("spent")
     found["cached_no_usage"] = found["cached"] - found["cached_usage"]
@@ -111,6 +118,23 @@ def run_figures(run: JudgeRun) -> dict[str, Any]:
         "seconds": run.seconds,
         "rubric_version": run.rubric.number if run.rubric_id else None,
     }
+
+
+def _aggregate(run: JudgeRun, figures: dict[str, Any]) -> dict[str, Any]:
+    """The run's aggregates, a float sum or mean past the largest double (values stored before imports were bounded:
+    judging.services.ingest.lines) None with ``too_large`` naming it: SQLite gives such a sum as infinity, which no
+    JSON answer can carry (the run's API was a 500), and PostgreSQL refuses to compute it ("value out of range")."""
+    try:
+        with transaction.atomic():  # a savepoint: PostgreSQL's refusal leaves the surrounding transaction usable
+            found = run.judgements.aggregate(**figures)
+    except DataError:
+        found = run.judgements.aggregate(**{name: value for name, value in figures.items() if name not in FLOAT_FIGURES})
+        found.update(dict.fromkeys(FLOAT_FIGURES, math.inf))
+    found["too_large"] = [name for name in FLOAT_FIGURES
+                          if isinstance(found[name], float) and not math.isfinite(found[name])]
+    for name in found["too_large"]:
+        found[name] = None
+    return found
 
 
 def usage_totals(run: JudgeRun, figures: dict[str, Any]) -> dict[str, Any]:
@@ -151,6 +175,8 @@ def usage_totals(run: JudgeRun, figures: dict[str, Any]) -> dict[str, Any]:
     for name in ("input_tokens", "output_tokens", "cost"):
         if totals[name] is None:
             reasons[name] = unpriced_reason(figures) if name == "cost" and figures["cost_unpriced"] else why_sent
+    if "spent" in figures.get("too_large", ()) and not figures["cost_unpriced"]:
+        reasons["cost"] = TOO_LARGE
     for name in ("cached_input_tokens_saved", "cached_output_tokens_saved"):
         if totals[name] is None:
             reasons[name] = why_cached

@@ -121,8 +121,8 @@ def start_or_reuse_run(
 
 def check_judge_runs_here(judge: Judge) -> None:
     """Refuse, with JudgeSettingsError naming the field, a judge that cannot run from this server: one holding
-    imported outputs, a rubric judge whose API-key variable is not set, an NLI judge whose model path is not a
-    directory, has no config.json yet (a judge may be saved before its model is copied in, not run) or holds
+    imported outputs, a rubric judge whose API-key variable is not set, an NLI judge whose model path is neither a
+    directory nor a model id in the local Hugging Face cache, has no config.json yet (a judge may be saved before its model is copied in, not run) or holds
     another kind of model (config.json alone: the model loads on the worker).
 
     start_run makes these checks for its judge; start_triage makes them for the explainer too, before the first

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.db import transaction
 
+from annotate import imported_json
 from annotate.models import Project, Sample
-from annotate.storable import find_unstorable
 from judging import synthetic as nesting
 from judging.models import SyntheticItem, SyntheticRewrite, SyntheticSet
 from judging.services.synthetic.sets import (
@@ -61,10 +61,9 @@ def import_rewrites(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise SyntheticSetError(f"the seed must be a whole number >= 0, not {seed!r}", field="seed")
     try:
-        text = jsonl.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise SyntheticSetError(f"{filename}: not UTF-8 text ({error.reason} at byte {error.start})",
-                                field="file") from error
+        text = imported_json.decoded(jsonl, "UTF-8 JSONL")
+    except imported_json.Unreadable as error:
+        raise SyntheticSetError(f"{filename}: {error}", field="file") from None
     by_external: dict[str, list[Sample]] = defaultdict(list)
     # Batch order, so an ambiguity message lists the original batch before the copies made from it.
     rows = Sample.objects.filter(project=project).select_related("passage", "batch").order_by(
@@ -145,13 +144,14 @@ def _read_import_line(
 ) -> str | None:
     """Check one line; on success append it to `accepted` and return None, else return the problem."""
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        return _import_problem(filename, number, None, f"not a JSON object ({error.msg} at column {error.colno})")
+        record = imported_json.loads(line, with_line=False)
+    except imported_json.Unreadable as error:
+        return _import_problem(filename, number, None, f"not a JSON object ({error})")
     if not isinstance(record, dict):
         return _import_problem(filename, number, None, f"not a JSON object (got {type(record).__name__})")
-    if (nul := find_unstorable(record)) is not None:  # NUL or a lone surrogate: refused on every database
-        return _import_problem(filename, number, nul.path, nul.problem)
+    # NUL or a lone surrogate, NaN, a key given twice, too deep a nesting: refused on every database.
+    if (refused := imported_json.find_refused(record)) is not None:
+        return _import_problem(filename, number, refused.path or None, refused.problem)
     for field in ("sample", "sentence", "type", "rewritten"):
         if field not in record:
             return _import_problem(filename, number, field, "missing")

@@ -12,7 +12,8 @@ endpoint, which keeps it in the database, once (judging.services.audits.give_bli
 
 Changing a saved verdict (``u``): the page keeps, per browser tab, the audits saved on it, and ``u`` asks for the
 latest one's ``answered`` view (GET), the item with its saved verdict and its judges shown, whose form changes it
-(POST) and answers with the auditor's current item. Only one's own answered audit: another auditor's is 403.
+(POST) and answers with the auditor's current item. Only one's own answered audit: another auditor's is 403. A verdict
+saved in another tab or browser is found on "My audits" (``mine``), whose Change opens the same view.
 
 The item clock meanwhile: the minutes spent changing an old verdict belong to no item. Showing an answered audit
 stops the clock of the item the auditor holds (a pause kept in the session: a reload of the change page, u to the
@@ -26,15 +27,17 @@ and never moves ``served_at`` past now (judging.services.audits.queue), so no ti
 The session is one stored blob that each request writes back whole; how the page keeps its entry from undoing
 another request's blind switch: judging.views.audit.session.
 
-Split by topic: ``page`` (the page and how it is drawn, refusals, the saved line), ``queue`` (submit, reveal, the
-blind switch), ``saved`` (changing a saved verdict) and ``session`` (what the session keeps). ``urlpatterns``
-gathers their addresses for judging.urls.
+Split by topic: ``page`` (the page and how it is drawn, refusals, the saved line, the queue order), ``queue``
+(submit, reveal, the blind switch), ``saved`` (changing a saved verdict), ``mine`` (the "My audits" list of saved
+verdicts, each a link to its answered view) and ``session`` (what the session keeps). ``urlpatterns`` gathers their
+addresses for judging.urls.
 """
 
 from __future__ import annotations
 
 from django.urls import path, re_path
 
+from judging.views.audit.mine import my_audits
 from judging.views.audit.page import audit_page
 from judging.views.audit.queue import audit_blind, audit_reveal, audit_submit
 from judging.views.audit.saved import audit_answered
@@ -43,6 +46,7 @@ from judging.views.audit.saved import audit_answered
 urlpatterns = [
     path("projects/<slug:slug>/audit/", audit_page, name="judging-audit"),
     path("projects/<slug:slug>/audit/blind/", audit_blind, name="judging-audit-blind"),
+    path("projects/<slug:slug>/audit/mine/", my_audits, name="judging-my-audits"),
     re_path(
         r"^projects/(?P<slug>[-a-zA-Z0-9_]+)/audit/(?P<item_id>[0-9]{1,18})/submit/$",
         audit_submit,

@@ -95,7 +95,7 @@ def audit_view(
         audits.resume_item_clock(project, request.user, session.pause)
         session.pause = None
         session.save(request, project)
-    audit = audits.serve_next_audit(project, request.user)
+    audit = audits.serve_next_audit(project, request.user, order=session.queue_order)
     context: dict[str, Any] = {
         "project": project,
         "role": role,
@@ -110,6 +110,7 @@ def audit_view(
         "levels": LEVELS,
         "page_url": reverse("judging-audit", args=[project.slug]),
         "blind_url": reverse("judging-audit-blind", args=[project.slug]),
+        "queue_order": session.queue_order,
     }
     if audit is not None:
         hidden = session.hides(audit)
@@ -164,6 +165,7 @@ def _change_view(
         "levels": LEVELS,
         "page_url": reverse("judging-audit", args=[project.slug]),
         "blind_url": reverse("judging-audit-blind", args=[project.slug]),
+        "queue_order": session.queue_order,
         "view": audits.item_view(audit.item, reveal=True),
         "hidden": False,
         "blind_score": audit.blind_score,
@@ -190,9 +192,27 @@ def refused(request: HtmxHttpRequest, project: Project, role: str, failure: Audi
 @require_GET
 @login_required
 def audit_page(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """The page with the auditor's current item."""
+    """The page with the auditor's current item. ``?order=worst`` or ``?order=shuffled`` chooses the order of the
+    items served from now on, kept in the session (the item held stays); another value is named and changes nothing."""
     project, role = get_project_for_auditor(request.user, slug)
-    return audit_view(request, project, role)
+    asked = request.GET.get("order")
+    if asked is None:
+        return audit_view(request, project, role)
+    if asked not in audits.QUEUE_ORDERS:
+        return audit_view(request, project, role, status=400,
+                          error=f"No queue order {asked!r}: choose worst (worst first) or shuffled.")
+    session = AuditSession.load(request, project)
+    session.choose_order(asked)
+    session.save(request, project)
+    request.session.save()  # at once, as the blind switch is: a request sent meanwhile reads the new order
+    return audit_view(request, project, role, notice=ORDER_NOTICES[asked])
+
+
+ORDER_NOTICES = {
+    audits.WORST_FIRST: "Queue order: worst first (the flag's lowest score or p first), from your next item on.",
+    audits.SHUFFLED: "Queue order: shuffled, in an order of your own that says nothing of the flag, from your next "
+                     "item on.",
+}
 
 
 def saved_text(audit: Audit, *, changed: bool = False) -> str:

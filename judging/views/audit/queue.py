@@ -80,7 +80,7 @@ def audit_reveal(request: HtmxHttpRequest, slug: str, item_id: str) -> HttpRespo
     if form.error or form.score is None:
         failure = AuditError(form.error or "give your score (1-5) to see the judges' answers", status=400)
         return refused(request, project, role, failure, form=form, form_item=item)
-    held = audits.serve_next_audit(project, request.user)
+    held = audits.serve_next_audit(project, request.user, order=AuditSession.load(request, project).queue_order)
     if held is None or held.item_id != item:
         failure = AuditError("this item is not the one served to you; here is your current item", code="not_served")
         return refused(request, project, role, failure)
@@ -115,7 +115,7 @@ def audit_blind(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     session.save(request, project)
     # Stored now, not once the answer below is ready: a reload sent meanwhile reads the new choice.
     request.session.save()
-    held = audits.serve_next_audit(project, request.user)
+    held = audits.serve_next_audit(project, request.user, order=session.queue_order)
     notice = ""
     if session.blind and held is not None and not session.hides(held):
         notice = "Blind mode is on: the judges' answers stay hidden from your next item on (this one's are shown already)."

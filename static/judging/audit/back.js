@@ -68,7 +68,7 @@ export function goBack() {
   }
   hint(viewState() === "change"
     ? "No verdict saved before this one in this tab: Enter saves the change, Esc goes back to your current item."
-    : "Nothing to change yet: no verdict was saved in this tab.", "info");
+    : "Nothing to change yet: no verdict was saved in this tab. My audits (below the page) lists every one you saved.", "info");
 }
 
 /* Esc (or the button) on a saved verdict: back to the current item, the saved verdict left as it is. */
