@@ -281,7 +281,9 @@ def test_the_schema_requires_every_field_of_a_put_and_none_of_a_patch(admin_user
         return schemas[reference.rsplit("/", 1)[-1]]
 
     put, patch = request_schema("put"), request_schema("patch")
-    assert set(put["required"]) == set(put["properties"]) == {"score", "agreed", "reasoning_wrong", "note"}
+    assert set(put["required"]) == {"score", "agreed", "reasoning_wrong", "note"}
+    # base_changed_at, the version the change is made from, is optional (test_audit_stale_change.py).
+    assert set(put["properties"]) == {"score", "agreed", "reasoning_wrong", "note", "base_changed_at"}
     assert "required" not in patch and set(patch["properties"]) == set(put["properties"])
     assert put["properties"]["score"]["nullable"] is True
     for method in ("get", "put", "patch"):

@@ -1,5 +1,5 @@
 """What both topics of the audit API answer: a saved verdict as AuditResultSerializer describes it, and a refusal
-from judging.services.audits as the status it carries."""
+from judging.services.audits as the status it carries (a change from a stale view with the saved verdict)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from annotate.api.errors import field_error
 from judging.models import Audit
-from judging.services.audits import AuditError
+from judging.services.audits import AuditError, VerdictChanged
 
 
 def timestamp(value: Any) -> Any:
@@ -27,6 +27,9 @@ def refusal(error: AuditError) -> Response:
         raise NotFound(error.message)
     if error.status == 403:
         raise PermissionDenied(error.message)
+    if isinstance(error, VerdictChanged):  # a change from a stale view: the saved verdict comes back with it
+        return Response({"detail": error.api_message, "code": error.code, "current": audit_result(error.current)},
+                        status=error.status)
     return Response({"detail": error.message, "code": error.code}, status=error.status)
 
 

@@ -1,9 +1,14 @@
 """One's own saved verdict by the API (GET/PUT/PATCH /api/audits/<id>/): read it, replace it whole or change some
 of its fields (the audit page's ``u``); never another auditor's (403). A change keeps ``answered_at`` and
-``seconds`` from the first answer and sets ``changed_at``. The first verdict: judging.api.audits.queue.
+``seconds`` from the first answer and sets ``changed_at``, which is also the verdict's version: a PUT or PATCH that
+sends ``base_changed_at`` (the changed_at it read, null for never changed) is refused with 409 changed_since and the
+saved verdict as ``current`` when it changed since, say in another tab; one without it writes unchecked. The first
+verdict: judging.api.audits.queue.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.urls import re_path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -28,8 +33,10 @@ NOT_YOURS = OpenApiResponse(
 NO_AUDIT = OpenApiResponse(ErrorSerializer, description="No such audit in a project of yours.")
 CHANGE_CONFLICT = OpenApiResponse(
     AuditConflictSerializer,
-    description="Nothing was changed: the audit holds no verdict yet (not_answered), or you agreed with an answer "
-    "that has no 1-5 score (nothing_to_agree).",
+    description="Nothing was changed: the saved verdict changed after the one base_changed_at names (changed_since: "
+    "`current` holds it, and `detail` says when; send your change again with its changed_at to apply it over "
+    "it), the audit holds no verdict yet (not_answered), or you agreed with an answer that has no 1-5 score "
+    "(nothing_to_agree).",
 )
 
 
@@ -72,7 +79,11 @@ class AuditChangeView(APIView):
 
         `answered_at` and `seconds` stay the first answer's, `changed_at` says when it changed, `blind_score` stays
         and `blind` is again whether the final score is it; a verdict sent as it is saved changes nothing
-        (`changed_at` included)."""
+        (`changed_at` included).
+
+        Send `base_changed_at` (the `changed_at` you read; null: never changed) so that a change made meanwhile
+        elsewhere (another tab, browser or client) is not overwritten unseen: then 409 changed_since with the saved
+        verdict as `current`, nothing changed. Without it the verdict is written unchecked."""
         found = _own_audit(request, id)
         body = AuditChangeSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -81,7 +92,7 @@ class AuditChangeView(APIView):
             audit = audits.change_audit(
                 found.item.project, request.user, found.pk,
                 score=verdict["score"], agreed=verdict["agreed"],
-                reasoning_wrong=verdict["reasoning_wrong"], note=verdict["note"],
+                reasoning_wrong=verdict["reasoning_wrong"], note=verdict["note"], seen=_seen(verdict),
             )
         except AuditError as error:
             return refusal(error)
@@ -96,16 +107,28 @@ class AuditChangeView(APIView):
         """Change some fields of your own saved verdict: only those sent change, the others stay as saved.
 
         `agreed` true takes the shown judge's score again; a new score alone beside a saved agreement is 400 (send
-        `agreed` false with it). Otherwise as PUT: the same checks, `changed_at` and `blind` the same way, and a
-        change that changes nothing writes nothing."""
+        `agreed` false with it). Otherwise as PUT: the same checks, `changed_at` and `blind` the same way, a
+        change that changes nothing writes nothing, and `base_changed_at` guards against a change made meanwhile
+        (409 changed_since with `current`; without it, a field you send replaces a value changed meanwhile that you
+        never saw)."""
         found = _own_audit(request, id)
         body = AuditChangeSerializer(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
+        changes = dict(body.validated_data)
+        seen = _seen(changes)
+        changes.pop("base_changed_at", None)
         try:
-            audit = audits.amend_audit(found.item.project, request.user, found.pk, **body.validated_data)
+            audit = audits.amend_audit(found.item.project, request.user, found.pk, seen=seen, **changes)
         except AuditError as error:
             return refusal(error)
         return Response(audit_result(audit))
+
+
+def _seen(body: dict[str, Any]) -> audits.VerdictSeen | None:
+    """The version the change was made from: base_changed_at as sent (null: never changed), or None (not sent)."""
+    if "base_changed_at" not in body:
+        return None
+    return body["base_changed_at"] or audits.UNCHANGED
 
 
 def _own_audit(request: Request, id: str) -> Audit:

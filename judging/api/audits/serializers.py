@@ -5,7 +5,7 @@ the 403 answer both topics give a role that does not audit."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
@@ -107,6 +107,11 @@ def _replaced(name: str, what: str) -> str:
 class AuditChangeSerializer(RejectsUnknownFields):
     """A saved verdict: PUT sends every field, PATCH only those that change."""
 
+    read_only_reasons: ClassVar[dict[str, str]] = {
+        "changed_at": "the server sets it; send the changed_at you read as base_changed_at to have a change made "
+        "meanwhile refused rather than overwritten",
+    }
+
     score = serializers.IntegerField(
         min_value=1, max_value=5, allow_null=True,
         error_messages={"required": _replaced("score", "your score 1-5, or null when you agree")},
@@ -121,11 +126,19 @@ class AuditChangeSerializer(RejectsUnknownFields):
         max_length=MAX_NOTE, allow_blank=True, trim_whitespace=False,
         error_messages={"required": _replaced("note", 'the note ("" for none)')},
     )
+    base_changed_at = serializers.DateTimeField(
+        required=False, allow_null=True,
+        help_text="The saved verdict you changed: its changed_at as GET (or the last PUT or PATCH) answered it, null "
+        "when it was never changed. If it was changed since (another tab, browser or client), nothing is changed and "
+        "the answer is 409 (changed_since) with the saved verdict as `current`; a change that leaves the saved "
+        "verdict as it is (a retry) is answered 200 all the same. Leave it out to write without the check.",
+    )
 
     def to_internal_value(self, data: Any) -> Any:
         # A form body's missing boolean reads as false in DRF: for a full replacement that is a missing field too.
         missing = {} if self.partial or not isinstance(data, Mapping) else {
-            name: [field.error_messages["required"]] for name, field in self.fields.items() if name not in data
+            name: [field.error_messages["required"]] for name, field in self.fields.items()
+            if field.required and name not in data
         }
         try:
             value = super().to_internal_value(data)
@@ -171,11 +184,17 @@ class AuditResultSerializer(serializers.Serializer):
 class AuditConflictSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What happened, for a person to read; nothing was changed.")
     code = serializers.ChoiceField(
-        choices=["already_audited", "not_served", "nothing_to_agree", "not_answered"],
+        choices=["already_audited", "not_served", "nothing_to_agree", "not_answered", "changed_since"],
         help_text="already_audited: you gave another verdict on this item before (change it with PATCH or PUT "
         "/api/audits/{id}/; the same verdict again is a retry, answered 200); "
         "not_served: ask for your next item first; nothing_to_agree: the shown answer has no 1-5 score (a failure, "
-        "or an NLI probability); not_answered: the audit holds no verdict yet, so there is nothing to change.",
+        "or an NLI probability); not_answered: the audit holds no verdict yet, so there is nothing to change; "
+        "changed_since (PUT and PATCH only): the saved verdict changed after the one base_changed_at names.",
+    )
+    current = AuditResultSerializer(
+        required=False,
+        help_text="With changed_since only (PUT and PATCH /api/audits/{id}/): the saved verdict as it is now. Send "
+        "your change again with its changed_at as base_changed_at to apply it over this one.",
     )
 
 

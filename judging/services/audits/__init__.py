@@ -21,7 +21,11 @@ both read from ``clock.now()``, the one clock tests move (``monkeypatch.setattr(
 Changing. An auditor may change their own saved verdict (the page's ``u``; the API's PUT /api/audits/<id>/, or
 PATCH for some of its parts: ``amend_audit``), never another auditor's. A change keeps the first answer's ``answered_at`` and ``seconds`` (the time it took to read the
 item and decide, which the figures use) and records when it was made in ``changed_at``; ``blind_score``, the score
-given before the reveal, is never changed, and ``blind`` is again whether the final score is that one.
+given before the reveal, is never changed, and ``blind`` is again whether the final score is that one. ``changed_at``
+is also the verdict's version: a change sent with the version it was made from (``seen``: the page's form always, an
+API client when it sends ``base_changed_at``) is refused with VerdictChanged (409, nothing saved, the saved verdict
+given back) when the verdict changed since, say in another tab; a change that leaves the saved verdict as it is
+(a retry) is no conflict.
 
 The clock while changing. The time spent changing a saved verdict counts for no item: not for the changed one (its
 ``seconds`` stay the first answer's: a correction is not a second decision), and not for the item the auditor
@@ -59,11 +63,16 @@ from judging.services.audits.queue import (
 )
 from judging.services.audits.verdicts import (
     MAX_NOTE,
+    UNCHANGED,
+    VerdictChanged,
+    VerdictSeen,
     amend_audit,
     change_audit,
     own_answered_audit,
+    read_verdict_stamp,
     reasoning_refusal,
     submit_audit,
+    verdict_stamp,
 )
 from judging.services.audits.view import (
     SHADES,
@@ -82,5 +91,5 @@ __all__ = [
     "judge_panels", "judging_settings_of", "latest_sample_judgements", "output_sentences", "own_answered_audit",
     "pause_item_clock", "reasoning_refusal", "resume_item_clock", "score_text", "sentence_shading",
     "serve_next_audit", "shown_judgement", "submit_audit", "VerdictFilters", "saved_verdicts", "verdict_auditors",
-    "verdict_judges",
+    "verdict_judges", "UNCHANGED", "VerdictChanged", "VerdictSeen", "read_verdict_stamp", "verdict_stamp",
 ]

@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Literal
 
 from django.db import transaction
+from django.utils import timezone
 
 from annotate.models import Project
 from annotate.services.clock import elapsed_seconds
@@ -16,6 +18,67 @@ from judging.services.audits.auditors import AuditError, check_auditor
 from judging.services.audits.blind import blind_score_of
 
 MAX_NOTE = 5000
+
+# The version of a saved verdict is its ``changed_at``: what a change form or an API client read, so that a change
+# sent from a stale view (a tab opened before another one changed the verdict) is refused, not written over the
+# newer one. UNCHANGED stands for a verdict never changed since its first answer (``changed_at`` null).
+UNCHANGED = "none"
+VerdictSeen = datetime | Literal["none"]
+
+
+class VerdictChanged(AuditError):
+    """A change refused (409, nothing saved) because the saved verdict changed after the one its sender saw.
+    ``current`` is the audit as saved now; ``message`` says so for the page, ``api_message`` for API clients."""
+
+    def __init__(self, message: str, current: Audit, *, api_message: str) -> None:
+        super().__init__(message, code="changed_since")
+        self.current = current
+        self.api_message = api_message
+
+
+def verdict_stamp(audit: Audit) -> str:
+    """What a change form carries about the verdict it shows: UNCHANGED, or when it was last changed."""
+    return UNCHANGED if audit.changed_at is None else audit.changed_at.isoformat()
+
+
+def read_verdict_stamp(raw: str) -> VerdictSeen:
+    """A form's ``base_changed_at`` back; AuditError (400) naming the field when it is neither ``none`` nor a time."""
+    if raw.strip() == UNCHANGED:
+        return UNCHANGED
+    try:
+        seen = datetime.fromisoformat(raw.strip())
+    except ValueError:
+        raise AuditError(f"base_changed_at: {raw!r} is neither 'none' nor a time; reload the page", status=400,
+                         field="base_changed_at") from None
+    return seen if timezone.is_aware(seen) else timezone.make_aware(seen)
+
+
+def _changed_since(audit: Audit, seen: VerdictSeen | None) -> bool:
+    """Whether the locked ``audit`` was changed after the version ``seen`` (None: no check asked for)."""
+    if seen is None:
+        return False
+    if isinstance(seen, datetime):
+        return audit.changed_at != seen
+    return audit.changed_at is not None
+
+
+def _refuse_changed(audit: Audit, seen: VerdictSeen | None) -> VerdictChanged:
+    """The refusal of a change sent from a view older than the saved verdict, naming who changed it and when."""
+    assert audit.changed_at is not None  # a verdict never changed cannot be newer than any view of it
+    when = f"{timezone.localtime(audit.changed_at):%Y-%m-%d %H:%M:%S}"
+    saw = ("as first answered" if not isinstance(seen, datetime)
+           else f"as changed at {timezone.localtime(seen):%Y-%m-%d %H:%M:%S}")
+    who = audit.auditor.get_username()
+    agreed = ", agreed" if audit.agreed else ""
+    return VerdictChanged(
+        f"this verdict was changed at {when} in another tab or browser (or through the API) since this page showed "
+        "it: see below",
+        audit,
+        api_message=f"Audit {audit.pk} was changed at {when} by {who} (another tab, browser or API client), after "
+        f"the verdict base_changed_at names (you saw it {saw}); nothing was changed. 'current' holds the saved "
+        f"verdict (score {audit.score}{agreed}): to apply your change over it, send it again with current's "
+        "changed_at as base_changed_at.",
+    )
 
 
 def _clean_score(score: Any) -> int | None:
@@ -203,8 +266,14 @@ def change_audit(
     agreed: bool,
     reasoning_wrong: bool,
     note: str,
+    seen: VerdictSeen | None = None,
 ) -> Audit:
     """Change the auditor's own saved verdict: score (or agreed), reasoning marked wrong, note.
+
+    ``seen`` is the version of the verdict the change was made from (``verdict_stamp``: UNCHANGED, or its
+    ``changed_at``): when it was changed since, VerdictChanged (409, nothing saved) with the verdict as saved now,
+    rather than writing over a change made in another tab unseen; unless the verdict sent is the saved one (a retry
+    whose answer was lost: nothing to write). None skips the check (scripts, API clients that send no version).
 
     The first answer's ``answered_at`` and ``seconds`` stay (the time to decide, not to correct); ``changed_at``
     says when the change was made, and ``blind`` is again whether the final score is the one given blind
@@ -216,15 +285,22 @@ def change_audit(
     score, note = _clean_verdict(score, agreed, note)
     with transaction.atomic():
         audit = own_answered_audit(project, auditor, audit_id, lock=True)
+        if _changed_since(audit, seen) and not _repeats_saved(
+            audit, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong, note=note
+        ):
+            raise _refuse_changed(audit, seen)
         return _save_change(audit, score=score, agreed=agreed, reasoning_wrong=reasoning_wrong, note=note)
 
 
 VERDICT_PARTS = ("score", "agreed", "reasoning_wrong", "note")
 
 
-def amend_audit(project: Project, auditor: Any, audit_id: int, **changes: Any) -> Audit:
+def amend_audit(
+    project: Project, auditor: Any, audit_id: int, *, seen: VerdictSeen | None = None, **changes: Any
+) -> Audit:
     """Change only some parts of the auditor's own saved verdict (``changes``: any of VERDICT_PARTS); the others
-    stay as saved, read under the row's lock so a concurrent change is not undone.
+    stay as saved, read under the row's lock so a concurrent change is not undone. ``seen``: as for
+    :func:`change_audit` (a change from a stale view is refused, unless it leaves the saved verdict as it is).
 
     Agreeing (``agreed`` true without a score) takes the shown judge's score again. A score sent alone leaves
     ``agreed`` as saved, so a new score beside a saved agreement is refused (400 naming ``score``) rather than
@@ -240,10 +316,21 @@ def amend_audit(project: Project, auditor: Any, audit_id: int, **changes: Any) -
     _clean_note(changes.get("note", ""))
     with transaction.atomic():
         audit = own_answered_audit(project, auditor, audit_id, lock=True)
+        if _changed_since(audit, seen) and not _amend_repeats_saved(audit, changes):
+            raise _refuse_changed(audit, seen)
         verdict = _merged_verdict(audit, changes)
         score, note = _clean_verdict(verdict["score"], verdict["agreed"], verdict["note"])
         return _save_change(audit, score=score, agreed=verdict["agreed"],
                             reasoning_wrong=verdict["reasoning_wrong"], note=note)
+
+
+def _amend_repeats_saved(audit: Audit, changes: dict[str, Any]) -> bool:
+    """Whether ``changes`` over the saved verdict leave it as it is (nothing a stale view would undo)."""
+    try:
+        verdict = _merged_verdict(audit, changes)
+    except AuditError:  # a change that could not be saved is no repeat of the saved verdict
+        return False
+    return _repeats_saved(audit, **verdict)
 
 
 def _merged_verdict(audit: Audit, changes: dict[str, Any]) -> dict[str, Any]:
@@ -282,6 +369,10 @@ def _save_change(audit: Audit, *, score: int | None, agreed: bool, reasoning_wro
     for name, value in verdict.items():
         setattr(audit, name, value)
     audit.blind = audit.blind_score is not None and audit.blind_score == score
-    audit.changed_at = clock.now()
+    moment = clock.now()
+    # changed_at is the verdict's version: it always moves forward, even when the clock did not (stood, went back).
+    if audit.changed_at is not None and moment <= audit.changed_at:
+        moment = audit.changed_at + timedelta(microseconds=1)
+    audit.changed_at = moment
     audit.save(update_fields=[*verdict, "blind", "changed_at"])
     return audit

@@ -34,11 +34,15 @@ class VerdictForm:
     reasoning_wrong: bool = False
     note: str = ""
     error: str = ""
+    # A change form's base_changed_at: the version of the saved verdict it was made from (audits.verdict_stamp);
+    # None when the form sent none (a page from before it carried one: changed unchecked).
+    base: str | None = None
 
     @classmethod
     def of(cls, audit: Audit) -> VerdictForm:
         """The saved verdict, to change it."""
-        return cls(score=audit.score, agreed=audit.agreed, reasoning_wrong=audit.reasoning_wrong, note=audit.note)
+        return cls(score=audit.score, agreed=audit.agreed, reasoning_wrong=audit.reasoning_wrong, note=audit.note,
+                   base=audits.verdict_stamp(audit))
 
     @classmethod
     def read(cls, data: QueryDict) -> VerdictForm:
@@ -46,6 +50,7 @@ class VerdictForm:
             agreed=data.get("agreed", "") in ("1", "on", "true"),
             reasoning_wrong=data.get("reasoning_wrong", "") in ("1", "on", "true"),
             note=data.get("note", ""),
+            base=data.get("base_changed_at"),
         )
         raw = data.get("score", "").strip()
         if raw:
@@ -84,11 +89,14 @@ def audit_view(
     last: Audit | None = None,
     last_changed: bool = False,
     changing: Audit | None = None,
+    conflict: bool = False,
 ) -> HttpResponse:
     """The page (or its partial for htmx) with the auditor's current item, serving one if they hold none; or, with
-    ``changing``, that answered audit of theirs with its saved verdict (or ``form``, refused) to change."""
+    ``changing``, that answered audit of theirs with its saved verdict (or ``form``, refused) to change; with
+    ``conflict``, ``changing`` is the verdict saved meanwhile elsewhere, shown above the form that keeps the change."""
     if changing is not None:
-        return _change_view(request, project, role, changing, status=status, error=error, form=form)
+        return _change_view(request, project, role, changing, status=status, error=error, form=form,
+                            conflict=conflict)
     session = AuditSession.load(request, project)
     if session.pause is not None:
         # Back to the current item from changing a saved verdict: its clock goes on from where it stopped.
@@ -145,7 +153,7 @@ def _change_url(project: Project, audit: Audit) -> str:
 
 def _change_view(
     request: HtmxHttpRequest, project: Project, role: str, audit: Audit, *, status: int, error: str,
-    form: VerdictForm | None,
+    form: VerdictForm | None, conflict: bool = False,
 ) -> HttpResponse:
     """An answered audit of the auditor's, its judges shown (they saw them before saving), its saved verdict in the
     form: nothing is served, the session's blind state is left as it is (the item is answered), and the clock of the
@@ -154,6 +162,9 @@ def _change_view(
     session.pause = audits.pause_item_clock(project, request.user, session.pause)
     session.save(request, project)
     agree_score, agree_refusal = _agree_with(audit)
+    shown = form if form is not None else VerdictForm.of(audit)
+    if shown.base is None:  # a refused form that carried no version: it now shows this verdict
+        shown.base = audits.verdict_stamp(audit)
     context: dict[str, Any] = {
         "project": project,
         "role": role,
@@ -169,11 +180,14 @@ def _change_view(
         "view": audits.item_view(audit.item, reveal=True),
         "hidden": False,
         "blind_score": audit.blind_score,
-        "form": form if form is not None else VerdictForm.of(audit),
+        "form": shown,
         "agree_score": agree_score,
         "agree_refusal": agree_refusal,
         "reasoning_refusal": audits.reasoning_refusal(audit),
         "submit_url": _change_url(project, audit),
+        # Changed elsewhere after this form was drawn: the saved verdict is shown as it is now, above the change.
+        "conflict": audit if conflict else None,
+        "conflict_label": SCORE_LABELS.get(audit.score, "") if conflict else "",
     }
     template = "judging/audit.html#audit_view" if request.htmx else "judging/audit.html"
     return render(request, template, context, status=status)

@@ -1,5 +1,10 @@
 """Changing a saved verdict from the audit page (``u``): one of the auditor's own answered audits shown with its
-saved verdict (GET), and the change (POST), which answers with the current item; another auditor's is 403."""
+saved verdict (GET), and the change (POST), which answers with the current item; another auditor's is 403.
+
+The form carries the version of the verdict it shows (``base_changed_at``): a change from a stale tab (another tab
+changed the verdict after this one drew it) is refused with 409, nothing saved, and the page shows the verdict as
+saved now above the form, which keeps the change and now carries the new version, so Enter applies it over that one
+and Esc keeps the saved one."""
 
 from __future__ import annotations
 
@@ -34,10 +39,16 @@ def audit_answered(request: HtmxHttpRequest, slug: str, audit_id: str) -> HttpRe
     try:
         if form.error:
             raise AuditError(form.error, status=400, field="score")
+        seen = None if form.base is None else audits.read_verdict_stamp(form.base)
         changed = audits.change_audit(
             project, request.user, audit.pk,
-            score=form.score, agreed=form.agreed, reasoning_wrong=form.reasoning_wrong, note=form.note,
+            score=form.score, agreed=form.agreed, reasoning_wrong=form.reasoning_wrong, note=form.note, seen=seen,
         )
+    except audits.VerdictChanged as conflict:
+        # The form keeps the auditor's change, now made from the verdict saved meanwhile: saving it again applies it
+        # over that one, knowingly.
+        form.base = audits.verdict_stamp(conflict.current)
+        return refused(request, project, role, conflict, form=form, changing=conflict.current, conflict=True)
     except AuditError as failure:
         return refused(request, project, role, failure, form=form, changing=audit)
     if not request.htmx:
