@@ -54,7 +54,9 @@ def fresh_offsets(rng: random.Random, samples: list[tuple[int, int]], used: set[
     while True:
         sample_id, length = rng.choice(samples)
         start = rng.randrange(0, length - 1)
-        chosen = (sample_id, start, min(length, start + rng.randint(1, 40)))
+        # Two characters at least: the texts are words with single spaces, so a range always holds a word's letter
+        # (a span of white space alone is refused with 400).
+        chosen = (sample_id, start, min(length, start + rng.randint(2, 40)))
         if chosen not in used:
             used.add(chosen)
             return chosen

@@ -280,6 +280,8 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             review = spans.mark_sample_done(sample, request.user, **body.validated_data)
         except spans.SpanError as error:
             raise field_error(error.field, error.message) from None
+        except freeze.NotAssigned:  # unassigned or removed while the request was on its way: as a retry is answered
+            raise NotFound("No such sample") from None
         except freeze.RoundFrozen as frozen:
             left_out = not (isinstance(request.data, Mapping) and "round" in request.data)
             return frozen_round(frozen, round_sent=body.validated_data["round"], round_left_out=left_out)
@@ -308,6 +310,8 @@ class SampleViewSet(viewsets.ReadOnlyModelViewSet):
             review = spans.add_time_spent(sample, request.user, **body.validated_data)
         except spans.SpanError as error:
             raise field_error(error.field, error.message) from None
+        except freeze.NotAssigned:
+            raise NotFound("No such sample") from None
         except freeze.RoundFrozen as frozen:
             return frozen_round(frozen)  # no resend_with: the time belongs to the round that was visited
         return Response({"sample": sample.pk, "round": review.round, "done": review.done,

@@ -63,7 +63,8 @@ VERSION_QUERY = OpenApiParameter(
 SPAN_CONFLICT = OpenApiResponse(
     SpanConflictSerializer,
     description=(
-        "Nothing was changed: the version is stale (`current` is the span as it is now, null when it was deleted), "
+        "Nothing was changed: the version is stale (`current` is the span as it is now; a span deleted meanwhile, "
+        "in another tab, answers 404 as any span that does not exist), "
         "or the round is frozen because it was submitted (`frozen` is true)."
     ),
 )

@@ -336,8 +336,8 @@ class SpanConflictSerializer(serializers.Serializer):
     detail = serializers.CharField()
     current = SpanSerializer(
         allow_null=True, required=False,
-        help_text="Stale version: the span as it is now (null when it was deleted). A new span that exists "
-        "already: the existing span. Absent for a frozen round.",
+        help_text="Stale version: the span as it is now (a span deleted meanwhile answers 404 instead). A new span "
+        "that exists already: the existing span. Absent for a frozen round.",
     )
     frozen = serializers.BooleanField(required=False, help_text="True when the round is frozen (submitted).")
     existing = serializers.IntegerField(

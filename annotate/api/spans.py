@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -192,8 +192,12 @@ class SpanViewSet(
 
     @staticmethod
     def _conflict(stale: spans.StaleVersion) -> Response:
-        current = SpanSerializer(stale.current).data if stale.current else None
-        return Response({"detail": str(stale), "current": current}, status=status.HTTP_409_CONFLICT)
+        if stale.current is None:
+            # Deleted (in another tab) while this request was on its way: the answer the request gets when it comes
+            # a moment later, as for any span that does not exist (it cannot be told from one that never did).
+            raise NotFound("No such span")
+        return Response({"detail": str(stale), "current": SpanSerializer(stale.current).data},
+                        status=status.HTTP_409_CONFLICT)
 
 
 def _sample_to_write(user: Any, pk: int | None, problems: dict[str, list[str]]) -> Sample | None:

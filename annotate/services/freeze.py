@@ -7,14 +7,34 @@ from it. An admin may re-open one annotator's round; the re-opening is logged an
 ends when the annotator submits the round again (``submit_round_again``). Marking
 the last sample done does not end it: in a re-opened round every sample is usually
 done already, so ``D`` would freeze the round again after the first fix.
+
+Whether a round is frozen is decided under the annotator's assignment row locks (``lock_rounds``), never from
+what a request read at its start: a span saved in one tab while ``D`` on the last sample submits the round in
+another is either stored before the submission or refused, never stored after it.
+
+Lock order. Every transaction that changes an annotator's work, or the rounds it belongs to, takes its row locks in
+this order, so no two of them wait on each other in a circle (a deadlock):
+
+1. the batch row (``rounds.open_reconciliation_round``);
+2. assignment rows, in one statement: one annotator's rows on one batch in round order (span writes, done marks,
+   visit times: ``lock_rounds``), one batch's round-1 rows in id order (opening round 2), one annotator's open rows
+   in batch order (``members.remove_member``, ``members.change_role``), or one row (re-opening, submitting again,
+   unassigning, reassigning); ``FOR UPDATE OF`` the assignment rows, never the batch or user rows they join;
+3. the project row, shared (``FOR KEY SHARE``, in the same statement as 2: a span write that carries labels checks
+   them against the label set as it is now, ``lock_rounds_and_label_set``); ``labelsets.save_label_set`` takes it
+   ``FOR UPDATE`` and no assignment lock;
+4. the span or review rows being written.
+
+SQLite has no row locks and needs none: its write transactions begin IMMEDIATE, one at a time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
@@ -74,9 +94,64 @@ def frozen_reason(states: AssignmentStates, round: int, batch_name: str | Callab
             "ask an admin to re-open it if it must change.")
 
 
-def check_writable(sample: Sample, annotator: AbstractBaseUser, round: int) -> None:
-    """Raise RoundFrozen when the annotator's round of this sample's batch is frozen."""
-    states = AssignmentStates.of(sample, annotator)
+def lock_rounds(sample: Sample, annotator: AbstractBaseUser) -> AssignmentStates:
+    """The annotator's rounds of the sample's batch as they are now, their rows locked until the transaction ends.
+
+    Call it inside the write's transaction, before anything is checked or written, and pass the states to the checks
+    (``check_writable(..., states=)``) instead of the ones the request looked up at its start. One statement locks
+    and reads the rows: PostgreSQL gives a statement that waited for a row the row as committed by the change it
+    waited for (a submission, a re-opening; one deleted meanwhile, by an unassignment, is left out). A round it
+    cannot see, inserted while it waited, can only be round 2 opened over this round 1, and round 2 opens only over
+    round-1 rows already submitted (``rounds.reconciliation_state``), which this statement does see: frozen either way.
+    """
+    return _lock_rounds(sample, annotator, label_set=False)[0]
+
+
+def lock_rounds_and_label_set(sample: Sample, annotator: AbstractBaseUser) -> tuple[AssignmentStates, Any]:
+    """``lock_rounds`` for a write that carries labels: also the project's label set as it is now (None when the
+    annotator holds no round of the batch), its row held shared (FOR KEY SHARE) until the transaction ends.
+
+    A label-set save (``labelsets.save_label_set``, FOR UPDATE) waits for the span writes in flight before it counts
+    the labels in use, and a span write waits for a save in flight, then reads the saved label set. Span writes do
+    not wait for each other, nor for changes to the project that leave its key alone (settings, accepting agreed
+    samples: FOR NO KEY UPDATE).
+    """
+    return _lock_rounds(sample, annotator, label_set=True)
+
+
+_STATE_COLUMNS = ("round", "status", "reopened", "submitted_at")
+
+
+def _lock_rounds(sample: Sample, annotator: AbstractBaseUser, *, label_set: bool) -> tuple[AssignmentStates, Any]:
+    if label_set and connection.vendor == "postgresql":
+        # Both locks and the label set in one statement: the ORM has no FOR KEY SHARE.
+        assignments, batches, projects = (model._meta.db_table for model in (Assignment, Batch, Project))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {', '.join(f'a.{column}' for column in _STATE_COLUMNS)}, p.taxonomy FROM {assignments} a "  # noqa: S608
+                f"JOIN {batches} b ON b.id = a.batch_id JOIN {projects} p ON p.id = b.project_id "
+                "WHERE a.batch_id = %s AND a.annotator_id = %s ORDER BY a.round FOR UPDATE OF a FOR KEY SHARE OF p",
+                [sample.batch_id, annotator.pk],
+            )
+            rows = cursor.fetchall()
+        taxonomy = Project._meta.get_field("taxonomy")
+        rows = [(*row[:4], taxonomy.from_db_value(row[4], None, connection)) for row in rows]
+    else:
+        # SQLite has no row locks (select_for_update does nothing there) and needs none: its write transaction
+        # (IMMEDIATE) holds the whole database.
+        columns = [*_STATE_COLUMNS, *(["batch__project__taxonomy"] if label_set else [])]
+        mine = Assignment.objects.filter(batch_id=sample.batch_id, annotator=annotator).order_by("round")
+        rows = list(mine.select_for_update(of=("self",)).values_list(*columns))
+    states = AssignmentStates(annotator.pk, {row[0]: (row[1], row[2], row[3]) for row in rows})
+    return states, (rows[0][4] if label_set and rows else None)
+
+
+def check_writable(
+    sample: Sample, annotator: AbstractBaseUser, round: int, *, states: AssignmentStates | None = None
+) -> None:
+    """Raise RoundFrozen when the annotator's round of this sample's batch is frozen; ``states``: the ones
+    ``lock_rounds`` read (by default those the request looked up, or read afresh)."""
+    states = AssignmentStates.of(sample, annotator) if states is None else states
     reason = frozen_reason(states, round, lambda: sample.batch.name)
     if reason:
         later_open = any(later > round for later in states.rounds)
@@ -91,7 +166,11 @@ def reopen_round(assignment: Assignment, admin: AbstractBaseUser, reason: str) -
         raise ReopenError("Reason: say why this round is re-opened (it is kept in the log).", field="reason")
     if len(reason) > 2000:
         raise ReopenError(f"Reason: at most 2000 characters, got {len(reason)}.", field="reason")
-    assignment = Assignment.objects.select_for_update().select_related("batch", "annotator").get(pk=assignment.pk)
+    # The assignment row alone (OF self): locking its batch row too would take the locks in the opposite order to
+    # rounds.open_reconciliation_round (batch, then round-1 assignments), which waits for this re-opening.
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("batch", "annotator").get(pk=assignment.pk)
+    )
     later = later_round_open(assignment.batch_id, assignment.round)
     if later is not None:
         # The later round was seeded with copies of this round's spans and shows them to the others:

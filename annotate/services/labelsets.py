@@ -165,6 +165,9 @@ def save_label_set(
     the names of the rows the editor deleted -> their row numbers, for messages
     (see ``check_label_set``).
     """
+    # FOR UPDATE (not NO KEY UPDATE): span writes hold this row FOR KEY SHARE while they check their labels
+    # (annotate.services.spans), so the labels in use are counted after the saves in flight are stored, and a save
+    # that comes later checks its labels against this version.
     project = Project.objects.select_for_update().get(pk=project.pk)
     _check_base(project, base_version)
     problems: list[LabelProblem] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -95,6 +96,52 @@ def update_project_settings(project: Project, *, reveal_generator: bool) -> Proj
     project.reveal_generator = reveal_generator
     project.save(update_fields=["reveal_generator"])
     return project
+
+
+def results_of_other_projects(projects: Iterable[Project]) -> list[Any]:
+    """Rows of other projects made with these projects' prompt versions (which PROTECT them): what would keep
+    ``delete_project`` from deleting them. None unless put there by hand: the app uses a project's own prompts."""
+    from judging.models import Judgement, JudgeRun, SyntheticRewrite, SyntheticSet  # judging builds on annotate
+
+    ids = [project.pk for project in projects]
+    # (model, its field that points at a prompt version, the path to the project the row belongs to)
+    protecting = (
+        (JudgeRun, "rubric", "project"),
+        (Judgement, "prompt_version", "run__project"),
+        (SyntheticSet, "intrinsic_prompt", "project"),
+        (SyntheticSet, "extrinsic_prompt", "project"),
+        (SyntheticRewrite, "prompt", "synthetic_set__project"),
+    )
+    rows: list[Any] = []
+    for model, prompt, owner in protecting:
+        rows += model.objects.filter(**{f"{prompt}__project__in": ids}).exclude(**{f"{owner}__in": ids})[:10]
+    return rows
+
+
+@transaction.atomic
+def delete_project(project: Project) -> dict[str, int]:
+    """Delete a project and everything in it, in one transaction; returns how many rows of each kind went.
+
+    Judge runs, their judgements and synthetic sets point at the project's prompt versions with PROTECT (a prompt
+    version a result was made with is never deleted under it), so deleting the project row alone is refused with
+    ProtectedError even though they go with it: they are deleted first, then the project with the rest. ProjectError,
+    with nothing deleted, when rows of another project were made with its prompt versions
+    (``results_of_other_projects``).
+    """
+    from judging.models import JudgeRun, SyntheticSet  # judging builds on annotate; only deleting needs it here
+
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    elsewhere = results_of_other_projects([project])
+    if elsewhere:
+        named = ", ".join(f"{type(row).__name__} {row.pk}" for row in elsewhere)
+        raise ProjectError(f"{project.name} cannot be deleted: rows of other projects were made with its prompt "
+                           f"versions ({named}); nothing was deleted")
+    deleted: dict[str, int] = {}
+    for rows in (JudgeRun.objects.filter(project=project), SyntheticSet.objects.filter(project=project),
+                 Project.objects.filter(pk=project.pk)):
+        for label, count in rows.delete()[1].items():
+            deleted[label] = deleted.get(label, 0) + count
+    return deleted
 
 
 def get_or_create_project(slug: str) -> Project:

@@ -67,8 +67,16 @@ def reconciliation_state(assignments: Iterable[Assignment]) -> tuple[bool, str]:
 
 @transaction.atomic
 def open_reconciliation_round(batch: Batch, *, reveal_names: bool = True) -> list[Assignment]:
-    """Copy each annotator's round-1 spans into round 2, where they stay editable beside the others'."""
+    """Copy each annotator's round-1 spans into round 2, where they stay editable beside the others'.
+
+    The batch row, then its round-1 assignment rows, are locked first (freeze's lock order): a span write, done mark
+    or re-opening of round 1 in flight holds its annotator's row, so the round opens after it, from the spans and
+    states it left, and the readiness check below reads them as they are then.
+    """
     batch = Batch.objects.select_for_update().get(pk=batch.pk)
+    list(
+        Assignment.objects.select_for_update().filter(batch=batch, round=1).order_by("pk").values_list("pk", flat=True)
+    )
     ready, why = reconciliation_ready(batch)
     if not ready:
         raise RoundError(f"batch {batch.name!r}: {why}")
@@ -342,7 +350,9 @@ def accept_agreed_samples(project: Project, curator: AbstractBaseUser, *, round:
     and no span model instances.
     """
     # One acceptance at a time per project: a second curator's click waits, then finds these samples decided.
-    Project.objects.select_for_update().filter(pk=project.pk).exists()
+    # NO KEY UPDATE: span writes, which hold the project row shared (FOR KEY SHARE) while they check their labels,
+    # go on meanwhile.
+    Project.objects.select_for_update(no_key=True).filter(pk=project.pk).exists()
     decided = set(GoldLabel.objects.filter(sample__project=project).values_list("sample_id", flat=True))
     waiting = reopened_rounds(project, round)
     held = set(Sample.objects.filter(batch_id__in=list(waiting)).values_list("id", flat=True)) if waiting else set()

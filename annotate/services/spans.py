@@ -6,7 +6,7 @@ from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -97,10 +97,22 @@ def _labels(sample: Sample, labels: Any) -> list[str]:
     return chosen
 
 
-def _check_open(sample: Sample, annotator: AbstractBaseUser, round: int) -> None:
-    # access.get_sample_for_user leaves the annotator's rounds on the sample, read in the query that loads it.
-    if round not in AssignmentStates.of(sample, annotator).rounds:
+def _check_open(
+    sample: Sample, annotator: AbstractBaseUser, round: int, states: AssignmentStates | None = None
+) -> None:
+    # access.get_sample_for_user leaves the annotator's rounds on the sample, read in the query that loads it;
+    # inside a write's transaction ``states`` are the rounds as they are now (freeze.lock_rounds).
+    if round not in (AssignmentStates.of(sample, annotator) if states is None else states).rounds:
         raise SpanError("round", f"you are not assigned to round {round} of batch {sample.batch.name!r}")
+
+
+def _labels_now(sample: Sample, labels: Any, label_set: Any) -> list[str] | None:
+    """``labels`` checked again against ``label_set``, the project's as it is now (SpanError when it no longer has
+    one of them), or None when it is still the one they were checked against at the request's start."""
+    if label_set is None or label_set == sample.project.taxonomy:
+        return None
+    sample.project.taxonomy = label_set
+    return _labels(sample, labels)
 
 
 class _Failed:
@@ -171,21 +183,28 @@ def create_span(
     source_start: Any = None,
     source_end: Any = None,
 ) -> SpanAnnotation:
-    """Save a new span. Bad input raises SpanError naming every field at fault; then a frozen round RoundFrozen."""
+    """Save a new span. Bad input raises SpanError naming every field at fault; then a frozen round RoundFrozen.
+
+    The round's state and the labels are checked again inside the transaction, under the annotator's assignment
+    locks and the project's shared lock: a round submitted, re-assigned or superseded, or a label deleted, since the
+    request began is refused, not written after it.
+    """
     cleaned, problems = check_new_span(
         sample, annotator, round=round, start=start, end=end, labels=labels, note=note,
         source_start=source_start, source_end=source_end,
     )
     if problems:
         raise SpanError.of(problems)
-    freeze.check_writable(sample, annotator, round)
-    start, end, chosen, note = cleaned["start"], cleaned["end"], cleaned["labels"], cleaned["note"]
     with transaction.atomic():
-        if connection.features.has_select_for_update:
-            # The sample's row lock makes the look for a twin and the insert one step: a double press
-            # or a retry racing the first request would otherwise both find no twin. (SQLite has no
-            # row locks and needs none: its write transactions begin IMMEDIATE, one at a time.)
-            list(Sample.objects.select_for_update().filter(pk=sample.pk).values_list("pk", flat=True))
+        # The annotator's assignment locks also make the look for a twin and the insert one step: a double press or
+        # a retry racing the first request waits here, then finds the first one's span.
+        states, label_set = freeze.lock_rounds_and_label_set(sample, annotator)
+        _check_open(sample, annotator, round, states)
+        freeze.check_writable(sample, annotator, round, states=states)
+        relabelled = _labels_now(sample, labels, label_set)
+        if relabelled is not None:
+            cleaned["labels"] = relabelled
+        start, end, chosen, note = cleaned["start"], cleaned["end"], cleaned["labels"], cleaned["note"]
         # A repeated save of a span the annotator already has gives back that span instead of
         # storing it twice; labels are a set, so their order does not make another span. The same
         # span with another note or link is not a repeat: that is refused, never silently dropped.
@@ -261,17 +280,30 @@ def update_span(span: SpanAnnotation, *, version: Any, changes: dict[str, Any]) 
     fields, problems = check_span_changes(span, changes, version=version)
     if problems:
         raise SpanError.of(problems)
-    freeze.check_writable(span.sample, span.annotator, span.round)
-    if span.version == version and _unchanged(span, fields):
-        # Saving the values it has would only bump the version and turn another tab's copy stale.
-        return span
-    now = timezone.now()
-    # One statement: the version check and the write cannot be split by another save.
-    updated = SpanAnnotation.objects.filter(pk=span.pk, version=version).update(
-        version=F("version") + 1, updated_at=now, **fields
-    )
+    with transaction.atomic():
+        if "labels" in fields:
+            states, label_set = freeze.lock_rounds_and_label_set(span.sample, span.annotator)
+        else:
+            states = freeze.lock_rounds(span.sample, span.annotator)
+        _check_held(span, states)
+        freeze.check_writable(span.sample, span.annotator, span.round, states=states)
+        if "labels" in fields:
+            relabelled = _labels_now(span.sample, changes["labels"], label_set)
+            if relabelled is not None:
+                fields["labels"] = relabelled
+        if span.version == version and _unchanged(span, fields):
+            # Saving the values it has would only bump the version and turn another tab's copy stale.
+            return span
+        # Taken under the locks, so the time is after any write this one waited for: a gold label decided before
+        # this change is seen to be older than it (freeze.stale_gold_samples).
+        now = timezone.now()
+        # One statement: the version check and the write cannot be split by another save.
+        updated = SpanAnnotation.objects.filter(pk=span.pk, version=version).update(
+            version=F("version") + 1, updated_at=now, **fields
+        )
+        current = None if updated else _current(span.pk)
     if not updated:
-        raise StaleVersion(_current(span.pk))
+        raise StaleVersion(current)
     if span.version != version:
         # The row changed between our read and the client's; take what is stored.
         span.refresh_from_db()
@@ -295,10 +327,11 @@ def _unchanged(span: SpanAnnotation, fields: dict[str, Any]) -> bool:
     return True
 
 
-def _check_held(span: SpanAnnotation) -> None:
+def _check_held(span: SpanAnnotation, states: AssignmentStates | None = None) -> None:
     """Raise NotAssigned unless the span's author still holds its round of the batch: the spans of someone unassigned
-    or reassigned stay as they are (access.get_span_for_user refuses the API's writes first, with 403)."""
-    if span.round not in AssignmentStates.of(span.sample, span.annotator).rounds:
+    or reassigned stay as they are (access.get_span_for_user refuses the API's writes first, with 403). ``states``:
+    the author's rounds as freeze.lock_rounds read them, by default those the request looked up."""
+    if span.round not in (AssignmentStates.of(span.sample, span.annotator) if states is None else states).rounds:
         raise freeze.NotAssigned(span_round_not_held(span))
 
 
@@ -308,8 +341,10 @@ def delete_span(span: SpanAnnotation, *, version: Any) -> None:
     _check_held(span)
     if isinstance(version, bool) or not isinstance(version, int):
         raise SpanError("version", "send the version you last read")
-    freeze.check_writable(span.sample, span.annotator, span.round)
     with transaction.atomic():
+        states = freeze.lock_rounds(span.sample, span.annotator)
+        _check_held(span, states)
+        freeze.check_writable(span.sample, span.annotator, span.round, states=states)
         # Lock the row at that version, so no save lands between the check and the delete.
         current = SpanAnnotation.objects.select_for_update().filter(pk=span.pk, version=version).exists()
         if current:
@@ -334,9 +369,9 @@ def mark_sample_done(
     """
     if not isinstance(done, bool):  # "yes", 1 or "false" are not read as a verdict: a typo must not mark work done
         raise SpanError("done", f"done must be true or false, not {done!r}")
-    _check_open(sample, annotator, round)
+    states = _lock_open(sample, annotator, round)
     try:
-        freeze.check_writable(sample, annotator, round)
+        freeze.check_writable(sample, annotator, round, states=states)
     except freeze.RoundFrozen:
         review = SampleReview.objects.filter(sample=sample, annotator=annotator, round=round, done=True).first()
         if done and review is not None:
@@ -361,8 +396,8 @@ def add_time_spent(sample: Sample, annotator: AbstractBaseUser, *, round: int, s
     review row added there would turn an imported sample (submitted without reviews, so counted done) into one
     marked not done.
     """
-    _check_open(sample, annotator, round)
-    freeze.check_writable(sample, annotator, round)
+    states = _lock_open(sample, annotator, round)
+    freeze.check_writable(sample, annotator, round, states=states)
     review, _ = SampleReview.objects.get_or_create(sample=sample, annotator=annotator, round=round)
     added = max(0, int(seconds))
     if added:
@@ -372,13 +407,28 @@ def add_time_spent(sample: Sample, annotator: AbstractBaseUser, *, round: int, s
     return review
 
 
+def _lock_open(sample: Sample, annotator: AbstractBaseUser, round: int) -> AssignmentStates:
+    """The annotator's rounds of the batch, locked (freeze.lock_rounds), once they are checked to still hold
+    ``round``: NotAssigned when they hold no round of the batch any more (unassigned or removed while the request was
+    on its way: the API's 404, as for a sample of a batch one does not annotate), SpanError on ``round`` when they
+    hold others."""
+    states = freeze.lock_rounds(sample, annotator)
+    if not states.rounds:
+        raise freeze.NotAssigned(f"you are not assigned to batch {sample.batch.name!r} any more; nothing was saved")
+    _check_open(sample, annotator, round, states)
+    return states
+
+
 def refresh_assignment(batch_id: int, annotator: AbstractBaseUser, round: int) -> Assignment:
     """Submit the round (it freezes) when its last sample is marked done.
 
     A re-opened round is left open: its samples are mostly done already, so the first ``D`` after
     one fix would freeze it again. The annotator submits it again with Submit again.
+    NotAssigned when the annotator no longer holds the round (callers lock it first: ``_lock_open``).
     """
-    assignment = Assignment.objects.select_for_update().get(batch_id=batch_id, annotator=annotator, round=round)
+    assignment = Assignment.objects.select_for_update().filter(batch_id=batch_id, annotator=annotator, round=round).first()
+    if assignment is None:
+        raise freeze.NotAssigned(f"you are not assigned to round {round} of this batch any more; nothing was saved")
     if assignment.reopened:
         return assignment
     total = Sample.objects.filter(batch_id=batch_id).count()

@@ -105,18 +105,21 @@ def statements(context: CaptureQueriesContext) -> list[str]:
     return [query["sql"] for query in context.captured_queries if "SAVEPOINT" not in query["sql"]]
 
 
-ROW_LOCK = 1 if connection.features.has_select_for_update else 0
-
-
-def test_span_create_costs_four_queries_with_a_token(sample: Any, alice: Any) -> None:
+def test_span_create_costs_five_queries_with_a_token(sample: Any, alice: Any) -> None:
     client = token_client(alice)
     with CaptureQueriesContext(connection) as context:
         response = post_span(client, sample)
     assert response.status_code == 201, response.content
     # The token with its user, the sample with its project, passage, batch, role and assignments,
-    # the look for an identical span already stored, the INSERT; where the database has row locks,
-    # also the sample's lock that keeps two simultaneous saves of one span from both storing it.
-    assert len(statements(context)) == 4 + ROW_LOCK, statements(context)
+    # the annotator's rounds of the batch and the project's label set read again inside the write's
+    # transaction (where the database has row locks, under the annotator's assignment locks and the
+    # project's row held shared: a save cannot land after the round was submitted or its label was
+    # deleted, and two simultaneous saves of one span cannot both store it: annotate.services.freeze),
+    # the look for an identical span already stored, the INSERT.
+    sql = statements(context)
+    assert len(sql) == 5, sql
+    if connection.features.has_select_for_update:
+        assert sql[2].endswith('FOR UPDATE OF a FOR KEY SHARE OF p'), sql[2]
     assert response.json()["annotator"] == "alice"
 
 
@@ -125,18 +128,19 @@ def test_span_create_from_the_annotation_page_adds_only_the_session(sample: Any,
     with CaptureQueriesContext(connection) as context:
         response = post_span(client, sample)
     assert response.status_code == 201, response.content
-    assert len(statements(context)) == 5 + ROW_LOCK, statements(context)  # session and user instead of the token
+    assert len(statements(context)) == 6, statements(context)  # session and user instead of the token
 
 
-def test_span_patch_costs_three_queries_and_answers_the_stored_row(sample: Any, alice: Any) -> None:
+def test_span_patch_costs_four_queries_and_answers_the_stored_row(sample: Any, alice: Any) -> None:
     client = token_client(alice)
     span = post_span(client, sample).json()
     with CaptureQueriesContext(connection) as context:
         response = client.patch(f"/api/spans/{span['id']}/", {"version": 1, "labels": ["Questionable"], "end": 9},
                                 content_type="application/json")
     assert response.status_code == 200, response.content
-    # The token with its user, the span with its sample, project and the role, the conditional UPDATE.
-    assert len(statements(context)) == 3, statements(context)
+    # The token with its user, the span with its sample, project and the role, the author's rounds (and the
+    # label set: the labels change) read again, locked, inside the transaction, the conditional UPDATE.
+    assert len(statements(context)) == 4, statements(context)
     stored = SpanAnnotation.objects.get(pk=span["id"])
     assert response.json() == SpanSerializer(stored).data
     assert stored.version == 2 and stored.labels == ["Questionable"] and stored.text == sample.summary[0:9]
@@ -149,7 +153,7 @@ def test_span_patch_from_the_annotation_page_adds_only_the_session(sample: Any, 
         response = client.patch(f"/api/spans/{span['id']}/", {"version": 1, "note": "why"},
                                 content_type="application/json")
     assert response.status_code == 200, response.content
-    assert len(statements(context)) == 4, statements(context)
+    assert len(statements(context)) == 5, statements(context)
 
 
 def test_span_delete_locks_the_version_it_checks(sample: Any, alice: Any) -> None:
@@ -159,10 +163,12 @@ def test_span_delete_locks_the_version_it_checks(sample: Any, alice: Any) -> Non
         response = client.delete(f"/api/spans/{span['id']}/?version=1")
     assert response.status_code == 204
     sql = statements(context)
-    # Token, span, the version check (FOR UPDATE where the database has it), unlinking copies, the DELETE.
-    assert len(sql) == 5, sql
+    # Token, span, the author's rounds read again and the version check (each FOR UPDATE where the database has
+    # it), unlinking copies, the DELETE.
+    assert len(sql) == 6, sql
     if connection.features.has_select_for_update:
-        assert "FOR UPDATE" in sql[2]
+        assert "FOR UPDATE" in sql[2] and '"annotate_assignment"' in sql[2]
+        assert "FOR UPDATE" in sql[3] and '"annotate_spanannotation"' in sql[3]
     assert not SpanAnnotation.objects.exists()
 
 

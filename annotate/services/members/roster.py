@@ -14,10 +14,16 @@ from annotate.services.members.duties import assignment_work
 
 
 def _open_assignments(project: Project, user: Any) -> list[Assignment]:
+    """The member's open assignments, locked (their rows alone, in batch order: annotate.services.freeze's lock order).
+
+    A done mark or span write in flight holds its assignment's row, so the caller counts the work after it is
+    stored; one arriving later waits, then finds the assignment gone. A round submitted meanwhile is left out.
+    """
     return list(
         Assignment.objects.filter(batch__project=project, annotator=user)
         .exclude(status=Assignment.Status.SUBMITTED)
         .select_related("batch")
+        .select_for_update(of=("self",))
         .order_by("batch__position", "batch_id", "round")
     )
 
