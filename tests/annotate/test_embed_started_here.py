@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
 
 from annotate import tasks
 from annotate.models import Batch, Job, Sample
 from annotate.services import jobs
-from tests.judging.broker_queue import use_broker_queue
+from tests.judging.broker_queue import meet_a_starting_worker_on_each_commit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,21 +30,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def worker_starts_as_each_job_is_committed(
     settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, list[Any]]:
-    """Each new job, once committed, meets a worker that starts (the embedded broker's queue folder empty): what
-    each start queued again, and the messages it sent."""
-    use_broker_queue(settings, tmp_path, monkeypatch)
-    seen: dict[str, list[Any]] = {"resumed": [], "sent": []}
-    monkeypatch.setattr(tasks.embed_project_texts, "delay", lambda job_id: seen["sent"].append(job_id))
-    save = Job.save
-
-    def save_and_meet_a_starting_worker(self: Job, *args: Any, **kwargs: Any) -> None:
-        new = self._state.adding
-        save(self, *args, **kwargs)
-        if new:
-            transaction.on_commit(lambda: seen["resumed"].append(jobs.resume_stale_jobs()))
-
-    monkeypatch.setattr(Job, "save", save_and_meet_a_starting_worker)
-    return seen
+    return meet_a_starting_worker_on_each_commit(
+        settings, tmp_path, monkeypatch, model=Job, task=tasks.embed_project_texts, resume=jobs.resume_stale_jobs
+    )
 
 
 def test_a_worker_starting_as_the_embed_command_commits_its_job_leaves_the_job_to_it(

@@ -3,12 +3,13 @@ them): what a starting worker reads to tell work in hand from orphaned work (jud
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection
+from django.db import connection, transaction
 from kombu import Connection
 
 
@@ -45,3 +46,26 @@ def publish(task: Any, number: int) -> Path:
         task.apply_async((number,), connection=broker)
     (written,) = messages_in(Path(options["data_folder_in"])) - before
     return written
+
+
+def meet_a_starting_worker_on_each_commit(
+    settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
+    model: type, task: Any, resume: Callable[[], Any],
+) -> dict[str, list[Any]]:
+    """Each new `model` row (a run, job or set), once committed, meets a worker that starts with the broker's queue
+    folder empty: `resume` (what a worker start calls) is played in an on_commit callback of the row's creation, and
+    `task.delay` records its id instead of sending. What each start queued again (``resumed``) and the messages sent
+    (``sent``); the tests commit for real (django_db(transaction=True))."""
+    use_broker_queue(settings, tmp_path, monkeypatch)
+    seen: dict[str, list[Any]] = {"resumed": [], "sent": []}
+    monkeypatch.setattr(task, "delay", lambda number: seen["sent"].append(number))
+    save = model.save
+
+    def save_and_meet_a_starting_worker(self: Any, *args: Any, **kwargs: Any) -> None:
+        new = self._state.adding
+        save(self, *args, **kwargs)
+        if new:
+            transaction.on_commit(lambda: seen["resumed"].append(resume()))
+
+    monkeypatch.setattr(model, "save", save_and_meet_a_starting_worker)
+    return seen

@@ -17,13 +17,12 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
 
 from annotate.models import Project
 from judging import tasks
 from judging.models import JudgeRun
 from judging.services import runs
-from tests.judging.broker_queue import use_broker_queue
+from tests.judging.broker_queue import meet_a_starting_worker_on_each_commit
 from tests.judging.llm_server import LoopbackLLM
 from tests.judging.run_factories import add_samples
 from tests.judging.test_triage import first_pass_script, triage_project
@@ -35,21 +34,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def worker_starts_as_each_run_is_committed(
     settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, list[Any]]:
-    """Each new run, once committed, meets a worker that starts (the embedded broker's queue folder empty): what
-    each start queued again, and the messages it sent."""
-    use_broker_queue(settings, tmp_path, monkeypatch)
-    seen: dict[str, list[Any]] = {"resumed": [], "sent": []}
-    monkeypatch.setattr(tasks.execute_judge_run, "delay", lambda run_id: seen["sent"].append(run_id))
-    save = JudgeRun.save
-
-    def save_and_meet_a_starting_worker(self: JudgeRun, *args: Any, **kwargs: Any) -> None:
-        new = self._state.adding
-        save(self, *args, **kwargs)
-        if new:
-            transaction.on_commit(lambda: seen["resumed"].append(runs.resume_stale_runs()))
-
-    monkeypatch.setattr(JudgeRun, "save", save_and_meet_a_starting_worker)
-    return seen
+    return meet_a_starting_worker_on_each_commit(
+        settings, tmp_path, monkeypatch, model=JudgeRun, task=tasks.execute_judge_run, resume=runs.resume_stale_runs
+    )
 
 
 def test_a_worker_starting_as_the_judge_command_commits_its_run_leaves_the_run_to_it(

@@ -19,13 +19,12 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
 
 from annotate.models import Project
 from judging import tasks
 from judging.models import SyntheticSet
 from judging.services import synthetic
-from tests.judging.broker_queue import use_broker_queue
+from tests.judging.broker_queue import meet_a_starting_worker_on_each_commit
 from tests.judging.llm_server import LoopbackLLM
 from tests.judging.synthetic_scene import add_outputs, writer_judge, writer_script
 
@@ -36,21 +35,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def worker_starts_as_each_set_is_committed(
     settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, list[Any]]:
-    """Each new set, once committed, meets a worker that starts (the embedded broker's queue folder empty): what
-    each start queued again, and the messages it sent."""
-    use_broker_queue(settings, tmp_path, monkeypatch)
-    seen: dict[str, list[Any]] = {"resumed": [], "sent": []}
-    monkeypatch.setattr(tasks.execute_synthetic_set, "delay", lambda set_id: seen["sent"].append(set_id))
-    save = SyntheticSet.save
-
-    def save_and_meet_a_starting_worker(self: SyntheticSet, *args: Any, **kwargs: Any) -> None:
-        new = self._state.adding
-        save(self, *args, **kwargs)
-        if new:
-            transaction.on_commit(lambda: seen["resumed"].append(synthetic.resume_stale_synthetic_sets()))
-
-    monkeypatch.setattr(SyntheticSet, "save", save_and_meet_a_starting_worker)
-    return seen
+    return meet_a_starting_worker_on_each_commit(
+        settings, tmp_path, monkeypatch, model=SyntheticSet, task=tasks.execute_synthetic_set, resume=synthetic.resume_stale_synthetic_sets
+    )
 
 
 def test_a_worker_starting_as_the_synthetic_set_command_commits_its_set_leaves_the_set_to_it(
