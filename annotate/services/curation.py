@@ -10,6 +10,7 @@ page shown loads its samples' rows, and then only the columns the table prints
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from django.template.defaultfilters import pluralize
 from annotate.models import Assignment, GoldLabel, Project, Sample
 from annotate.services import freeze, rounds
 from annotate.taxonomy import CATEGORY_NAMES
+from judging.quotes import Mark, text_parts
 
 ROWS_PER_PAGE = 100
 
@@ -56,9 +58,47 @@ def _sort_key(row: dict[str, Any]) -> tuple[Any, ...]:
     return (row["stale"] is None, not row["disputed"], row["gold"] is not None, row["position"])
 
 
-def curation_list(project: Project, round: int, page_number: Any = 1) -> CurationList:
-    """The curation list of ``round``, page ``page_number`` (anything Paginator.get_page takes; bad ones give page 1
-    or the last page)."""
+def _needs_gold(row: dict[str, Any]) -> bool:
+    """A disputed sample without a gold label, or one whose gold label is stale."""
+    return row["stale"] is not None or (row["disputed"] and row["gold"] is None)
+
+
+def next_needing_gold(project: Project, round: int, after: Sample) -> int | None:
+    """The id of the sample that follows ``after`` in the curation list of ``round`` and waits for a gold label
+    (disputed without one, or a stale one), from the list's start again past its end; None when no other sample
+    waits. Asked before ``after``'s gold label is saved: the list's order is the one the curator saw."""
+    rows, _ = _rows(project, round)
+    here = next((at for at, row in enumerate(rows) if row["sample_id"] == after.pk), -1)
+    for row in rows[here + 1 :] + rows[: max(here, 0)]:
+        if _needs_gold(row) and row["sample_id"] != after.pk:
+            return int(row["sample_id"])
+    return None
+
+
+def marked_summary(summary: str, spans: Iterable[Any]) -> list[dict[str, Any]]:
+    """The summary cut where the numbered ``spans`` (1, 2, … in the order given, as the adjudication table numbers
+    them) begin and end: ``[{"text", "numbers": [the spans covering it], "starting": [the spans starting there],
+    "title": who marked it as what}]``. Joined, the pieces' texts are the summary exactly."""
+    numbered = {str(number): span for number, span in enumerate(spans, start=1)}
+    marks = [Mark(span.start, span.end, number) for number, span in numbered.items()]
+    pieces = []
+    started: set[str] = set()
+    for part in text_parts(summary, None, marks):
+        for piece in part["pieces"]:
+            numbers = piece["marks"]
+            starting = [number for number in numbers if number not in started]
+            started.update(starting)
+            title = " · ".join(
+                f"{number}: {numbered[number].annotator.username}, {', '.join(numbered[number].labels) or 'no label'}"
+                for number in numbers
+            )
+            pieces.append({"text": piece["text"], "numbers": numbers, "starting": starting, "title": title})
+    return pieces
+
+
+def _rows(project: Project, round: int) -> tuple[list[dict[str, Any]], dict[int, str]]:
+    """Every row of the curation list of ``round``, in its order, without the samples' rows; and the project's stale
+    gold labels (every round), by sample."""
     labels = rounds.sample_disagreements(project, round)
     gold = dict(GoldLabel.objects.filter(sample__project=project).values_list("sample_id", "category"))
     stale = freeze.stale_gold_samples(project)
@@ -79,6 +119,13 @@ def curation_list(project: Project, round: int, page_number: Any = 1) -> Curatio
         for pk, per in labels.items()
     ]
     rows.sort(key=_sort_key)
+    return rows, stale
+
+
+def curation_list(project: Project, round: int, page_number: Any = 1) -> CurationList:
+    """The curation list of ``round``, page ``page_number`` (anything Paginator.get_page takes; bad ones give page 1
+    or the last page)."""
+    rows, stale = _rows(project, round)
     # What accept_agreed_samples takes: a batch waiting for a re-opened round offers nothing.
     agreed_open = sum(1 for row in rows if not row["disputed"] and row["gold"] is None and len(row["labels"]) >= 2
                       and not row["waiting"])

@@ -33,7 +33,10 @@ def curation_list(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = access.get_project_for_curator(request.user, slug)
     round = _round(request)
     listing = curation.curation_list(project, round, request.GET.get("page"))
+    saved = request.GET.get("saved", "")
     return render(request, "annotate/curation.html", {
+        # The sample whose gold label was just saved: its row's link takes the focus, so the keyboard goes on there.
+        "saved": int(saved) if saved.isascii() and saved.isdigit() else None,
         "project": project, "rows": listing.rows, "round": round, "listing": listing, "page": listing.page,
         # The page links keep every other parameter of the query (the round).
         "page_query": paging.page_query(request.GET), "agreed_open": listing.agreed_open,
@@ -63,6 +66,9 @@ def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     status = 200
     if request.method == "POST":
         posted = request.POST.getlist("spans")
+        # "Save and next disputed": the sample after this one in the list the curator saw, before this save moves it.
+        then_next = request.POST.get("then") == "next"
+        following = curation.next_needing_gold(project, round, sample) if then_next else None
         try:
             # The gold label the form showed (a form without the field is not checked).
             stamp = request.POST.get("base_decided_at")
@@ -73,16 +79,26 @@ def adjudicate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             picked = {int(pk) for pk in posted if pk.isascii() and pk.isdigit()}
             status = 409 if isinstance(error, rounds.GoldConflict) else 200
         else:
-            messages.success(request, "Gold label saved.")
-            return HttpResponseRedirect(reverse("curation", args=[slug]) + f"?round={round}")
+            name = sample.external_id or sample.pk
+            if following is not None:
+                messages.success(request, f"Gold label of sample {name} saved. The next sample that needs one:")
+                return HttpResponseRedirect(reverse("adjudicate", args=[slug, following]) + f"?round={round}")
+            if then_next:
+                messages.success(request, f"Gold label of sample {name} saved. No other sample of round {round} "
+                                          "waits for a gold label.")
+            else:
+                messages.success(request, "Gold label saved.")
+            return HttpResponseRedirect(reverse("curation", args=[slug]) + f"?round={round}&saved={sample.pk}")
     # The round's submitters' spans only: an unassigned or replaced annotator's work is in no curation.
     spans = rounds.submitted_spans(sample, round).select_related("annotator").order_by(
         "annotator__username", "start", "id"
     )
+    spans = list(spans)
     gold = GoldLabel.objects.filter(sample=sample).select_related("decided_by").first()
     in_gold = {span["from_span"] for span in gold.spans} if gold else set()
     return render(request, "annotate/adjudicate.html", {
         "project": project, "sample": sample, "spans": spans, "gold": gold, "round": round,
+        "summary_pieces": curation.marked_summary(sample.summary, spans),
         "chosen": in_gold if picked is None else picked, "in_gold": in_gold,
         # The form now shows this gold label: saving it again after a refusal is the curator's decision.
         "gold_stamp": rounds.gold_stamp(gold),

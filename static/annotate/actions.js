@@ -5,7 +5,6 @@ import {
   activeSpan,
   editable,
   forgetSpan,
-  labelByHotkey,
   leafLabels,
   makeSpan,
   others,
@@ -18,14 +17,14 @@ import {
 import { notice, refusedWhileReadOnly, setStatus } from "./feedback.js";
 import { pointAt, readSelection } from "./selection.js";
 import { caretSentence, SENTENCE_KEYS } from "./caret.js";
+import { shorten, updateSelectionHint } from "./hint.js";
 import { requestSimilarity, resetSimilarity } from "./shading.js";
 import { createOnServer, deleteOnServer, enqueue, patchOnServer } from "./saving.js";
-import { onReachable } from "./http.js";
+import { onResendTime } from "./http.js";
 import { focusSpanItem, renderAll, renderList, revealActive, revealPreview, spanList } from "./spans.js";
+import { scrollToShow } from "./dom.js";
 
 const NOTE_DEBOUNCE_MS = 500;
-// While saves wait after failing for the connection, the server or the login session, they are tried this often.
-const STALLED_RETRY_MS = 30000;
 
 function createSpan(selection, labelName) {
   const index = sides.summary.index;
@@ -298,8 +297,9 @@ export function retrySpan(span) {
 
 /* Every span whose save failed, tried again: all of them by Retry all; on their own (onlyRetryable) only those that
  * failed for the connection, the server or the login session, when the server is heard from again (any request of
- * the page answered 2xx), the browser is back online, or every STALLED_RETRY_MS. Returns how many. Nothing is saved
- * twice: the server answers a repeated span with the stored one, and a change carries the version it was made on. */
+ * the page answered 2xx), the browser is back online, the tab comes back into view or gets the focus (logged in again
+ * in another tab), or every 30 s (http.js: onResendTime). Returns how many. Nothing is saved twice: the server
+ * answers a repeated span with the stored one, and a change carries the version it was made on. */
 export function retryFailed(options) {
   if (page.frozen) return 0;
   const onlyRetryable = Boolean(options && options.onlyRetryable);
@@ -309,10 +309,7 @@ export function retryFailed(options) {
   for (const span of failed) retrySpan(span);
   return failed.length;
 }
-onReachable(() => retryFailed({ onlyRetryable: true }));
-setInterval(() => {
-  if (!document.hidden) retryFailed({ onlyRetryable: true });
-}, STALLED_RETRY_MS);
+onResendTime(() => retryFailed({ onlyRetryable: true }));
 
 export function discardSpan(span) {
   forgetSpan(span);
@@ -372,7 +369,7 @@ export function stepPreview(step, from) {
   return next;
 }
 
-/* ---------- the active span and the selection hint ---------- */
+/* ---------- the active span ---------- */
 
 export function setActive(span, options) {
   const previous = activeSpan();
@@ -380,9 +377,22 @@ export function setActive(span, options) {
   state.activeKey = span ? span.key : null;
   renderAll({ syncNote: true });
   if (span) {
-    const item = spanList.querySelector(`[data-span-key="${span.key}"]`);
-    if (item && item.scrollIntoView) item.scrollIntoView({ block: "nearest" });
+    showListItem(span);
     if (!(options && options.keepShading)) requestSimilarity({ side: "summary", start: span.start, end: span.end });
+  }
+}
+
+/* The span's list item in view in the list's own box, never by scrolling the window: at 200% zoom the page flows in
+ * one column and scrollIntoView moved it ~400 px on every label key, taking the summary, the new span and the caret
+ * off screen. On a wide screen the summary column is a box of its own: it scrolls the least that shows the item, the
+ * span's words in the summary kept in view first. */
+function showListItem(span) {
+  const item = spanList.querySelector(`[data-span-key="${span.key}"]`);
+  if (!item) return;
+  scrollToShow(spanList, [item]);
+  const column = spanList.closest(".column-summary");
+  if (column && getComputedStyle(column).overflowY !== "visible") {
+    scrollToShow(column, [item, sides.summary.el.querySelector(".seg.active")]);
   }
 }
 
@@ -423,36 +433,4 @@ export function clearAll() {
   if (state.activeKey) setActive(null);
   else renderAll();
   updateSelectionHint(null);
-}
-
-const hintEl = $(".column-summary .hint");
-const defaultHint = hintEl ? hintEl.textContent : "";
-const shorten = (text, max) => (text.length > max ? text.slice(0, max - 1) + "…" : text);
-const hotkeyRange = () => {
-  const keys = Object.keys(labelByHotkey);
-  return keys.length > 1 ? `${keys[0]}–${keys[keys.length - 1]}` : keys[0] || "a label key";
-};
-
-/* A caret in the focused source whose sentence is not already the active span's link (after a click linked it,
- * L would change nothing). */
-function caretCanLink() {
-  const span = activeSpan();
-  const sentence = span && editable(span) ? caretSentence("source") : null;
-  return Boolean(sentence && (sentence[0] !== span.source_start || sentence[1] !== span.source_end));
-}
-
-export function updateSelectionHint(selection) {
-  if (!hintEl) return;
-  if (selection && selection.side === "summary" && page.can_edit) {
-    // The instruction first: the hint keeps one line (a longer quote is cut with "…"), so the span list
-    // below never jumps by a line as the selection grows and shrinks.
-    hintEl.textContent = `Press ${hotkeyRange()} or click a label to save “${shorten(selection.text, 60)}”.`;
-  } else if (selection && selection.side === "source" && activeSpan() && editable(activeSpan())) {
-    hintEl.textContent = "Source text selected — press L to link it to the selected span.";
-  } else if (!selection && caretCanLink()) {
-    hintEl.textContent = "Press L to link the source sentence at the caret to the selected span.";
-  } else {
-    // The round may have frozen since the page loaded.
-    hintEl.textContent = page.can_edit ? defaultHint : "Select words to shade the similar source sentences.";
-  }
 }

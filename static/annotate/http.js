@@ -1,43 +1,22 @@
 /* Talking to the JSON API: CSRF, DRF error messages, and writes retried on network and 5xx errors.
  * Shared by every page: it reads nothing of a page's own state. */
 
+import {
+  PATIENT_RETRY_DELAYS_MS,
+  STALLED_RETRY_MS,
+  heardFromServer,
+  onReachable,
+  onResendTime,
+  pause,
+  reachable,
+  wakeWaitingWrites,
+  waitToRetry,
+} from "../js/reachable.js";
+
+/* The shared moments and waits (static/js/reachable.js), offered here too for the span and pairs pages' modules. */
+export { PATIENT_RETRY_DELAYS_MS, STALLED_RETRY_MS, heardFromServer, onReachable, onResendTime, waitToRetry };
+
 const RETRY_DELAYS_MS = [500, 1000, 2000, 4000];
-/* For a page whose saves must outlive a server restart or a dropped connection (the span page): about 45 s in all,
- * never more than 5 s between two tries, so a save goes through within seconds of the server answering again. */
-export const PATIENT_RETRY_DELAYS_MS = [500, 1000, 2000, 3000, 5000, 5000, 5000, 5000, 5000, 5000, 5000, 5000];
-
-/* The waits between tries end early when the server is heard from again (any answer to any request of this page)
- * or the browser says it is back online: every write waiting for its next try goes at once. */
-const sleepers = new Set();
-function pause(ms) {
-  return new Promise((resolve) => {
-    const wake = () => {
-      clearTimeout(timer);
-      sleepers.delete(wake);
-      resolve();
-    };
-    const timer = setTimeout(wake, ms);
-    sleepers.add(wake);
-  });
-}
-function wakeWaitingWrites() {
-  for (const wake of [...sleepers]) wake();
-}
-
-/* The page learns here when the server may take writes again: a request was answered 2xx, or the browser is back
- * online. The span page then tries again the saves that gave up (see saving.js). */
-const reachableListeners = [];
-export function onReachable(listener) {
-  reachableListeners.push(listener);
-}
-function reachable() {
-  for (const listener of reachableListeners) listener();
-}
-window.addEventListener("online", () => {
-  wakeWaitingWrites();
-  reachable();
-});
-
 /* The page's save status learns here when a write starts (+1) and stops (-1) waiting for a retry. */
 let retryListener = () => {};
 export function onRetrying(listener) {

@@ -38,14 +38,15 @@ import {
   stepActive,
   stepPreview,
   undoDelete,
-  updateSelectionHint,
 } from "./actions.js";
+import { updateSelectionHint } from "./hint.js";
 import { go, markDoneAndMoveOn, markNotDone, renderDone, submitAgain } from "./review.js";
 import { closeFlagForm, flagFormOpen, initFlag } from "./flag.js";
 import { isTyping } from "../js/typing.js";
 import { shortcutKey } from "../js/keys.js";
 import { settleGuard } from "../js/settle.js";
 import { modalDialog } from "./dialog.js";
+import { showCueLegend } from "./cues.js";
 
 const SELECTION_DEBOUNCE_MS = 120;
 /* D (or the Done button) on a sample shown for less than this is ignored, and the page says so: a quick second press
@@ -465,6 +466,7 @@ function focusSummaryAtStart() {
 
 if (!page.embeddings_ready) showSimilarityNote();
 renderOthersSummary();
+showCueLegend(root);
 renderAll({ syncNote: true });
 renderDone();
 initFlag();

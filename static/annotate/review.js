@@ -1,10 +1,10 @@
 /* Marking the sample done, moving between samples, and the time spent on the page. */
 
-import { $, make, page, sleep, state } from "./state.js";
+import { $, make, page, state } from "./state.js";
 import { notice, refusedWhileReadOnly, setStatus, status, unsavedSpans } from "./feedback.js";
 import { PATIENT_RETRY_DELAYS_MS, errorMessage, jsonHeaders, send } from "./http.js";
 import { freeze, isFrozenAnswer } from "./saving.js";
-import { flushNote } from "./actions.js";
+import { readyToLeave, settle } from "./leaving.js";
 
 /* ---------- time spent: only while the tab is visible ---------- */
 
@@ -78,16 +78,6 @@ export function sendTimeSpent() {
   );
 }
 
-/* Wait for every queued write, so leaving the page loses nothing. */
-export async function settle() {
-  for (const span of state.spans) flushNote(span);
-  // Loop: a finishing write may have queued another (e.g. a note after a create).
-  for (let round = 0; round < 5 && status.pending > 0; round++) {
-    await Promise.all(state.spans.map((span) => span.queue));
-    if (status.pending > 0) await sleep(50);
-  }
-}
-
 /* ---------- done ---------- */
 
 const doneButton = $('[data-role="done"]');
@@ -157,17 +147,14 @@ export async function markDoneAndMoveOn() {
   if (!state.done && refusedWhileReadOnly()) return;
   state.busyDone = true;
   try {
-    await settle();
+    // Its spans saved first (leaving.js): a span not saved keeps the annotator here, with a notice.
+    if (!(await readyToLeave(state.done ? "moving on" : "marking the sample done"))) return;
     if (state.done) {
       // Already done: count the time spent, never un-mark, and move on.
       if (page.can_edit) await sendReview(true);
       if (page.next_unfinished_url) return go(page.next_unfinished_url);
       if (page.next_url) return go(page.next_url);
       notice(allDoneMessage(), "ok", true);
-      return;
-    }
-    if (unsavedSpans()) {
-      notice("Some spans are not saved yet: retry them (in the span list) before marking the sample done.", "warn");
       return;
     }
     if (!(await sendReview(true))) return;
@@ -254,9 +241,10 @@ function endReopening() {
   if (reopenedNotice) reopenedNotice.hidden = true;
 }
 
+/* [ ] p n and the arrows' links: as D, only once the sample's spans are saved (leaving.js). */
 export async function go(url) {
   if (!url) return;
-  await settle();
+  if (!(await readyToLeave("moving on"))) return;
   leaving = true;
   sendTimeSpent(); // the pagehide sends what is left; here it goes before the next page is asked for
   window.location.assign(url);

@@ -114,12 +114,15 @@ function buildEditor() {
   editor.append(head, labels, who);
   let note;
   if (page.can_edit) {
+    // The note's name and key beside its box, not on a line of their own: in round 2 every line the editor takes is
+    // one the other annotators' spans lose on a laptop screen.
     const noteLabel = make("label", "editor-note");
-    const noteTitle = make("span", "muted", "Note (saved as you type) ");
-    noteTitle.appendChild(make("kbd", "", "E"));
+    const noteTitle = make("span", "editor-note-title muted", "Note ");
+    noteTitle.append(make("kbd", "", "E"), make("span", "visually-hidden", " (saved as you type)"));
     noteLabel.appendChild(noteTitle);
     note = make("textarea");
-    note.rows = 3;
+    note.rows = 2;
+    note.title = "Saved as you type (E: write the note; Esc: leave it)";
     note.dataset.role = "note";
     note.placeholder = "Why is this a hallucination? What does the source say?";
     noteLabel.appendChild(note);
@@ -165,8 +168,12 @@ function buildEditor() {
     actions.appendChild(el);
     return el;
   };
-  const link = button("link", "Link selection", "L");
-  const unlink = button("unlink", "Unlink source");
+  // Short words, so the buttons share a row with the source line (their titles say the rest).
+  const link = button("link", "Link", "L");
+  link.title = "Link the source selection to this span; with none, the source sentence at the caret, or the closest " +
+    "outlined one (L)";
+  const unlink = button("unlink", "Unlink");
+  unlink.title = "Take the link to the source away";
   const remove = button("delete", "Delete", "Del", "danger");
   button("deselect", "Close", "Esc");
   editor.appendChild(actions);
@@ -190,20 +197,21 @@ export function renderEditor(syncNote) {
   } else {
     editorParts.note.textContent = span.note || "No note.";
   }
+  // One line beside the buttons (cut short where it is longer; the whole of it in its title): the list item shows
+  // the linked text in full, and the shortcut list says every way of linking.
   editorParts.source.replaceChildren();
   if (span.source_text) {
     editorParts.source.appendChild(make("span", "muted", "Linked source: "));
     editorParts.source.appendChild(make("q", "", span.source_text));
+    editorParts.source.title = `Linked source: “${span.source_text}”`;
   } else {
     editorParts.source.appendChild(
-      make(
-        "span",
-        "muted",
-        canChange
-          ? "No source linked: press L for the closest outlined sentence (again for the next), select source text and press L, or click a shaded source sentence."
-          : "No source linked.",
-      ),
+      make("span", "muted", canChange ? "No source linked (L)" : "No source linked."),
     );
+    editorParts.source.title = canChange
+      ? "No source linked: press L for the closest outlined sentence (again for the next), select source text and " +
+        "press L, or click a shaded source sentence."
+      : "";
   }
   editorParts.link.hidden = !canChange;
   editorParts.unlink.hidden = !canChange || span.source_start === null;
@@ -319,6 +327,7 @@ function renderOthers() {
     return item;
   });
   othersList.replaceChildren(...items);
+  keepRoomForOthers();
   if (focusedIndex !== null) {
     const item = othersList.querySelector(`[data-other-index="${focusedIndex}"]`);
     const target = focusedCopy ? item && item.querySelector('[data-role="copy"]') : item;
@@ -326,6 +335,29 @@ function renderOthers() {
   }
   $('[data-role="no-others"]').hidden = items.length > 0;
 }
+
+/* Round 2 is for comparing with the others: their list keeps room for its first OTHERS_KEPT items (all of them when
+ * fewer), however little room the column has left, never more than OTHERS_MOST_VH of the window. On a 1280x720 laptop
+ * the selected span's editor used to squeeze it to a 42 px box that showed less than one of their spans; where the
+ * column is too short for that room it scrolls as a whole. */
+const OTHERS_KEPT = 2;
+const OTHERS_MOST_VH = 0.4;
+
+function keepRoomForOthers() {
+  if (!othersList) return;
+  const items = othersList.children;
+  if (!items.length || !othersList.getClientRects().length) {
+    othersList.style.minHeight = "";
+    return;
+  }
+  const last = items[Math.min(items.length, OTHERS_KEPT) - 1];
+  const listTop = othersList.getBoundingClientRect().top - othersList.scrollTop;
+  const style = getComputedStyle(othersList);
+  const room = last.getBoundingClientRect().bottom - listTop + parseFloat(style.paddingBottom || "0") +
+    parseFloat(style.borderBottomWidth || "0");
+  othersList.style.minHeight = `${Math.ceil(Math.min(room, OTHERS_MOST_VH * window.innerHeight))}px`;
+}
+window.addEventListener("resize", keepRoomForOthers);
 
 export function renderAll(options) {
   renderText("summary");

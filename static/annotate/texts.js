@@ -1,6 +1,7 @@
 /* Rendering the summary and the source: sentences, saved spans, the linked source text. */
 
-import { SEVERITY, activeSpan, categoryOf, leafLabels, make, previewedOther, sides, spanColor, state, visibleSpans } from "./state.js";
+import { SEVERITY, activeSpan, categoryOf, leafLabels, make, previewedOther, sides, state, visibleSpans } from "./state.js";
+import { lineLayer } from "./cues.js";
 import { captureSelection, restoreSelection } from "./selection.js";
 import { applyShading } from "./shading.js";
 
@@ -102,27 +103,22 @@ function underlineLevels(marks) {
   return levels;
 }
 
-/* Inset shadows, one band per line and per gap from the bottom up (the first listed is drawn on top, so each band's
- * shadow shows only its own 2 px). Level 0 lies right under the words and each further level 4 px lower, wherever
- * the piece's padding ends; a level no covering span holds is left white, like a gap. */
+/* Background layers, one line per level from the words down (level 0 right under the words, each further level 4 px
+ * lower, wherever the piece's padding ends), each in its span's colour and its label's pattern (cues.js): solid,
+ * dashed, dotted…, so labels differ without colour too. A level no covering span holds is left empty, like a gap. */
 function underlines(spans, levels) {
   const byLevel = new Map();
   for (const span of spans) {
     const level = levels.get(span.key) ?? 0;
-    if (level < MAX_LEVELS && !byLevel.has(level)) byLevel.set(level, spanColor(span.labels));
+    if (level < MAX_LEVELS && !byLevel.has(level)) byLevel.set(level, span.labels);
   }
   const top = Math.max(-1, ...byLevel.keys());
-  const bands = [];
-  for (let level = top; level >= 0; level--) {
-    bands.push(byLevel.get(level) || "#fff");
-    if (level) bands.push("#fff");
-  }
-  let depth = 0;
-  const shadows = bands.map((colour, i) => {
-    depth += i % 2 ? UNDERLINE_GAP : UNDERLINE;
-    return `inset 0 -${depth}px 0 ${colour}`;
+  const layers = [...byLevel].map(([level, labels]) => {
+    const { image, size } = lineLayer(labels, UNDERLINE);
+    return { image, size, position: `left 0 bottom ${(top - level) * (UNDERLINE + UNDERLINE_GAP)}px` };
   });
-  return { shadow: shadows.join(", "), depth, hidden: spans.length - byLevel.size };
+  const depth = top < 0 ? 0 : (top + 1) * UNDERLINE + top * UNDERLINE_GAP;
+  return { layers, depth, hidden: spans.length - byLevel.size };
 }
 
 function summarySegment(covering, levels) {
@@ -142,10 +138,13 @@ function summarySegment(covering, levels) {
   if (spans.some((span) => !span.id)) seg.classList.add("pending");
   if (spans.some((span) => !span.mine)) seg.classList.add("others");
   seg.dataset.spans = spans.map((span) => span.key).join(" ");
-  // One underline per covering span in its label's colour, stacked with gaps, so two spans on the same words show
-  // two lines. Shadows and padding only: the text, its selection and its offsets stay as they are.
-  const { shadow, depth, hidden } = underlines(spans, levels);
-  seg.style.boxShadow = shadow;
+  // One underline per covering span in its label's colour and pattern, stacked with gaps, so two spans on the same
+  // words show two lines. Backgrounds and padding only: the text, its selection and its offsets stay as they are.
+  const { layers, depth, hidden } = underlines(spans, levels);
+  seg.style.backgroundImage = layers.map((layer) => layer.image).join(", ");
+  seg.style.backgroundSize = layers.map((layer) => layer.size).join(", ");
+  seg.style.backgroundPosition = layers.map((layer) => layer.position).join(", ");
+  seg.style.backgroundRepeat = "repeat-x";
   seg.style.paddingBottom = `${depth}px`;
   if (hidden > 0) seg.dataset.more = `+${hidden}`;
   seg.title = spans.map((span) => leafLabels(span.labels).join(", ") + (span.mine ? "" : ` (${span.annotator})`)).join(" · ");

@@ -98,7 +98,8 @@ def test_the_adjudication_page_reads_no_embeddings(seven: Project, admin_user: A
     client = login(admin_user)
     with counted() as statements:
         page = client.get(f"/projects/demo/curation/{sample.pk}/").content.decode()
-    assert "A short summary of it." in page
+    # The summary is printed, its words cut by the marks of the annotators' spans.
+    assert "A short summary of it." in re.sub(r"<[^>]*>", "", page)
     assert not any('"embeddings"' in sql for sql in statements)
 
 

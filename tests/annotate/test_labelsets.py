@@ -408,4 +408,5 @@ def test_annotation_page_offers_only_active_labels_with_colours(sample: Any, ali
     assert [(label["name"], label["color"]) for label in offered] == [
         ("Unwanted.Intrinsic", "#c93c3c"), ("Unwanted.Extrinsic", "#123456"), ("Benign", None)]
     # The label buttons' swatches take the label's own colour too.
-    assert '<span class="swatch" aria-hidden="true" style="background: #123456"></span>Unwanted.Extrinsic' in html
+    assert ('<span class="swatch" aria-hidden="true" style="background: #123456"></span>'
+            '<span data-cue-label="Unwanted.Extrinsic">Unwanted.Extrinsic</span>') in html

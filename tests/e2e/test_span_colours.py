@@ -14,10 +14,10 @@ from tests.e2e.annotation_helpers import make_span, open_sample
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-# Where a word's underline colour is: the first inset shadow of the segment that holds it.
+# Where a word's underline colour is: the background layers (one line each) of the segment that holds it.
 UNDERLINE_OF = """(words) => {
   const seg = [...document.querySelectorAll('[data-role="summary"] .seg')].find((s) => s.textContent === words);
-  return seg ? getComputedStyle(seg).boxShadow : `no segment reads ${words}`;
+  return seg ? getComputedStyle(seg).backgroundImage : `no segment reads ${words}`;
 }"""
 
 

@@ -16,13 +16,33 @@ import { $, LABEL_BY_KEY, api, els, root, state } from "./label/state.js";
 import { watchForWork } from "./label/waiting.js";
 
 for (const button of root.querySelectorAll("[data-label]")) {
-  button.addEventListener("click", () => answer(button.dataset.label));
+  button.addEventListener("click", () => answer(button.dataset.label).then(backToItem));
 }
-els.undo.addEventListener("click", () => undo());
+els.undo.addEventListener("click", () => undo().then(backToItem));
 $('[data-role="check-again"]').addEventListener("click", () => loadNext().then(keepFocusInItem));
 
+/* The guidelines sit under the item, below the fold on a laptop screen: opened (g, the toolbar's button, a new
+ * judge's first visit) they are brought into view, or g would seem to do nothing; closed, the page goes back to where
+ * it was, the item in view again (as ? on the audit page). */
+let scrollBeforeGuidelines = null;
 function showGuidelines(show) {
-  els.guidelines.open = show === undefined ? !els.guidelines.open : show;
+  const open = show === undefined ? !els.guidelines.open : show;
+  if (open === els.guidelines.open) return;
+  els.guidelines.open = open;
+  if (open) {
+    scrollBeforeGuidelines = window.scrollY;
+    els.guidelines.scrollIntoView({ block: "nearest" });
+  } else {
+    backToItem();
+  }
+}
+
+/* An answer (or an undo) given while the guidelines were brought into view shows the next item where the judge can
+ * read it: the page goes back to where it was before (the guidelines stay open). */
+function backToItem() {
+  if (scrollBeforeGuidelines === null) return;
+  window.scrollTo({ top: scrollBeforeGuidelines, behavior: "instant" });
+  scrollBeforeGuidelines = null;
 }
 els.toggleGuidelines.addEventListener("click", () => showGuidelines());
 els.guidelines.addEventListener("toggle", () => {
@@ -39,7 +59,7 @@ document.addEventListener("keydown", (event) => {
   const key = shortcutKey(event);
   if ((event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey && key === "z") {
     event.preventDefault();
-    if (!event.repeat) undo();
+    if (!event.repeat) undo().then(backToItem);
     return;
   }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
@@ -47,12 +67,12 @@ document.addEventListener("keydown", (event) => {
   if (label) {
     event.preventDefault();
     // A held key must not answer the items that follow unseen; answer() drops a press on an unsettled item.
-    if (!event.repeat) answer(label);
+    if (!event.repeat) answer(label).then(backToItem);
     return;
   }
   if (key === "u") {
     event.preventDefault();
-    if (!event.repeat) undo();
+    if (!event.repeat) undo().then(backToItem);
   } else if (key === "g") {
     event.preventDefault();
     showGuidelines();

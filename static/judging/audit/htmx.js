@@ -13,6 +13,8 @@ import { $, root, shownItem, stage, state, viewState } from "./state.js";
 import { markTexts } from "./texts.js";
 import { showChoice, submit } from "./verdict.js";
 import { controlName, settleView } from "./view.js";
+import { heardFromServer } from "../../js/reachable.js";
+import { noteRequest, noteSuccess, retryFailed } from "./resend.js";
 
 const ours = (event) => root.contains(event.target) || event.target === document.body;
 
@@ -68,11 +70,25 @@ function sessionFailure(xhr, kind) {
   return { failure: "not allowed", title: error, error };
 }
 
+/* The tries of a request that failed are spent (resend.js): the page says so, and that it goes again on its own. */
+function gaveUp(kind) {
+  state.busy = false;
+  state.retrying = false;
+  state.pending = null;
+  state.failure = "network error (sent again on its own)";
+  state.failureTitle = "Not saved yet: the connection or the server failed for 45 s of tries. What you chose is " +
+    `still on this page, and it is sent again on its own once the server answers; or ${again(kind)} now.`;
+  abandonReveal();
+  setStatus(false);
+}
+
 export function wireHtmx() {
   // The CSRF token a form carries is replaced by the cookie's current one for every htmx request (js/session.js).
   document.addEventListener("htmx:beforeRequest", (event) => {
     if (!ours(event)) return;
+    noteRequest();
     state.busy = true;
+    state.retrying = false;
     state.pending = pendingKind(event.detail.elt);
     state.failure = null;
     state.failureTitle = null;
@@ -93,14 +109,29 @@ export function wireHtmx() {
     }
   });
   document.addEventListener("htmx:afterRequest", (event) => {
+    const answer = event.detail.xhr;
+    if (answer && answer.status) heardFromServer(answer.status >= 200 && answer.status < 300);
     state.busy = false;
+    state.retrying = false;
+    if (event.detail.successful && ours(event)) noteSuccess();
     if (!event.detail.successful && !state.failure) {
       const xhr = event.detail.xhr;
       const code = xhr ? xhr.status : 0;
-      const session = code ? sessionFailure(xhr, state.pending) : null;
+      const kind = state.pending;
+      // A dropped connection or a 5xx is tried again in a moment: the page stays busy meanwhile, as while saving.
+      const resend = ours(event) ? retryFailed(event.detail, () => gaveUp(kind)) : null;
+      if (resend === "retrying") {
+        state.busy = true;
+        state.retrying = true;
+        setStatus(false);
+        return;
+      }
+      const session = code ? sessionFailure(xhr, kind) : null;
       if (session) {
         state.failure = session.failure;
         state.failureTitle = session.title;
+        // Logged in again (in another tab), the auditor comes back here: it is sent again then.
+        if (resend === "later") state.failureTitle += " It is sent again on its own once you have logged in again.";
         if (session.error) showError(session.error);
       } else {
         state.failure = code ? `the server answered ${code}` : "network error: press Enter to try again";
@@ -112,6 +143,7 @@ export function wireHtmx() {
     setStatus(false);
   });
   document.addEventListener("htmx:sendError", () => {
+    if (state.retrying) return; // tried again in a moment (resend.js); afterRequest said so
     state.busy = false;
     state.pending = null;
     state.failure = "network error: press Enter to try again";

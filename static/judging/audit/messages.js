@@ -9,7 +9,7 @@ const HINT_MS = 6000;
 export function setStatus(saving) {
   const el = $('[data-role="save-status"]');
   if (!el) return;
-  const options = { saving, failure: state.failure };
+  const options = { saving, retrying: state.retrying, failure: state.failure };
   if (state.failureTitle) options.hint = state.failureTitle; // a session's refusal: not "check your connection"
   showSaveStatus(el, options);
 }

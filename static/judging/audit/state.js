@@ -8,6 +8,7 @@ export const $ = (selector) => root.querySelector(selector);
 export const state = {
   busy: false, // a form is on its way: keys wait, so no verdict lands on an output not yet shown
   pending: null, // what is on its way while busy: "save", "reveal", "blind" or "load" (the cue a waiting key gets)
+  retrying: false, // a request that failed is tried again in a moment (resend.js): the status says so, keys wait
   failure: null, // why the last request failed, for the save status, and the status's title (null: the usual)
   failureTitle: null,
   revealing: null, // blind mode: the item whose score was sent to reveal its judges, until their answer settles

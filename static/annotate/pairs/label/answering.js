@@ -1,6 +1,6 @@
 /* The pair labeling page and the API: serving the next item, answering, undo, and their refusals. */
 
-import { errorMessage, send } from "../../http.js";
+import { PATIENT_RETRY_DELAYS_MS, errorMessage, onResendTime, send } from "../../http.js";
 import { hideTooFast, notice, setProgress, setStatus, showFailure } from "./feedback.js";
 import { keepFocusInItem, renderEnd, renderItem, renderRefused } from "./render.js";
 import { answerRefused, setBusy } from "./settle.js";
@@ -52,15 +52,18 @@ function showSessionRefusal(refusal) {
   if (refusal.notice) notice(refusal.notice, "warn");
 }
 
+/* Every request waits out a dropped connection or a server restart as the span page's saves do (about 45 s of tries,
+ * http.js), the status saying "Failed — retrying" meanwhile. */
 async function request(method, url, body) {
   state.status.pending++;
   state.status.error = null;
   state.status.hint = null;
   setStatus();
   try {
-    return await send(method, url, body);
+    return await send(method, url, body, { delays: PATIENT_RETRY_DELAYS_MS });
   } catch (error) {
     state.status.error = error.message;
+    state.status.hint = "it is sent again on its own once the server answers (or press the key again)";
     return null;
   } finally {
     state.status.pending--;
@@ -83,11 +86,30 @@ function showServed(result) {
 export async function loadNext() {
   setBusy(true);
   try {
-    showServed(await request("GET", api.next_url));
+    const result = await request("GET", api.next_url);
+    // The first item never came (the connection was down as the page opened): asked for again on its own.
+    if (!result && !state.item) state.unsent = { next: true };
+    else if (state.unsent && state.unsent.next) state.unsent = null;
+    showServed(result);
   } finally {
     setBusy(false);
   }
 }
+
+/* What gave up, sent again when the server may take it (http.js: onResendTime): the answer to the item still on
+ * screen (after its ~45 s of tries, or a logged-out session put right in another tab), or the first item. Another
+ * answer, an undo or another item on screen replaces it. */
+onResendTime(() => {
+  const unsent = state.unsent;
+  if (!unsent || state.busy) return;
+  if (unsent.next) {
+    if (!state.item && root.dataset.state === "loading") loadNext();
+    else state.unsent = null;
+    return;
+  }
+  if (state.item && state.item.id === unsent.item) answer(unsent.label);
+  else state.unsent = null;
+});
 
 /* An answer refused with 409, in one sentence that ends with what the page does next: it shows the next item. The
  * page words each of the queue's refusals itself: the API's words are for scripts (item numbers, the undo endpoint's
@@ -115,6 +137,7 @@ export async function answer(label) {
   const item = state.item;
   if (!item) return;
   if (answerRefused()) return;
+  state.unsent = null;
   hideTooFast();
   setBusy(true);
   const button = root.querySelector(`[data-label="${CSS.escape(label)}"]`);
@@ -123,9 +146,11 @@ export async function answer(label) {
   try {
     const result = await request("POST", api.judgement_url.replace("/0/", `/${item.id}/`), { label });
     if (!result) {
-      // Retries ran out: the item stays on screen for another try; the status says what failed.
+      // Retries ran out: the item stays on screen, and the answer is sent again on its own once the server answers;
+      // the status says what failed.
       els.item.classList.remove("answering");
       if (button) button.setAttribute("aria-pressed", "false");
+      state.unsent = { item: item.id, label };
       return;
     }
     // 200: a retry whose first try got through (same label, nothing new recorded): the same body as the 201.
@@ -141,8 +166,10 @@ export async function answer(label) {
     if (button) button.setAttribute("aria-pressed", "false");
     const session = sessionRefusal(result);
     if (session) {
-      // The item stays, unanswered: the same key saves it once the session is put right.
+      // The item stays, unanswered: the answer is sent again once the session is put right (back in this tab after
+      // logging in again in another), or by the same key.
       showSessionRefusal(session);
+      if (!session.notice) state.unsent = { item: item.id, label };
     } else if (result.status === 409) {
       // Already answered with another label (in another tab), not served to this judge, or the
       // serve expired and its slot went to someone else: say which, then carry on with what is next.
@@ -174,6 +201,7 @@ function undoneNotice(undone) {
 /* Undo never waits for an item to settle: it takes an answer back, it does not give one. */
 export async function undo() {
   if (state.busy) return;
+  state.unsent = null;
   setBusy(true);
   try {
     const result = await request("POST", api.undo_url);

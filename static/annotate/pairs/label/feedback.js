@@ -36,11 +36,23 @@ export function showFailure(failure, hint) {
 }
 
 /* A press the page ignored says so, briefly, beside the answers: without it a judge mashing keys saw a few answers
- * saved and the rest vanish. Cleared by the next answer that counts. */
+ * saved and the rest vanish. Cleared by the next answer that counts. An item shown a moment ago: too fast. An answer
+ * still on its way (for up to 45 s when the connection dropped: it is tried again on its own): still saving, which
+ * is the reason, not the judge's speed. */
 let tooFastTimer = null;
 export function showTooFast() {
+  showIgnored("Too fast — that press was ignored. Read the item, then answer.");
+}
+
+export function showStillSaving() {
+  showIgnored(state.status.retrying > 0
+    ? "Still saving your answer (the connection dropped; it is tried again on its own) — that press was ignored."
+    : "Still saving your answer — that press was ignored. Answer again once the next item shows.");
+}
+
+function showIgnored(words) {
   clearTimeout(tooFastTimer);
-  els.tooFast.textContent = "Too fast — that press was ignored. Read the item, then answer.";
+  els.tooFast.textContent = words;
   tooFastTimer = setTimeout(hideTooFast, TOO_FAST_MS);
 }
 

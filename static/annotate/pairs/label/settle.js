@@ -1,7 +1,7 @@
 /* When an answer counts on the pair labeling page: an item on screen, nothing on its way, the item settled. */
 
 import { settleGuard } from "../../../js/settle.js";
-import { showTooFast } from "./feedback.js";
+import { showStillSaving, showTooFast } from "./feedback.js";
 import { SETTLE_MS, root, state } from "./state.js";
 
 /* A new item starts unsettled; SETTLE_MS after it is put on the page (painted within a frame) its answers count.
@@ -24,10 +24,10 @@ export function settleNewItem() {
 }
 
 /* The check every answer makes: true when it must be dropped (an answer still on its way, or the item not settled
- * yet), the "too fast" cue shown; false when it counts. */
+ * yet), the cue saying which; false when it counts. */
 export function answerRefused() {
   if (state.busy) {
-    showTooFast();
+    showStillSaving();
     return true;
   }
   return itemSettle.refuses();

@@ -42,5 +42,6 @@ export const state = {
   busy: false, // an answer or an undo is on its way: keys wait, so no answer lands on an unseen item
   undoNoticeFor: null, // the id of the item the "taken back: answer again" notice is about, while it shows
   answered: null, // the judge's answers in this project, from the API's progress
+  unsent: null, // {item, label}: an answer that gave up, sent again on its own; {next: true}: the first item, asked again
   status: { pending: 0, retrying: 0, error: null, hint: null },
 };
