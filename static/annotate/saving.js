@@ -290,12 +290,8 @@ export async function patchOnServer(span, fields) {
     return;
   }
   if (result.status === 409) return adoptConflict(span, result.data);
-  if (result.status === 404) {
-    forgetSpan(span);
-    notice("This span no longer exists — it was deleted elsewhere.", "warn");
-    renderAll();
-    return;
-  }
+  // Deleted in another tab (or by an admin): gone, as a 409 without `current` says; a note typed here is given back.
+  if (result.status === 404) return adoptConflict(span, { current: null });
   if (!result.ok) throw refusal(result);
   applyServer(span, result.data, fields);
   renderList();

@@ -250,6 +250,25 @@ def test_stale_tab_shows_a_conflict_and_keeps_the_newer_note(
     assert SpanAnnotation.objects.get(pk=span.pk).version == 3
 
 
+def test_a_note_typed_on_a_span_deleted_elsewhere_is_shown_not_lost(
+    page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
+) -> None:
+    """The note's PATCH meets a span another tab deleted (404): the page drops the span, as before, and the notice
+    gives the note typed here back, as it does when a 409 says the span is gone."""
+    span = make_span(sample, alice, "nine weeks", ["Unwanted", "Unwanted.Intrinsic"], note="first thought")
+    log_in(page, alice)
+    open_sample(page, live_server, sample)
+    page.click(f'[data-span-id="{span.pk}"]')
+    assert eventually(lambda: SpanAnnotation.objects.filter(pk=span.pk).delete()[0] == 1)
+
+    page.locator('[data-role="note"]').fill("a note worth keeping")
+    notice = page.locator('[data-role="notice"]')
+    expect(notice).to_contain_text("deleted in another tab")
+    expect(notice).to_contain_text("a note worth keeping")
+    expect(page.locator(f'[data-span-id="{span.pk}"]')).to_have_count(0)
+    assert not SpanAnnotation.objects.filter(sample=sample).exists()
+
+
 def test_stale_delete_adopts_the_newer_span(
     page: Page, live_server: Any, log_in: Any, alice: Any, sample: Sample
 ) -> None:
