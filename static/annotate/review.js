@@ -124,6 +124,12 @@ async function sendReview(done) {
       const reason = errorMessage(result.data, result.status);
       freeze(reason);
       notice(reason, "warn", true);
+    } else if (result.status === 404) {
+      // The sample is no longer this annotator's (an admin unassigned or removed them while the page was open).
+      const reason = `Nothing was saved: you no longer annotate round ${page.round} of ${page.batch} (an admin ` +
+        "unassigned or removed you). Your spans stay stored; ask an admin if this is a mistake.";
+      freeze(reason);
+      notice(reason, "warn", true);
     } else {
       status.error = errorMessage(result.data, result.status);
     }

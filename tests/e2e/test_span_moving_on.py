@@ -88,3 +88,24 @@ def test_back_after_d_shows_the_span_and_the_done_mark(
     expect(page.locator('[data-role="summary"] .seg.cat-U')).to_have_text("nine weeks")
     expect(page.locator('[data-role="done-badge"]')).to_be_visible()
     expect(page.locator('[data-role="progress-text"]')).to_have_text("1/3 done")
+
+
+def test_d_after_an_admin_unassigned_the_annotator_says_so_and_freezes_the_page(
+    page: Page, live_server: Any, log_in: Any, alice: Any, batch: Any
+) -> None:
+    """The review API answers 404 once the round is no longer the annotator's: the page says why in words, not
+    "No such sample", and takes no more writes."""
+    first = batch.samples.order_by("position")[0]
+    log_in(page, alice)
+    open_sample(page, live_server, first)
+    wait_until_settled(page)
+    Assignment.objects.filter(batch=batch, annotator=alice).delete()
+
+    page.keyboard.press("d")
+    notice = page.locator('[data-role="notice"]')
+    expect(notice).to_contain_text("you no longer annotate round 1 of")
+    expect(notice).to_contain_text("unassigned or removed you")
+    assert reverse("sample", args=[batch.project.slug, first.pk]) in page.url  # stayed on the sample
+    assert done_positions(batch, alice) == []
+    page.keyboard.press("1")  # a label key on the frozen page saves nothing and says why
+    expect(notice).to_contain_text("Nothing was saved")
