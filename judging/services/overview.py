@@ -55,8 +55,8 @@ def judge_rows(project: Project) -> list[JudgeRow]:
 
 def nli_run_figures(run: JudgeRun) -> dict[str, Any]:
     """What an NLI run's page shows beside its counts: the windows its model scored (each scored judgement keeps
-    its windows' p in ``raw``, and how many windows its sentences took: execute.nli_raw), in all and per sample,
-    and the judge's model and consistent class (its settings now)."""
+    its windows' p in ``raw``, and how many windows its sentences took: runs.nli_scoring.nli_raw), in all and per
+    sample, and the judge's model and consistent class (its settings now)."""
     outputs = sentences = samples = 0
     for raw in run.judgements.filter(status=Judgement.Status.OK).values_list("raw", flat=True).iterator():
         try:

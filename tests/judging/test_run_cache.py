@@ -155,7 +155,7 @@ def test_ask_again_asks_identical_requests_once_in_a_run_even_chunks_apart(
     samples = add_samples(project, 4)
     # s3 asks exactly what s0 asks; one target a chunk, so s0's answer is in before s3 is read.
     Sample.objects.filter(pk=samples[3].pk).update(summary=samples[0].summary, passage=samples[0].passage)
-    monkeypatch.setattr("judging.services.runs.execute.CHUNK", 1)
+    monkeypatch.setattr("judging.services.runs.rubric_calls.CHUNK", 1)
     with LoopbackLLM(lambda body, attempt: Reply(content="Still no score.")) as server:
         judge = rubric_judge(project, server, concurrency=1)
         first = run_once(project, judge)
@@ -189,7 +189,7 @@ def test_a_resumed_ask_again_run_serves_what_it_asked_before_the_restart(
     """An answer this run already paid for is not paid again after a killed worker: s3 asks what s0 asked."""
     samples = add_samples(project, 4)
     Sample.objects.filter(pk=samples[3].pk).update(summary=samples[0].summary, passage=samples[0].passage)
-    monkeypatch.setattr("judging.services.runs.execute.CHUNK", 1)
+    monkeypatch.setattr("judging.services.runs.rubric_calls.CHUNK", 1)
     with LoopbackLLM(lambda body, attempt: Reply(content=f"Unsure about {tag_of(user_text(body))}.")) as server:
         judge = rubric_judge(project, server, concurrency=1)
         run_once(project, judge)

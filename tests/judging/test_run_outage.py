@@ -18,7 +18,7 @@ from judging.clients import Endpoint, EndpointError, chat
 from judging.models import Judge, Judgement, JudgeRun
 from judging.services import runs
 from judging.services.judges import create_judge
-from judging.services.runs.execute import OUTAGE_FAILURES
+from judging.services.runs.rubric_calls import OUTAGE_FAILURES
 from tests.judging.llm_server import LoopbackLLM, Reply, user_text
 from tests.judging.run_factories import add_samples, closed_port_url, tag_of
 

@@ -28,7 +28,7 @@ class EndpointError(Exception):
     that long for this failure, as it waits for an answer (ChatAnswer.latency_seconds).
     `unreachable` is True when the endpoint itself failed, whatever was asked: no connection, a timeout, an HTTP
     5xx, or a 200 that is not a chat completion (a proxy's error page), each after its retries. A run stops when
-    many calls in a row fail so (an outage: judging.services.runs.execute), instead of failing every sample left.
+    many calls in a row fail so (an outage: judging.services.runs.rubric_calls), instead of failing every sample left.
     """
 
     def __init__(

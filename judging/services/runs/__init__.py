@@ -22,7 +22,7 @@ How a run executes (DESIGN.md, "Runs"):
 - An endpoint that cannot be reached, a model it does not serve or a missing
   API-key variable fails the run before anything is written, with a message
   naming the setting. The API key itself is read only by judging.clients. An
-  endpoint that goes down mid-run (execute.OUTAGE_FAILURES calls in a row
+  endpoint that goes down mid-run (rubric_calls.OUTAGE_FAILURES calls in a row
   failing because it did) stops the run, failed "Endpoint unreachable", the
   samples it did not send left unjudged.
 - One process executes a run at a time: an exclusive lock file per run (the
@@ -33,17 +33,20 @@ How a run executes (DESIGN.md, "Runs"):
   count the run resumed.
 
 The package, by topic: ``start`` (checks, creating and queuing a run), ``targets`` (what a run judges),
-``execute`` (executing: call cache, thread pool, NLI chunks), ``results`` (writing judgements, progress, done or
-failed), ``locks`` (one executor at a time, resuming orphaned runs), ``cancel`` (an admin's cancel of a queued or
-running run), ``interrupt`` (Ctrl-C in a command executing a run cancels it), ``summary`` (reading runs back),
-``figures`` (a run's counts, tokens and cost, for its page and its summary). Import from the package; the names below are its interface.
+``execute`` (executing: the entry points, the lock, slices and resumption), ``rubric_calls`` (a rubric judge's
+execution: call cache, thread pool, an endpoint outage), ``nli_scoring`` (an NLI judge's: chunks of pairs),
+``results`` (writing judgements, progress, done or failed), ``locks`` (one executor at a time, resuming orphaned
+runs), ``cancel`` (an admin's cancel of a queued or running run), ``interrupt`` (Ctrl-C in a command executing a
+run cancels it), ``summary`` (reading runs back), ``figures`` (a run's counts, tokens and cost, for its page and its
+summary). Import from the package; the names below are its interface.
 """
 
 from __future__ import annotations
 
 from judging.services.runs.cancel import RunCancelled, cancel_run
-from judging.services.runs.execute import NLI_CHUNK, SLICE_SECONDS, RunFailed, execute_new_run, execute_run
+from judging.services.runs.execute import SLICE_SECONDS, RunFailed, execute_new_run, execute_run
 from judging.services.runs.locks import execution_lock, is_run_executing, resume_stale_runs
+from judging.services.runs.nli_scoring import NLI_CHUNK
 from judging.services.runs.results import (
     ANSWERED,
     CACHEABLE,

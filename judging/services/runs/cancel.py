@@ -6,7 +6,7 @@ A run queued with no worker says "Queued" for good, and a run-start retried mean
 and a new run of the judge can start. A worker that picks it
 up later does nothing (execute_run only starts a queued or running run); one executing it stops at its next
 progress write (results._ResultWriter.flush raises RunCancelled), sending no new call, and keeps the judgements it
-stored, the answers of the calls it had in flight then included (execute._keep_in_flight): their answers are in the
+stored, the answers of the calls it had in flight then included (rubric_calls._keep_in_flight): their answers are in the
 call cache, so the next run of the judge is answered from it without paying again.
 """
 
