@@ -91,7 +91,9 @@ def test_a_query_parameter_with_nul_is_refused_and_an_upload_name_loses_it(batch
     searched = client.get(f"/projects/demo/batches/{batch.pk}/samples/", {"q": "bridge\x00"})
     assert searched.status_code == 400 and NUL_PROBLEM in searched.content.decode()
     # An upload's name becomes a batch's name: Django's multipart parser drops NUL from it, so it is stored without.
-    upload = SimpleUploadedFile("batch\x00_9.json", json.dumps({"samples": []}).encode())
+    one_sample = {"samples": [{"sample_id": 0, "source": "The bridge closed. It opens in May.",
+                               "summary": "The bridge opens in May.", "metadata": {"summarizer": "g"}}]}
+    upload = SimpleUploadedFile("batch\x00_9.json", json.dumps(one_sample).encode())
     client.post("/projects/demo/import/", {"files": upload})
     assert list(Batch.objects.exclude(pk=batch.pk).values_list("name", flat=True)) == ["batch_9"]
 
