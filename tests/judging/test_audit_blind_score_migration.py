@@ -4,24 +4,15 @@ the reveal was not stored then, and is not guessed now)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.migrations import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("judging", "0004_run_resumed")]
 AFTER = [("judging", "0005_audit_blind_score")]
-
-
-def migrate(target: list[tuple[str, str]]) -> Any:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(target)
-    return executor.loader.project_state(target).apps
 
 
 def test_blind_audits_get_their_score_as_blind_score_and_the_others_none() -> None:
@@ -53,4 +44,4 @@ def test_blind_audits_get_their_score_as_blind_score_and_the_others_none() -> No
         assert stored[made[(None, False)]].blind_score is None
         assert all(audit.changed_at is None for audit in stored.values())
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()

@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
 from annotate.models import Project
@@ -24,6 +22,7 @@ from tests.conftest import login
 from tests.judging.audit_helpers import read_html
 from tests.judging.llm_server import LoopbackLLM, Reply
 from tests.judging.run_factories import add_samples
+from tests.migrations import migrate, migrate_to_latest
 
 RUBRIC_POST = {
     "rubric-name": "local", "rubric-base_url": "http://127.0.0.1:8000/v1", "rubric-model": "llama",
@@ -188,13 +187,6 @@ BEFORE = [("judging", "0009_synthetic_set_queued_at")]
 AFTER = [("judging", "0010_judge_prices_blank_means_not_known")]
 
 
-def migrate(target: list[tuple[str, str]]) -> Any:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(target)
-    return executor.loader.project_state(target).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_migration_0010_makes_no_prices_and_calls_priced_at_nothing_not_known_and_keeps_the_rest() -> None:
     old = migrate(BEFORE)
@@ -234,7 +226,7 @@ def test_migration_0010_makes_no_prices_and_calls_priced_at_nothing_not_known_an
         costs = {name: new.get_model("judging", "Judgement").objects.get(pk=row.pk).cost for name, row in made.items()}
         assert costs == {"unpriced": None, "no tokens": 0.0, "cached": 0.0, "imported": 0.0, "priced": 0.0002}
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()
 
 
 @pytest.mark.django_db

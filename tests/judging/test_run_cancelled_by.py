@@ -8,8 +8,6 @@ import re
 from typing import Any
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from annotate.models import Membership, Project
@@ -18,6 +16,7 @@ from judging.services import runs
 from tests.conftest import login, make_user
 from tests.judging.run_factories import add_samples, closed_port_url
 from tests.judging.test_run_cancel import queued_run, rubric_judge, run_url
+from tests.migrations import migrate, migrate_to_latest
 
 LINE = re.compile(r'data-role="run-cancelled">(.*?)</span>')
 
@@ -83,13 +82,6 @@ BEFORE = [("judging", "0005_audit_blind_score")]
 AFTER = [("judging", "0006_blind_scores_run_cancelled_by")]
 
 
-def migrate(target: list[tuple[str, str]]) -> Any:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(target)
-    return executor.loader.project_state(target).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_migration_0006_reads_who_cancelled_older_runs_from_their_error_text() -> None:
     old = migrate(BEFORE)
@@ -118,4 +110,4 @@ def test_migration_0006_reads_who_cancelled_older_runs_from_their_error_text() -
         for name in ("failed", "done"):
             assert (stored[name].cancelled_by_id, stored[name].cancelled_at) == (None, None)
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()

@@ -11,8 +11,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -23,6 +21,7 @@ from judging.services.synthetic import cancel_synthetic_set, resume_synthetic_se
 from tests.conftest import login, make_user
 from tests.judging.synthetic_scene import add_outputs
 from tests.judging.test_synthetic_cancel import SKIPPED, queued_set, set_url
+from tests.migrations import migrate, migrate_to_latest
 
 LINE = re.compile(r'data-role="set-cancelled">(.*?)</span>')
 WHEN = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"
@@ -165,13 +164,6 @@ BEFORE = [("judging", "0006_blind_scores_run_cancelled_by")]
 AFTER = [("judging", "0007_synthetic_set_cancelled_by")]
 
 
-def migrate(target: list[tuple[str, str]]) -> Any:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(target)
-    return executor.loader.project_state(target).apps
-
-
 def utc(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
@@ -214,4 +206,4 @@ def test_migration_0007_reads_who_cancelled_older_sets_and_when_from_their_notes
             assert (name, stored.cancelled_by_id, stored.cancelled_at) == (name, who, when)
             assert stored.error == notes  # the notes stay as they were
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()
