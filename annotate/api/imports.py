@@ -90,7 +90,9 @@ class ImportResultSerializer(serializers.Serializer):
     warnings = serializers.ListField(
         child=serializers.CharField(),
         help_text="What to check, as the page warns of it: annotator names with several ids, usernames taken "
-        "outside the project, spellings merged ignoring case (span projects).",
+        "outside the project, spellings merged ignoring case, annotations samples JSONL lines carried, and each field "
+        "the format does not define, which was not imported: how many lines (or files) had it and the first (span "
+        "projects).",
     )
     batches = ImportedBatchSerializer(many=True, required=False, help_text="Span projects: the batches made.")
     samples = serializers.IntegerField(required=False, help_text="Span projects.")

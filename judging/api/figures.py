@@ -269,7 +269,9 @@ class SyntheticSetRowSerializer(serializers.ModelSerializer):
         model = SyntheticSet
         fields = ["id", "name", "writer", "status", "status_label", "cancelled_by", "cancelled_at", "done", "total",
                   "sentences_per_output", "seed", "error", "created_at", "tables"]
-        extra_kwargs = {"error": {"help_text": "The set's notes (outputs skipped), then why it stopped: "
+        extra_kwargs = {"error": {"help_text": "The set's notes (outputs skipped; for an imported set, fields of "
+                                               "its file the format does not define, not imported), then why it "
+                                               "stopped: "
                                                "\"Cancelled by <user> at <time>.\" once cancelled."}}
 
     def get_tables(self, synthetic_set: SyntheticSet) -> str:

@@ -71,5 +71,6 @@ class Command(BaseCommand):
                 " name once." if conflict.merged else ""
             )
             self.stdout.write(self.style.WARNING(f"warning: {conflict.describe()}{hint}"))
-        for line in [*report.describe_unread_annotations(), *report.describe_renamed(), *report.describe_case_merges()]:
+        for line in [*report.describe_unread_annotations(), *report.describe_unknown_fields(), *report.describe_renamed(),
+                     *report.describe_case_merges()]:
             self.stdout.write(self.style.WARNING(f"warning: {line}"))

@@ -25,6 +25,7 @@ from annotate.services.ingest.checks import (
 )
 from annotate.services.ingest.guess import looks_like_samples_jsonl
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample, ParsedSpan
+from annotate.services.ingest.unknown import DefinedFields
 from annotate.taxonomy import LabelError, validate_labels
 
 # The keys FaithBench writes for every annotation, in its order; what a file leaves out is noted under ABSENT_KEYS.
@@ -33,6 +34,9 @@ FAITHBENCH_ANNOTATION_KEYS = (
     "source_span", "source_start", "source_end",
 )
 ABSENT_KEYS = "_absent_keys"
+# A sample's and an annotation's other keys are kept (an export writes them back); the file's other top-level keys
+# are not, and the import's warnings name them (ingest.unknown).
+TOP_LEVEL_FIELDS = DefinedFields("at the top level of a FaithBench batch file", "file", ("samples", "roster"))
 
 
 def passage_key_for(source: str) -> str:
@@ -162,7 +166,8 @@ def parse_faithbench(content: bytes | str, file: str, taxonomy: dict[str, Any]) 
                problems)
     if problems:
         raise ImportProblems(problems)
-    return ParsedBatch(name=stem, samples=samples, roster=roster, file=file)
+    return ParsedBatch(name=stem, samples=samples, roster=roster, file=file,
+                       unknown_keys=TOP_LEVEL_FIELDS.unknown(document))
 
 
 def _noted(check: Callable[[], Any], problems: list[str]) -> Any:

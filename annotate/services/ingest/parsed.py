@@ -36,6 +36,8 @@ class ParsedSample:
     line: int | None = None  # its line in a samples JSONL file, for messages
     # Annotations a samples JSONL line carried (a JSONL export's line does), which that format does not import.
     unread_annotations: int = 0
+    # Fields of its samples JSONL line that format does not define (ingest.unknown): not imported, named in warnings.
+    unknown_fields: tuple[str, ...] = ()
 
 
 @dataclass
@@ -44,3 +46,5 @@ class ParsedBatch:
     samples: list[ParsedSample]
     roster: list[str] | None = None
     file: str = ""
+    # Top-level keys of its FaithBench file besides 'samples' and 'roster': not imported, named in warnings.
+    unknown_keys: tuple[str, ...] = ()

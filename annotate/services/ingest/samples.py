@@ -21,8 +21,16 @@ from annotate.services.ingest.checks import (
 )
 from annotate.services.ingest.guess import looks_like_faithbench
 from annotate.services.ingest.parsed import ParsedBatch, ParsedSample
+from annotate.services.ingest.unknown import DefinedFields
 
 REQUIRED = ("passage_id", "source", "summary", "generator")
+# A line's other keys are imported with a warning that names them (ingest.unknown); a JSONL export's own keys are
+# left unread without one (its 'annotations' get their own warning: unread_annotations).
+SAMPLE_FIELDS = DefinedFields(
+    "by the samples JSONL format", "line", (*REQUIRED, "sample_id", "batch", "metadata"),
+    ignored=frozenset({"annotations", "round", "worst_label_by_annotator", "worst_label", "adjudicated",
+                       "gold_stale"}),
+)
 
 
 def parse_samples_jsonl(
@@ -120,7 +128,8 @@ def _read_line(
     annotations = raw.get("annotations")
     sample = ParsedSample(passage_key=passage_key, source=source, summary=summary, generator=generator,
                           external_id=external_id, metadata=metadata, imported_fields=kept, line=line_number,
-                          unread_annotations=len(annotations) if isinstance(annotations, list) else 0)
+                          unread_annotations=len(annotations) if isinstance(annotations, list) else 0,
+                          unknown_fields=SAMPLE_FIELDS.unknown(raw))
     return sample, batch
 
 

@@ -21,10 +21,11 @@ from annotate.services.ingest.annotators import (
 )
 from annotate.services.ingest.archives import UnpackBudget, unpacked
 from annotate.services.ingest.checks import ImportFailed, ImportProblems, _shown
-from annotate.services.ingest.faithbench import parse_faithbench
+from annotate.services.ingest.faithbench import TOP_LEVEL_FIELDS, parse_faithbench
 from annotate.services.ingest.parsed import ParsedBatch
 from annotate.services.ingest.prepare import prepare_import
-from annotate.services.ingest.samples import parse_samples_jsonl
+from annotate.services.ingest.samples import SAMPLE_FIELDS, parse_samples_jsonl
+from annotate.services.ingest.unknown import DefinedFields, UnknownField, UnknownFields, describe_unknown_fields
 from annotate.services.planner import analyze_after_commit
 
 
@@ -46,6 +47,8 @@ class ImportReport:
     # the samples only.
     lines_with_annotations: int = 0
     unread_annotations: int = 0
+    # Fields the files' format does not define (samples JSONL lines, FaithBench top-level keys), not imported.
+    unknown_fields: list[UnknownField] = field(default_factory=list)
 
     def counts(self) -> list[str]:
         """["1 batch", "12 samples", "1 span"]: each noun agrees with its number ("Imported 1 batches" did not)."""
@@ -74,6 +77,11 @@ class ImportReport:
             "(format faithbench) into a new project instead."
         ]
 
+    def describe_unknown_fields(self) -> list[str]:
+        """Each field the files' format does not define, which was not imported: how many lines (or files) had it
+        and where it was first seen."""
+        return describe_unknown_fields(self.unknown_fields)
+
     def describe(self) -> str:
         """What was imported, as the project page and the API say it."""
         counts = self.counts()
@@ -84,8 +92,9 @@ class ImportReport:
 
     def warnings(self) -> list[str]:
         """What the importer should check, as the project page and the API say it: annotator names that carry
-        several ids, usernames taken outside the project, spellings merged ignoring case, and an embedding job the
-        broker refused (the texts are imported; the job says what to check)."""
+        several ids, annotations and fields the files' format does not import, usernames taken outside the project,
+        spellings merged ignoring case, and an embedding job the broker refused (the texts are imported; the job says
+        what to check)."""
         lines = []
         for conflict in self.conflicts:
             # The same project refuses these batches a second time, so the advice names a new one.
@@ -97,7 +106,8 @@ class ImportReport:
             lines.append(f"{conflict.describe()}{hint}")
         if self.job is not None and self.job.status == Job.Status.FAILED:  # the broker refused the embedding job
             lines.append(f"Sentence embedding not started: {self.job.error}")
-        return [*lines, *self.describe_unread_annotations(), *self.describe_renamed(), *self.describe_case_merges()]
+        return [*lines, *self.describe_unread_annotations(), *self.describe_unknown_fields(), *self.describe_renamed(),
+                *self.describe_case_merges()]
 
 
 def import_batches(
@@ -158,7 +168,25 @@ def import_batches(
         case_merges=accounts.case_merges(),
         lines_with_annotations=sum(1 for batch in batches for sample in batch.samples if sample.unread_annotations),
         unread_annotations=sum(sample.unread_annotations for batch in batches for sample in batch.samples),
+        unknown_fields=_unknown_fields(batches),
     )
+
+
+def _unknown_fields(batches: Sequence[ParsedBatch]) -> list[UnknownField]:
+    """The fields the batches' files gave that their format does not define, each first seen in file and line
+    order (a samples JSONL file's lines are spread over several batches)."""
+    files: dict[str, int] = {}
+    found: list[tuple[int, int, DefinedFields, tuple[str, ...], str]] = []  # (file, line, format, names, where)
+    for batch in batches:
+        rank = files.setdefault(batch.file, len(files))
+        if batch.unknown_keys:
+            found.append((rank, 0, TOP_LEVEL_FIELDS, batch.unknown_keys, batch.file))
+        found.extend((rank, sample.line or 0, SAMPLE_FIELDS, sample.unknown_fields, f"{batch.file}: line {sample.line}")
+                     for sample in batch.samples if sample.unknown_fields)
+    unknown = UnknownFields()
+    for _, _, defined, names, where in sorted(found, key=lambda place: place[:2]):
+        unknown.note(defined, names, where)
+    return unknown.fields()
 
 
 # The formats a span project imports: FaithBench batch files, and unannotated samples a JSON object a line.

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from annotate import imported_json
 from annotate.models import Project, Sample
+from annotate.services.ingest.unknown import DefinedFields, UnknownFields, describe_unknown_fields
 from judging import synthetic as nesting
 from judging.models import SyntheticItem, SyntheticRewrite, SyntheticSet
 from judging.services.synthetic.sets import (
@@ -22,6 +23,9 @@ from judging.services.synthetic.sets import (
 )
 
 IMPORT_PROBLEMS_SHOWN = 20
+# A line's other keys are imported with a note on the set that names them (annotate.services.ingest.unknown).
+REWRITE_FIELDS = DefinedFields("by the synthetic rewrites format", "line", ("sample", "sentence", "type", "rewritten",
+                                                                          "batch"))
 BATCHES_SHOWN = 5  # batch names an ambiguity message lists before "..."
 
 
@@ -54,7 +58,8 @@ def import_rewrites(
     copies samples into new batches.
 
     All or nothing: every problem is named by file, line and field, and a file
-    with any problem writes nothing.
+    with any problem writes nothing. A field the format does not define is not imported, and the set's notes
+    name it (how many lines had it, the first).
     """
     _check_project(project)
     name = _check_name(project, name)
@@ -73,10 +78,12 @@ def import_rewrites(
     problems: list[str] = []
     seen: dict[tuple[int, str, int], int] = {}
     accepted: list[tuple[Sample, str, int, str, str]] = []
+    unknown = UnknownFields()
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        problem = _read_import_line(line, number, filename, by_external, sentences_per_output, seen, accepted)
+        problem = _read_import_line(line, number, filename, by_external, sentences_per_output, seen, accepted,
+                                    unknown)
         if problem:
             problems.append(problem)
     if not accepted and not problems:
@@ -105,7 +112,8 @@ def import_rewrites(
         ])
         build_items(synthetic_set)
         synthetic_set.status = SyntheticSet.Status.DONE
-        synthetic_set.error = _incomplete_note(accepted, sentences_per_output)
+        notes = [_incomplete_note(accepted, sentences_per_output), *describe_unknown_fields(unknown.fields())]
+        synthetic_set.error = "\n".join(note for note in notes if note)
         synthetic_set.save(update_fields=["status", "error"])
     return synthetic_set
 
@@ -141,8 +149,10 @@ def _read_import_line(
     n: int,
     seen: dict[tuple[int, str, int], int],
     accepted: list[tuple[Sample, str, int, str, str]],
+    unknown: UnknownFields,
 ) -> str | None:
-    """Check one line; on success append it to `accepted` and return None, else return the problem."""
+    """Check one line; on success append it to `accepted` (its fields the format does not define to `unknown`) and
+    return None, else return the problem."""
     try:
         record = imported_json.loads(line, with_line=False)
     except imported_json.Unreadable as error:
@@ -180,6 +190,7 @@ def _read_import_line(
                                                              f"({kind}) was already given on line {seen[key]}")
     seen[key] = number
     accepted.append((sample, kind, index, original, record["rewritten"].strip()))
+    unknown.note(REWRITE_FIELDS, REWRITE_FIELDS.unknown(record), f"{filename}, line {number}")
     return None
 
 
