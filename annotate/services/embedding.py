@@ -272,7 +272,9 @@ def _embed_stale(job: Job, model_class: type[Passage | Sample], text_of: str, mo
     """Embed the project's stale rows of one model, a chunk at a time, until they or the slice run out."""
     pending = model_class.objects.filter(project_id=job.project_id).filter(_stale(model)).order_by("pk")
     last_pk = 0
-    while not budget.over and _active(job.pk).exists():  # a cancel stops it after the chunk in hand
+    # A cancel (an admin's, or a Ctrl-C in the embed command: jobs.cancel_if_interrupted) stops it after the group
+    # of texts in hand.
+    while not budget.over and not jobs.cancel_if_interrupted(job.pk) and _active(job.pk).exists():
         # Page by primary key: every chunk is an index range scan, not a re-scan from the first row.
         rows = list(pending.filter(pk__gt=last_pk).only("pk", text_of, "embedding_model")[:CHUNK])
         if not rows:
@@ -282,7 +284,7 @@ def _embed_stale(job: Job, model_class: type[Passage | Sample], text_of: str, mo
                 or (row.embedding_model or "").startswith(PARTIAL)]
         short = [row for row in rows if row not in long]
         for group in _short_text_groups(short, text_of):
-            if budget.over:
+            if budget.over or jobs.cancel_if_interrupted(job.pk):
                 break
             previous = {row.pk: row.embedding_model for row in group}
             _embed_rows(group, text_of, model)

@@ -1,20 +1,18 @@
 """What the `judge` and `triage` commands share while they execute runs in the foreground: their progress lines on
-stderr, and the one line (and exit status 130) of a Ctrl-C (judging.services.runs.interrupt)."""
+stderr, and the one line (and exit status 130) of a Ctrl-C (annotate.services.interrupt)."""
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from typing import TextIO
 
 from django.core.management.base import OutputWrapper
 from django.db.models import Sum
 
+from annotate.services.interrupt import stop_at_once  # noqa: F401 - the commands import it from here
 from annotate.services.jobs import CancelRefused
 from judging.models import Judge, JudgeRun
 from judging.services.runs.cancel import cancel_run_from_command
-from judging.services.runs.interrupt import EXIT_INTERRUPTED
 
 # A progress line at most this often (and one when the run's first results are written).
 PROGRESS_SECONDS = 5.0
@@ -79,12 +77,3 @@ def cancel_at_once(started: list[JudgeRun], command: str) -> str:
     return ("Stopped (Ctrl-C twice) without waiting for the calls in flight: their answers are not stored"
             + (f"; run{'s' if len(started) > 1 else ''} {', '.join(str(run.pk) for run in started)} cancelled."
                if started else "; no run had started."))
-
-
-def stop_at_once(message: str) -> None:
-    """A second Ctrl-C: say so and leave now, without waiting for the calls in flight (the interpreter would join
-    their threads at exit)."""
-    sys.stdout.flush()
-    sys.stderr.write(message + "\n")
-    sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from annotate.models.core import Progress
+from annotate.services.interrupt import COMMAND_CANCELLER, command_canceller  # noqa: F401 - judging's name for it
 
 
 class CancellableProgress(Progress):
@@ -40,17 +41,8 @@ class CancellableProgress(Progress):
             return ""
         if self.cancelled_by is not None:
             return self.cancelled_by.get_username()
-        said = self.error.removeprefix("Cancelled by ")
+        # The cancel's line is the last of the message (a synthetic set's notes on skipped outputs come before it).
+        said = (self.error.splitlines() or [""])[-1].removeprefix("Cancelled by ")
         if said.startswith(f"{COMMAND_CANCELLER} ("):
             return said.rsplit(" at ", 1)[0]
         return "a deleted user"
-
-
-# Who cancelled a run a command was executing when it was told to stop (Ctrl-C): no user, so the run's message names
-# the command (judging.services.runs.cancel_run_from_command), and canceller_name reads it back from there.
-COMMAND_CANCELLER = "command"
-
-
-def command_canceller(command: str) -> str:
-    """How a command's cancel names its canceller: "command (Ctrl-C in manage.py judge)"."""
-    return f"{COMMAND_CANCELLER} (Ctrl-C in manage.py {command})"

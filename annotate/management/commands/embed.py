@@ -2,6 +2,8 @@
 
 Embed a span project's texts whose sentence vectors are missing or were made by another model than
 EMBEDDING_MODEL, through the same service the background job uses: in the foreground, or queued for the worker.
+In the foreground, Ctrl-C cancels the job after the texts in hand (those embedded stay), prints one line and exits
+with 130; a second Ctrl-C leaves at once (annotate.services.interrupt).
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate import embedder
 from annotate.management.commands.agreement import get_project
+from annotate.management.foreground import cancelled_line, leave_at_once, stop_interrupted
 from annotate.models import Job, Project
-from annotate.services import embedding, jobs, reembedding
+from annotate.services import embedding, interrupt, jobs, reembedding
+from annotate.services.interrupt import cancel_on_ctrl_c
 
 
 class Command(BaseCommand):
@@ -45,6 +49,15 @@ class Command(BaseCommand):
             else:
                 self._say_queued(project, job, new, model)
             return
+        # From here on, Ctrl-C cancels the job executing here instead of leaving it "running" (interrupt module).
+        self.job: Job | None = None
+        with cancel_on_ctrl_c("embed"):
+            try:
+                self._embed_here(project, options, model)
+            except KeyboardInterrupt:  # the second Ctrl-C
+                leave_at_once(self.job, "embed")
+
+    def _embed_here(self, project: Project, options: dict[str, Any], model: str) -> None:
         with ExitStack() as holding:
             # Run here, its lock held from before a new job is committed: a worker starting meanwhile leaves it alone.
             started: list[bool] = []
@@ -52,8 +65,11 @@ class Command(BaseCommand):
             def start() -> Job | None:
                 job, new = self._start(project, options["every_text"], queue=False)
                 started.append(new)
+                self.job = job
                 return job
 
+            if interrupt.requested():
+                stop_interrupted(self.stderr, "Interrupted (Ctrl-C) before the job started: nothing was written.")
             job, held = jobs.start_held(holding, start, jobs.job_lock)
             if job is None:
                 self.stdout.write(f"Nothing to do: every text of {project.slug} is embedded with {model}.")
@@ -67,6 +83,10 @@ class Command(BaseCommand):
                 job = embedding.run_embedding_job(job.pk, lock_held=held)
             except embedder.EmbeddingModelError as error:
                 raise CommandError(f"embedding failed (job {job.pk}): {error}") from None
+        if job.cancelled_by and interrupt.requested():
+            stop_interrupted(self.stderr, cancelled_line(
+                job, "texts embedded", f"The texts embedded stay; `manage.py embed --project {project.slug}` "
+                "embeds the rest."))
         if job.is_active:  # a worker holds the job's lock: it is doing the work
             self.stdout.write(f"A worker is running job {job.pk} ({job.done} of {job.total} texts done); nothing "
                               "was done here.")

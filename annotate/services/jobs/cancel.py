@@ -25,6 +25,8 @@ from django.utils.html import strip_tags
 from django.utils.timesince import timesince
 
 from annotate.models import Job
+from annotate.services import interrupt
+from annotate.services.interrupt import command_canceller
 
 log = logging.getLogger(__name__)
 
@@ -103,12 +105,35 @@ def cancel_job(job: Job, user: AbstractBaseUser, *, kind: str, finished_words: C
     has already ended (``finished_words`` says what a done job did). Who and
     when are also kept in the job's options (``cancelled_by``, ``cancelled_at``).
     """
+    return _cancel_job(job, user.get_username(), kind=kind, finished_words=finished_words)
+
+
+def cancel_job_from_command(job: Job, command: str) -> Job:
+    """Cancel a job that a command executing it in the foreground was told to stop (Ctrl-C), as :func:`cancel_job`
+    does: "Cancelled by command (Ctrl-C in manage.py <command>) at <time>.", that canceller kept in the options'
+    ``cancelled_by`` (a command has no user). Refusals: those of cancel_job."""
+    return _cancel_job(job, command_canceller(command), kind=job.kind, finished_words=lambda _: "it ended")
+
+
+def cancel_if_interrupted(job_id: int) -> bool:
+    """At a point where the job's service checks for a cancel: when a Ctrl-C asked the command executing the job
+    here to stop (annotate.services.interrupt), cancel the job in that command's name, so that the service stops
+    there as after an admin's Cancel; whether it was cancelled now (False too for a job that had ended)."""
+    if not interrupt.requested():
+        return False
+    try:
+        cancel_job_from_command(Job.objects.get(pk=job_id), interrupt.command_name())
+    except CancelRefused:
+        return False  # it ended meanwhile (done, or cancelled from its page): stopping is all that is left
+    return True
+
+
+def _cancel_job(job: Job, who: str, *, kind: str, finished_words: Callable[[Job], str]) -> Job:
     with transaction.atomic():
         locked = Job.objects.select_for_update().get(pk=job.pk, kind=kind)
         if not locked.is_active:
             raise CancelRefused(ended_in_words(locked, finished_words))
         now = timezone.now()
-        who = user.get_username()
         locked.status = Job.Status.FAILED
         locked.error = cancelled_message(who, now)
         locked.finished_at = now

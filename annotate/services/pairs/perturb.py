@@ -230,7 +230,8 @@ def _perturb_waiting(job: Job, progress: Callable[[Job], None] | None, max_secon
     for position, original_id in enumerate(waiting_ids):
         if max_seconds is not None and position > 0 and time.monotonic() - started > max_seconds:
             return True
-        if not _active(job.pk).exists():
+        # An admin's cancel, or a Ctrl-C in the perturb_pairs command (jobs.cancel_if_interrupted).
+        if jobs.cancel_if_interrupted(job.pk) or not _active(job.pk).exists():
             log.info("perturbation job %s was cancelled: it stops before original %s", job.pk, original_id)
             return False
         original = PairOriginal.objects.filter(pk=original_id, perturbed_at__isnull=True).first()

@@ -1,4 +1,8 @@
-"""Make a synthetic hallucination set in the foreground: written by a project's rubric judge, or imported."""
+"""Make a synthetic hallucination set in the foreground: written by a project's rubric judge, or imported.
+
+While a judge writes it, Ctrl-C cancels the set as its page's Cancel does (no new call is sent; the answers of the
+calls in flight are waited for and stored), prints one line and exits with 130; a second Ctrl-C leaves at once
+(annotate.services.interrupt). Ctrl-C during an import (one transaction) imports nothing."""
 
 from __future__ import annotations
 
@@ -9,6 +13,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.commands.agreement import get_project
+from annotate.models import Project
+from annotate.services import interrupt
+from annotate.services.interrupt import EXIT_INTERRUPTED, cancel_on_ctrl_c, stop_at_once
+from annotate.services.jobs import CancelRefused
 from judging.models import Judge, SyntheticSet
 from judging.services.synthetic import (
     SyntheticSetError,
@@ -17,6 +25,7 @@ from judging.services.synthetic import (
     import_rewrites,
     synthetic_summary,
 )
+from judging.services.synthetic.cancel import cancel_synthetic_set_from_command
 from judging.synthetic import DEFAULT_SENTENCES_PER_OUTPUT
 
 
@@ -52,30 +61,85 @@ class Command(BaseCommand):
         project = get_project(options["project"])
         seed = whole_number(options["seed"], "--seed")
         per_output = whole_number(options["sentences_per_output"], "--sentences-per-output")
-        try:
-            if options["import_file"]:
-                path = Path(options["import_file"])
+        if options["import_file"]:
+            try:
+                synthetic_set = self._import(project, options, seed, per_output)
+            except KeyboardInterrupt:  # the import is one transaction: rolled back
+                self.stderr.write("Interrupted (Ctrl-C): nothing was imported.")
+                raise SystemExit(EXIT_INTERRUPTED) from None
+        else:
+            # From here on, Ctrl-C cancels the set written here instead of leaving it "running" (interrupt module).
+            self.started: list[SyntheticSet] = []
+            with cancel_on_ctrl_c("synthetic_set"):
                 try:
-                    content = path.read_bytes()
-                except OSError as error:
-                    raise CommandError(f"cannot read {path}: {error.strerror}") from error
-                synthetic_set = import_rewrites(project, options["name"], content, path.name, seed=seed,
-                                                sentences_per_output=per_output)
-            else:
-                writer = Judge.objects.filter(project=project, name=options["writer_judge"]).first()
-                if writer is None:
-                    known = ", ".join(Judge.objects.filter(project=project, kind=Judge.Kind.RUBRIC)
-                                      .values_list("name", flat=True)) or "none"
-                    raise CommandError(f"no judge named {options['writer_judge']!r} in project {project.slug!r} "
-                                       f"(rubric judges: {known})")
-                # Written here, its lock held from before the set is committed: a worker starting meanwhile
-                # leaves it alone.
-                synthetic_set = execute_new_set(lambda: create_synthetic_set(
-                    project, name=options["name"], writer=writer, seed=seed, queue=False,
-                    sentences_per_output=per_output,
-                ))
+                    synthetic_set = self._write(project, options, seed, per_output)
+                except KeyboardInterrupt:  # the second Ctrl-C
+                    stop_at_once(self._cancel_at_once())
+        self._say(synthetic_set, options)
+
+    def _import(self, project: Project, options: dict[str, Any], seed: int, per_output: int) -> SyntheticSet:
+        path = Path(options["import_file"])
+        try:
+            content = path.read_bytes()
+        except OSError as error:
+            raise CommandError(f"cannot read {path}: {error.strerror}") from error
+        try:
+            return import_rewrites(project, options["name"], content, path.name, seed=seed,
+                                   sentences_per_output=per_output)
         except SyntheticSetError as error:
             raise CommandError(str(error)) from error
+
+    def _cancel_at_once(self) -> str:
+        """After a second Ctrl-C: cancel the set started here if the first was not noticed yet; what becomes of it."""
+        if not self.started:
+            return "Stopped (Ctrl-C twice); no set had started."
+        synthetic_set = self.started[0]
+        try:
+            try:
+                cancel_synthetic_set_from_command(synthetic_set, "synthetic_set")
+            except CancelRefused:
+                pass  # cancelled by the first Ctrl-C already, or ended
+            synthetic_set.refresh_from_db()
+        except Exception:  # noqa: BLE001 - leaving now matters more; a worker's restart would resume it
+            return (f"Stopped (Ctrl-C twice); set {synthetic_set.pk} could not be marked cancelled: cancel it on its "
+                    "page, or a worker's start resumes it.")
+        return (f"Stopped (Ctrl-C twice) without waiting for the calls in flight: their answers are not stored; set "
+                f"{synthetic_set.pk} is {synthetic_set.status_label.lower()}, {synthetic_set.rewrites.count()} of "
+                f"{synthetic_set.total} rewrites stored (kept).")
+
+    def _write(self, project: Project, options: dict[str, Any], seed: int, per_output: int) -> SyntheticSet:
+        writer = Judge.objects.filter(project=project, name=options["writer_judge"]).first()
+        if writer is None:
+            known = ", ".join(Judge.objects.filter(project=project, kind=Judge.Kind.RUBRIC)
+                              .values_list("name", flat=True)) or "none"
+            raise CommandError(f"no judge named {options['writer_judge']!r} in project {project.slug!r} "
+                               f"(rubric judges: {known})")
+
+        def start() -> SyntheticSet:
+            synthetic_set = create_synthetic_set(project, name=options["name"], writer=writer, seed=seed,
+                                                 queue=False, sentences_per_output=per_output)
+            self.started.append(synthetic_set)
+            return synthetic_set
+
+        if interrupt.requested():
+            self.stderr.write("Interrupted (Ctrl-C) before the set started: nothing was written.")
+            raise SystemExit(EXIT_INTERRUPTED)
+        try:
+            # Written here, its lock held from before the set is committed: a worker starting meanwhile leaves it
+            # alone.
+            synthetic_set = execute_new_set(start)
+        except SyntheticSetError as error:
+            raise CommandError(str(error)) from error
+        if synthetic_set.cancelled and interrupt.requested():
+            left = max(0, synthetic_set.total - synthetic_set.done)
+            self.stderr.write(
+                f"Set {synthetic_set.pk} cancelled (Ctrl-C): {synthetic_set.done} of {synthetic_set.total} rewrites "
+                f"stored (the answers of the calls in flight included), {left} not asked. They are kept: Resume on "
+                "the set's page asks only for the rest.")
+            raise SystemExit(EXIT_INTERRUPTED)
+        return synthetic_set
+
+    def _say(self, synthetic_set: SyntheticSet, options: dict[str, Any]) -> None:
         summary = synthetic_summary(synthetic_set)
         if options["json"]:
             self.stdout.write(json.dumps(summary, ensure_ascii=False))

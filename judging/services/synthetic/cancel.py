@@ -22,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.services.interrupt import command_canceller
 from annotate.services.jobs import CancelRefused, cancelled_message, ended_in_words
 from judging.models import SyntheticRewrite, SyntheticSet
 
@@ -40,6 +41,17 @@ def cancel_synthetic_set(synthetic_set: SyntheticSet, user: AbstractBaseUser) ->
     outcome (its items and "done") waits for it, and is then refused. Raises annotate's CancelRefused, changing
     nothing, when the set has already ended.
     """
+    return _cancel(synthetic_set, user.get_username(), user)
+
+
+def cancel_synthetic_set_from_command(synthetic_set: SyntheticSet, command: str) -> SyntheticSet:
+    """Cancel a set that a command writing it in the foreground was told to stop (Ctrl-C): as
+    :func:`cancel_synthetic_set`, its notes ending "Cancelled by command (Ctrl-C in manage.py <command>) at <time>.",
+    with no ``cancelled_by`` (a command has no user; canceller_name reads who from that line)."""
+    return _cancel(synthetic_set, command_canceller(command), None)
+
+
+def _cancel(synthetic_set: SyntheticSet, who: str, user: AbstractBaseUser | None) -> SyntheticSet:
     with transaction.atomic():
         locked = SyntheticSet.objects.select_for_update().get(pk=synthetic_set.pk)
         if not locked.cancellable:
@@ -47,12 +59,12 @@ def cancel_synthetic_set(synthetic_set: SyntheticSet, user: AbstractBaseUser) ->
         now = timezone.now()
         locked.status = SyntheticSet.Status.FAILED
         # Below the notes on the outputs it skipped, which stay.
-        locked.error = "\n".join(line for line in (locked.error, cancelled_message(user.get_username(), now)) if line)
+        locked.error = "\n".join(line for line in (locked.error, cancelled_message(who, now)) if line)
         locked.cancelled_by = user
         locked.cancelled_at = now
         locked.save(update_fields=["status", "error", "cancelled_by", "cancelled_at"])
     logger.info("synthetic set %s of project %s cancelled by %s (%s of %s rewrites)", locked.pk, locked.project_id,
-                user.get_username(), locked.done, locked.total)
+                who, locked.done, locked.total)
     for name in ("status", "error", "cancelled_by", "cancelled_at", "done"):
         setattr(synthetic_set, name, getattr(locked, name))
     return synthetic_set

@@ -9,8 +9,8 @@ left as it is, and one being written stops at its next progress write.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +18,8 @@ from pathlib import Path
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotate.services import interrupt
+from annotate.services.jobs import CancelRefused
 from annotate.services.jobs.locks import exclusive, lock_file, orphaned_ids, start_held
 from judging import prompts
 from judging import synthetic as nesting
@@ -25,7 +27,7 @@ from judging.clients import Endpoint, EndpointError, chat, endpoint_for
 from judging.models import Judge, PromptVersion, SyntheticRewrite, SyntheticSet
 from judging.parsing import first_json_object
 from judging.services.runs import missing_key_variable
-from judging.services.synthetic.cancel import SetCancelled
+from judging.services.synthetic.cancel import SetCancelled, cancel_synthetic_set_from_command
 from judging.services.synthetic.sets import SyntheticSetError, _gold_items, _queue, build_items, output_sentences
 
 # Said in every request whatever the project's edited prompt says: JSON mode refuses a request without "JSON".
@@ -262,7 +264,7 @@ def _write_missing(synthetic_set: SyntheticSet, writer: Judge) -> None:
         futures = {pool.submit(write_rewrite, endpoint, job[5], job[3]): job for job in jobs}
         unstored = set(futures)
         try:
-            for future in as_completed(futures):
+            for future in _as_answered(futures, synthetic_set):
                 unstored.discard(future)
                 _store_rewrite(synthetic_set, futures[future], future.result())
                 done += 1
@@ -280,6 +282,28 @@ def _write_missing(synthetic_set: SyntheticSet, writer: Judge) -> None:
             # A time limit or a bug: do not send the calls still waiting (what is stored stays stored).
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+# How often, at most, a Ctrl-C in the command writing the set here is looked for while no answer comes.
+INTERRUPT_POLL_SECONDS = 0.5
+
+
+def _as_answered(
+    futures: Iterable[Future[RewriteOutcome]], synthetic_set: SyntheticSet
+) -> Iterator[Future[RewriteOutcome]]:
+    """The calls' futures as they are answered (as ``as_completed``); between two waits, a Ctrl-C in the command
+    writing the set here (annotate.services.interrupt) cancels the set in its name and raises SetCancelled, as an
+    admin's cancel noticed at the next progress write does: the calls in flight are then waited for and stored."""
+    pending = set(futures)
+    while pending:
+        if interrupt.requested():
+            try:
+                cancel_synthetic_set_from_command(synthetic_set, interrupt.command_name())
+            except CancelRefused:
+                pass  # it ended meanwhile (cancelled from its page): stopping is all that is left to do
+            raise SetCancelled(synthetic_set.pk)
+        answered, pending = wait(pending, timeout=INTERRUPT_POLL_SECONDS, return_when=FIRST_COMPLETED)
+        yield from answered
 
 
 def _store_rewrite(synthetic_set: SyntheticSet, job: tuple, outcome: RewriteOutcome) -> None:
