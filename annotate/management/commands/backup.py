@@ -15,6 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+PAGES_A_STEP = 4096  # database pages (4 KiB each by default) copied between two looks for a Ctrl-C
+
 
 class Command(BaseCommand):
     help = (
@@ -46,13 +48,19 @@ class Command(BaseCommand):
         reading = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
         writing = sqlite3.connect(target)
         try:
-            reading.backup(writing)
+            # A step at a time, so that a Ctrl-C is noticed between steps rather than after the whole copy.
+            reading.backup(writing, pages=PAGES_A_STEP)
             tables = writing.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
             migrations = writing.execute("SELECT count(*) FROM django_migrations").fetchone()[0]
         except sqlite3.Error as exc:
             writing.close()
             target.unlink(missing_ok=True)
             raise CommandError(f"{source}: {exc}; nothing was copied") from exc
+        except KeyboardInterrupt:
+            # A half-written copy looks like a backup: it goes, and the command says so in one line.
+            writing.close()
+            target.unlink(missing_ok=True)
+            raise CommandError("interrupted (Ctrl-C): nothing was copied", returncode=130) from None
         finally:
             reading.close()
             writing.close()
