@@ -3,8 +3,10 @@ where those passages and the output's sentences begin and end, for the audit pag
 
 Offsets are Unicode code points (Python's string indices), end-exclusive, like every offset FaithLab stores.
 
-What counts as a quote: text between straight or curly double quotes ("…", “…”, «…»), corner brackets
-(「…」, 『…』), between backticks, or between single quotes ('…', ‘…’) that open after a space or punctuation
+What counts as a quote: text between straight or curly double quotes ("…", “…”, „…“, «…», and ”…“ the other way
+round, as right-to-left typing leaves them), corner, book-title and angle brackets (「…」, 『…』, 《…》, 〈…〉),
+double prime quotes (〝…〟), single guillemets (‹…›), Hebrew gershayim (״…״, never the one inside an acronym
+such as צה״ל), between backticks, or between single quotes ('…', ‘…’) that open after a space or punctuation
 and close before one, so the apostrophes of "the source's" or "don't" never open or close a quote.
 Single-quoted passages inside a double-quoted one are not looked for again. A quote needs at least
 MIN_QUOTE_CHARS letters or digits, or MIN_DENSE_QUOTE_CHARS Han, Kana or Hangul characters: one of those
@@ -43,7 +45,15 @@ MIN_DENSE_QUOTE_CHARS = 2  # Han, Kana and Hangul: one character is a syllable o
 MAX_QUOTE_CHARS = 600  # longer "quotes" are a stray quote mark pairing with one far away
 MAX_OCCURRENCES = 10  # per quote and text: a short quote found everywhere highlights nothing useful
 
-_DOUBLE = re.compile(r'"([^"]+)"|“([^”“]+)”|«([^»«]+)»|„([^“”„]+)[“”]|「([^「」]+)」|『([^『』]+)』|`([^`]+)`')
+_DOUBLE = re.compile(
+    r'"([^"]+)"|“([^”“]+)”|«([^»«]+)»|„([^“”„]+)[“”]|「([^「」]+)」|『([^『』]+)』|`([^`]+)`'
+    # Book-title and angle brackets (Chinese, Japanese, Korean), the double prime quotes 〝…〟 (or 〝…〞), single
+    # guillemets, and curly quotes the other way round (”…“), as right-to-left typing often leaves them.
+    r"|《([^《》]+)》|〈([^〈〉]+)〉|〝([^〝〟〞]+)[〟〞]|‹([^‹›]+)›|”([^”“]+)“"
+    # Hebrew gershayim open after a non-word character and close before one: inside a word they mark an
+    # acronym (צה״ל, ארה״ב), which opens and closes nothing.
+    r"|(?<!\w)״([^״]+)״(?!\w)"
+)
 # An opening single quote follows the start or a non-word character and precedes a non-space; the closing
 # one follows a non-space and precedes the end or a non-word character. "source's" has neither.
 _SINGLE = re.compile(r"(?<![\w'‘’])['‘](?=\S)(.+?)(?<=\S)['’](?![\w'’])", re.DOTALL)

@@ -11,6 +11,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.access import AssignmentStates, span_round_not_held
+from annotate.graphemes import first_split
 from annotate.models import Assignment, Sample, SampleReview, SpanAnnotation
 from annotate.services import freeze
 from annotate.taxonomy import LabelError, normalize_labels
@@ -75,6 +76,15 @@ def _check_offsets(text: str, start: Any, end: Any, field: str) -> tuple[int, in
         # The page trims a selection's white space; a range of spaces alone marks no words (an import keeps one).
         raise SpanError(f"{field}start", f"{start}..{end} covers only white space ({text[start:end]!r}); "
                         "a span must hold at least one character that is not white space")
+    split = first_split(text, (start, end))
+    if split is not None:
+        # Half an emoji sequence, a flag or a letter without its accent is no word a reader can see; a browser's
+        # selection never makes one, so a client that sends one is told, not stored. Imports keep theirs as is.
+        offset, cluster_start, cluster_end = split
+        name = f"{field}start" if offset == start else f"{field}end"
+        raise SpanError(name, f"{name} {offset} splits a character: code points {cluster_start}..{cluster_end} "
+                        f"({text[cluster_start:cluster_end]!r}) are one character (a grapheme cluster); "
+                        "a span must start and end between whole characters")
     return start, end
 
 

@@ -3,7 +3,8 @@
  * focus themselves (Left/Right by character, Ctrl+Left/Right by word, Ctrl+Up/Down or Alt+Shift+Up/Down by
  * sentence), Shift extends
  * from the caret, and a thin bar is drawn where the caret is while the text has the focus. Characters and words
- * are those of boundaries.js: grapheme clusters, and the segmenter's words in scripts written without spaces. */
+ * are those of boundaries.js: grapheme clusters, and the segmenter's words in scripts written without spaces.
+ * Left/Right go the way the screen shows: in Arabic or Hebrew text → steps back through the text. */
 
 import { make, root, sides } from "./state.js";
 import { offsetIn, pointAt } from "./selection.js";
@@ -59,6 +60,22 @@ function place(sideName, anchor, focus) {
   window.getSelection().setBaseAndExtent(from.node, from.offset, to.node, to.offset);
 }
 
+/* Whether the text runs right to left where the caret is: the computed direction of the element holding the caret
+ * (the texts carry dir="auto", so an Arabic or Hebrew text is rtl), the text's own with no caret in it. */
+function rightToLeft(sideName) {
+  const { el } = sides[sideName];
+  const selection = window.getSelection();
+  let node = selection && selection.rangeCount && el.contains(selection.focusNode) ? selection.focusNode : el;
+  if (node.nodeType !== Node.ELEMENT_NODE) node = node.parentElement;
+  return getComputedStyle(node).direction === "rtl";
+}
+
+/* Whether Left/Right goes on in the text's order: the arrows move as the screen shows, so in a right-to-left
+ * paragraph → goes back in the text and ← on, as Chromium's own caret does there. */
+function onward(sideName, key) {
+  return (key === "ArrowRight") !== rightToLeft(sideName);
+}
+
 /* Shift+arrows that keep Chromium's own steps (Selection.modify extends by them in non-editable text). */
 const EXTEND_KEYS = {
   ArrowLeft: ["backward", "character"],
@@ -75,7 +92,9 @@ function extendByBrowser(event, sideName) {
   if (caretOffset(sideName) === null) place(sideName, 0, 0);
   const { el } = sides[sideName];
   const anchor = el.contains(selection.anchorNode) ? offsetIn(el, selection.anchorNode, selection.anchorOffset) : null;
-  const [direction, granularity] = EXTEND_KEYS[event.key];
+  let [direction, granularity] = EXTEND_KEYS[event.key];
+  // Shift+Left/Right as the screen shows them (see onward); Up/Down, Home and End keep the text's order.
+  if (granularity === "character") direction = onward(sideName, event.key) ? "forward" : "backward";
   selection.modify("extend", direction, granularity);
   // A line down from the text's last line (or a character past its end) takes the focus out of the text, into
   // what follows it in the pane; a line up from the first, into what precedes it. The selection never leaves the
@@ -136,7 +155,7 @@ export const SENTENCE_KEYS = ON_MAC ? "Option+Shift+↓ / Option+Shift+↑" : "C
 function moveCaret(sideName, key, ctrl) {
   const text = sides[sideName].el.textContent;
   const at = caretOffset(sideName) ?? 0;
-  const forward = key === "ArrowRight" || key === "ArrowDown";
+  const forward = key === "ArrowDown" || (key !== "ArrowUp" && onward(sideName, key));
   const locale = textLocale(sides[sideName].el);
   let to;
   if (key === "ArrowUp" || key === "ArrowDown") to = sentenceStop(sideName, text, at, forward);
@@ -157,7 +176,7 @@ export function caretKey(event) {
   if (movesBySentence(event)) {
     moveCaret(sideName, event.key, false);
   } else if (event.shiftKey) {
-    if (horizontal && wordly) extendByWord(sideName, event.key === "ArrowRight");
+    if (horizontal && wordly) extendByWord(sideName, onward(sideName, event.key));
     else if (!(event.key in EXTEND_KEYS) || !extendByBrowser(event, sideName)) return false;
   } else if (movesByWord(event, ON_MAC)) {
     moveCaret(sideName, event.key, true);

@@ -2,6 +2,7 @@
 
 import { $, activeSpan, editable, labelByHotkey, page } from "./state.js";
 import { caretSentence } from "./caret.js";
+import { make } from "./dom.js";
 
 export const shorten = (text, max) => (text.length > max ? text.slice(0, max - 1) + "…" : text);
 
@@ -25,7 +26,12 @@ export function updateSelectionHint(selection) {
   if (selection && selection.side === "summary" && page.can_edit) {
     // The instruction first: the hint keeps one line (a longer quote is cut with "…"), so the span list
     // below never jumps by a line as the selection grows and shrinks.
-    hintEl.textContent = `Press ${hotkeyRange()} or click a label to save “${shorten(selection.text, 60)}”.`;
+    // The words in a bdi: right-to-left ones keep their quote marks around them.
+    hintEl.replaceChildren(
+      `Press ${hotkeyRange()} or click a label to save “`,
+      make("bdi", null, shorten(selection.text, 60)),
+      "”.",
+    );
   } else if (selection && selection.side === "source" && activeSpan() && editable(activeSpan())) {
     hintEl.textContent = "Source text selected — press L to link it to the selected span.";
   } else if (!selection && caretCanLink()) {

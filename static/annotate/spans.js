@@ -60,7 +60,7 @@ export function renderList() {
     item.appendChild(swatch(span.labels));
     const body = make("div", "span-body");
     const line = make("div", "span-line");
-    line.appendChild(make("q", "span-text", span.text));
+    line.appendChild(quoted(span.text));
     const labels = make("span", "span-labels");
     for (const label of leafLabels(span.labels)) labels.appendChild(labelChip(label));
     if (!span.labels.length) {
@@ -99,6 +99,14 @@ export function renderList() {
   spanCount.textContent = spans.length ? `(${spans.length})` : "";
 }
 
+/* A span's words in a line of the page's own words: isolated (bdi), so right-to-left words keep their quote marks
+ * on both sides and do not pull the words after them into their direction. */
+function quoted(text) {
+  const quote = make("q", "span-text");
+  quote.appendChild(make("bdi", null, text));
+  return quote;
+}
+
 export const editor = $('[data-role="span-editor"]');
 export const editorParts = buildEditor();
 
@@ -125,6 +133,7 @@ function buildEditor() {
     note.title = "Saved as you type (E: write the note; Esc: leave it)";
     note.dataset.role = "note";
     note.placeholder = "Why is this a hallucination? What does the source say?";
+    note.dir = "auto"; // a note in Arabic or Hebrew is typed and shown right to left
     noteLabel.appendChild(note);
     editor.appendChild(noteLabel);
     discarded = make("div", "discarded-note");
@@ -151,6 +160,7 @@ function buildEditor() {
     editor.appendChild(discarded);
   } else {
     note = make("div", "editor-note-readonly");
+    note.dir = "auto";
     note.dataset.role = "note";
     editor.appendChild(note);
   }
@@ -185,7 +195,7 @@ export function renderEditor(syncNote) {
   editor.hidden = !span;
   if (!span) return;
   const canChange = editable(span);
-  editorParts.text.textContent = span.text;
+  editorParts.text.replaceChildren(make("bdi", null, span.text));
   editorParts.labels.replaceChildren(...leafLabels(span.labels).map(labelChip));
   editorParts.who.textContent = span.mine ? "" : "by " + span.annotator;
   editorParts.who.hidden = span.mine;
@@ -193,7 +203,7 @@ export function renderEditor(syncNote) {
     editorParts.note.disabled = !canChange;
     if (syncNote) editorParts.note.value = span.note;
     editorParts.discarded.hidden = !(canChange && span.discardedNote);
-    editorParts.discardedText.textContent = span.discardedNote || "";
+    editorParts.discardedText.replaceChildren(make("bdi", null, span.discardedNote || ""));
   } else {
     editorParts.note.textContent = span.note || "No note.";
   }
@@ -302,7 +312,7 @@ function renderOthers() {
     item.appendChild(swatch(other.labels || []));
     const body = make("div", "span-body");
     const line = make("div", "span-line");
-    line.appendChild(make("q", "span-text", other.text));
+    line.appendChild(quoted(other.text));
     const labels = make("span", "span-labels");
     for (const label of leafLabels(other.labels || [])) labels.appendChild(labelChip(label));
     line.appendChild(labels);

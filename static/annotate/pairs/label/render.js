@@ -68,9 +68,10 @@ export function renderItem(item) {
   const others = (item.other_spans || []).map((pair) => spanOf(pair, "other"));
   renderMarked(els.perturbed, item.perturbed, spanOf(item.perturbed_span, "target"), others);
   els.change.replaceChildren(
-    make("span", "old-words", item.original_words || "—"),
+    // bdi: right-to-left words keep the arrow between them, old on its left and new on its right.
+    make("bdi", "old-words", item.original_words || "—"),
     document.createTextNode(" → "),
-    make("span", "new-words", item.perturbed_words || ""),
+    make("bdi", "new-words", item.perturbed_words || ""),
   );
   els.change.title = els.change.textContent; // the line is cut short when the words are long
   for (const button of root.querySelectorAll("[data-label]")) button.setAttribute("aria-pressed", "false");
