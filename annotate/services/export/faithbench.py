@@ -16,6 +16,7 @@ from annotate.file_names import export_file_names
 from annotate.models import Batch, Project, Sample, SpanAnnotation
 from annotate.services.export.options import ExportError, ExportOptions
 from annotate.services.export.reading import _batch_samples, _Names, _Progress, _sample_id
+from annotate.services.export.whole_files import whole_file
 from annotate.services.ingest import ABSENT_KEYS, IMPORTED_AS
 from annotate.services.stats import batch_submitters
 from annotate.taxonomy import category_of, label_categories
@@ -201,7 +202,7 @@ def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, pr
         path = out_dir / name
         if path.resolve().parent != folder:  # export_file_names makes this impossible; a second lock on the door
             raise ExportError(f"batch file {name!r} would be written outside {out_dir}; nothing more was written")
-        with path.open("wb") as handle:
+        with whole_file(path, "wb") as handle:
             for piece in pieces:
                 handle.write(piece)
         written.append(path)

@@ -15,6 +15,7 @@ from annotate.services.export.archive import faithbench_zip_chunks
 from annotate.services.export.faithbench import write_faithbench
 from annotate.services.export.lines import csv_lines, jsonl_lines
 from annotate.services.export.options import ExportError, ExportOptions, export_stem
+from annotate.services.export.whole_files import whole_file
 
 
 def export_to_path(project: Project, out: Path, options: ExportOptions, progress: Any = None) -> list[Path]:
@@ -28,7 +29,7 @@ def export_to_path(project: Project, out: Path, options: ExportOptions, progress
         raise ExportError(f"out: {out} is a directory; {options.format} writes one file")
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = (jsonl_lines if options.format == "jsonl" else csv_lines)(project, options, progress)
-    with out.open("w", encoding="utf-8", newline="") as handle:
+    with whole_file(out, "w", encoding="utf-8", newline="") as handle:
         for text in lines:
             handle.write(text)
     return [out]

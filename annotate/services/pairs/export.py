@@ -54,6 +54,7 @@ from django.db.models import QuerySet
 
 from annotate.models import PairItem, PairJudgement, PerturbedText, Project
 from annotate.services.export import ExportError
+from annotate.services.export.whole_files import whole_file
 from annotate.services.ingest.checks import MAX_MESSAGES, MAX_TEXT_CHARS
 from annotate.services.pairs.agreement import ItemAnswers, answers_by_item
 from annotate.services.pairs.hades_text import (
@@ -345,7 +346,7 @@ def write_pairs_export(project: Project, fmt: str, out: Path) -> Path:
     lines = export_lines(project, fmt)  # checks the format, the project and the items before a file is made
     first = next(lines, "")
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8", newline="") as handle:
+    with whole_file(out, "w", encoding="utf-8", newline="") as handle:
         handle.write(first)
         for line in lines:
             handle.write(line)

@@ -1,0 +1,25 @@
+"""Export files that are whole or absent: each is written under a temporary name beside it and renamed into place
+only when its last line is written, so an export stopped half-way (Ctrl-C, a database error, a full disk) leaves
+no truncated file that looks like an export, and never truncates the previous export at that path."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextmanager
+def whole_file(path: Path, mode: str = "w", **open_options: Any) -> Iterator[IO[Any]]:
+    """A handle to write ``path`` with; the file appears at ``path`` only if the block ends without an error."""
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(descriptor, mode, **open_options) as handle:
+            yield handle
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
