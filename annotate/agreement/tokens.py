@@ -1,4 +1,16 @@
-"""Token-level alpha: every whitespace token of a summary is a unit, valued by the worst span covering it.
+"""Token-level alpha: every token of a summary is a unit, valued by the worst span covering it.
+
+A token is a run of characters between white space, as English, Arabic or
+Hindi write words, except in scripts written without spaces between words
+(annotate.text.SCRIPTS_WITHOUT_SPACES: Han, Hiragana, Katakana, Bopomofo,
+Thai, Lao, Khmer, Myanmar), where each character is a token of its own, with
+the combining marks that follow it (a Thai vowel or tone mark, a kana voicing
+mark, a variation selector: Unicode's grapheme extenders and spacing marks).
+Otherwise a summary in Chinese, Japanese or Thai would be one unit. "北京new
+地铁。" is 北 京 new 地 铁 。; the CJK punctuation and symbols of those
+scripts (。「」・ー, from U+2E80 on) count as their characters, while a middle
+dot, a caron or a combining accent shared with Latin text does not, so a text
+without these scripts (Korean's Hangul included) has its whitespace tokens.
 
 Spans come as in annotate.agreement.spans; the alphas are computed on the
 histogram path of annotate.agreement.alpha, since a project has millions of tokens.
@@ -12,36 +24,73 @@ import sys
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+import regex
 
 from annotate.agreement.alpha import _alphas_by_range, _per_batch_entries, _undefined_reason
 from annotate.agreement.labels import AlphaResult
 from annotate.agreement.schemes import _CODE, CATEGORIES, Scheme, parse_scheme
 from annotate.agreement.spans import BatchSpans
+from annotate.text import SCRIPTS_WITHOUT_SPACES
 
-_TOKEN = re.compile(r"\S+")
+_RUN = re.compile(r"\S+")  # the standard library's \S: not str.isspace()
+# A character that joins the one before it (UAX #29 grapheme extenders, spacing marks, ZWJ).
+_JOINING = r"[\p{gcb=Extend}\p{gcb=SpacingMark}\p{gcb=ZWJ}]"
+# A character of a script without spaces that starts a token: by its script, or by its script extensions from the
+# CJK radicals (U+2E80) on; a joining character never starts one.
+_ALONE = (
+    "[["
+    + "".join(rf"\p{{sc={script}}}" for script in SCRIPTS_WITHOUT_SPACES)
+    + "[["
+    + "".join(rf"\p{{scx={script}}}" for script in SCRIPTS_WITHOUT_SPACES)
+    + r"]&&[\u2E80-\U0010FFFF]]]--"
+    + _JOINING
+    + "]"
+)
+# In a run of non-space characters: one such character with what joins it, or as much as holds none.
+_TOKEN = regex.compile(rf"{_ALONE}{_JOINING}*|(?:(?!{_ALONE}).)+", regex.V1 | regex.DOTALL)
+_SPACE, _OTHER, _OWN, _JOINER = range(4)  # kinds of code point in _token_bounds
 
 
 def summary_tokens(text: str) -> list[tuple[int, int]]:
-    """Whitespace tokens as (start, end) code-point offsets, end-exclusive."""
-    return [match.span() for match in _TOKEN.finditer(text)]
+    """Tokens (see the module docstring) as (start, end) code-point offsets, end-exclusive."""
+    tokens = []
+    for run in _RUN.finditer(text):
+        base = run.start()
+        tokens.extend((base + token.start(), base + token.end()) for token in _TOKEN.finditer(run.group()))
+    return tokens
 
 
 @functools.cache
-def _whitespace() -> np.ndarray:
-    """Every code point ``\\s`` matches, asked of the regex engine itself (so tokens agree with summary_tokens)."""
+def _kinds() -> np.ndarray:
+    """The kind of every code point, asked of the regex engines themselves (so tokens agree with summary_tokens)."""
     everything = "".join(map(chr, range(sys.maxunicode + 1)))
-    return np.array(sorted(ord(character) for character in re.findall(r"\s", everything)), dtype=np.uint32)
+    kinds = np.full(sys.maxunicode + 1, _OTHER, dtype=np.uint8)
+    for kind, pattern in ((_JOINER, regex.compile(_JOINING, regex.V1)), (_OWN, regex.compile(_ALONE, regex.V1))):
+        kinds[[match.start() for match in pattern.finditer(everything)]] = kind
+    kinds[[ord(character) for character in re.findall(r"\s", everything)]] = _SPACE
+    return kinds
 
 
 def _token_bounds(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(token starts, token ends, text starts) in one string joining the texts with newlines: summary_tokens of all."""
     joined = "\n".join(texts)
     codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    word = np.concatenate(([False], ~np.isin(codes, _whitespace()), [False]))
-    edges = np.diff(word.astype(np.int8))
+    kind = _kinds()[codes]
+    word = kind != _SPACE
+    start = word.copy()
+    start[1:] &= ~word[:-1]  # the first character of a run
+    own = kind == _OWN
+    if own.any():
+        # A character of such a script starts a token, and so does the first character after one and its joiners.
+        joiner = kind == _JOINER
+        holder = np.cumsum(~joiner) - 1  # which non-joining character each character is or joins (-1: none)
+        in_own = np.concatenate((own[~joiner], [False]))[holder]  # a joiner opening the text joins nothing
+        start[1:] |= word[1:] & ~joiner[1:] & in_own[:-1]
+        start |= own
+    ends = np.flatnonzero(np.concatenate(([False], word)) & np.concatenate((~word | start, [True])))
     lengths = np.fromiter((len(text) for text in texts), dtype=np.int64, count=len(texts))
     text_starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])) if len(texts) else np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), text_starts
+    return np.flatnonzero(start), ends, text_starts
 
 
 def token_alpha(batches: Iterable[BatchSpans], scheme: str | Scheme = "C|B|Q|U") -> AlphaResult:

@@ -647,6 +647,34 @@ def test_token_bounds_equal_summary_tokens_for_every_kind_of_whitespace() -> Non
     assert found == [summary_tokens(text) for text in texts]
 
 
+# Words of scripts without spaces (one token a character, marks kept with theirs), beside other words, marks
+# opening a run or following a space, CJK punctuation, a middle dot (a Latin token), Hangul (whole words).
+SCRIPT_WORDS = [
+    "北京", "地铁。", "「安全」", "カﾞ", "น้ำท่วม", "ສະບາຍດີ", "ខ្មែរ", "မြန်မာ", "葛\U000e0100", "ー", "・",
+    "new", "2025年", "l·l", "서울", "\u0e48x", "\u0301", "\u200d北", "a\u0301北\u0301b", "😀北", "\n", "", "中\u3000文",
+]
+
+
+def test_token_bounds_equal_summary_tokens_in_scripts_without_spaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "北京new 地铁。น้ำa"
+    assert [text[start:end] for start, end in summary_tokens(text)] == ["北", "京", "new", "地", "铁", "。", "น้ำ", "a"]
+    rng = random.Random(7)
+    texts = ["北", "\u0301北", *("".join(rng.choices([*SCRIPT_WORDS, " "], k=rng.randint(0, 12))) for _ in range(300))]
+    starts, ends, text_starts = _token_bounds(texts)
+    found = [[] for _ in texts]
+    for start, end in zip(starts, ends, strict=True):
+        text = int(np.searchsorted(text_starts, start, side="right")) - 1
+        found[text].append((int(start - text_starts[text]), int(end - text_starts[text])))
+    assert found == [summary_tokens(text) for text in texts]
+    monkeypatch.setitem(globals(), "WORDS", SCRIPT_WORDS)  # random_span_batches draws its summaries from these
+    for seed in range(20):
+        batches = random_span_batches(seed, 3)
+        for scheme in ("C|B|Q|U", "C+B|Q+U"):
+            fast = token_alpha(batches, scheme)
+            slow = straightforward_token_alpha(batches, scheme)
+            assert [fast.alpha, *(entry["alpha"] for entry in fast.per_batch)] == [slow["alpha"], *slow["per_batch"]]
+
+
 def straightforward_pairwise_span_f1(batches: list[BatchSpans], mode: str) -> list[dict]:
     """Every pair's span_f1 over the samples of the batches both annotated, as the module used to compute it."""
     mine: dict[tuple[str, str], tuple[dict, dict]] = {}

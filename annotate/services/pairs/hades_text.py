@@ -43,15 +43,14 @@ from typing import Any
 
 import regex
 
+from annotate.text import SCRIPTS_WITHOUT_SPACES
+
 Token = tuple[int, int, str]  # start, end (code points in the text, end-exclusive), the lower-cased token
 
 MARKER = "==="
 # What str.split() keeps: the standard library's \S is exactly "not str.isspace()".
 _RUN = re.compile(r"\S+")
-_OWN_SCRIPTS = "".join(
-    rf"\p{{scx={script}}}"
-    for script in ("Han", "Hiragana", "Katakana", "Bopomofo", "Thai", "Lao", "Khmer", "Myanmar")
-)
+_OWN_SCRIPTS = "".join(rf"\p{{scx={script}}}" for script in SCRIPTS_WITHOUT_SPACES)  # as token alpha's units
 # A cluster starting so is a token of its own: BERT's punctuation, a character of a script without spaces, an emoji.
 _ALONE = (
     rf"(?:[!-/:-@\[-`{{-~\p{{P}}{_OWN_SCRIPTS}\p{{Emoji_Presentation}}\p{{Regional_Indicator}}]"
