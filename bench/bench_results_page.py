@@ -26,7 +26,7 @@ Target: the results page under 300 ms (p95) at 100,000 samples, as viewers
 see it: warm and stale. Cold is what the very first viewer of a query waits.
 
     .venv/bin/python bench/bench_results_page.py [--samples 100000] [--requests 30] [--cold 3]
-        [--refreshes 3] [--pages results,agreement,spans]
+        [--refreshes 3] [--pages results,agreement,spans,halu-api,curation]
 
 SQLite in a temporary folder (its own FAITHLAB_DATA_DIR) by default;
 PostgreSQL when DATABASE_URL is set (a throwaway database is created on that
@@ -155,7 +155,7 @@ def build(slug: str, samples: int, seed: int, admin: Any, people: list[Any]) -> 
     return project
 
 
-PAGES = ("results", "agreement", "spans")
+PAGES = ("results", "agreement", "spans", "halu-api", "curation")
 
 
 def main() -> int:
@@ -203,8 +203,13 @@ def run(options: argparse.Namespace) -> int:
         "results": (f"/projects/{project.slug}/results/", {}),
         "agreement": (f"/projects/{project.slug}/agreement/", {}),
         "spans": (f"/projects/{project.slug}/agreement/?section=spans", {"HTTP_HX_REQUEST": "true"}),
+        # Never stale (results_cache.current_figures): "stale" recomputes in the request, as every request did
+        # before they were kept; cold is that cost, warm the kept figures read back.
+        "halu-api": (f"/api/projects/{project.slug}/halu-rates/", {}),
+        "curation": (f"/projects/{project.slug}/curation/?round=1&page=2", {}),
     }
-    kinds = {"results": "results", "agreement": "agreement", "spans": "spans"}
+    kinds = {"results": "results", "agreement": "agreement", "spans": "spans", "halu-api": "api-halu-rates",
+             "curation": "curation"}
     small_url = f"/projects/{small.slug}/results/"
     # Spans added during the stale and refresh phases: by an annotator of the first batch, on its first sample.
     first = Assignment.objects.filter(batch__project=project).order_by("batch_id", "annotator_id").first()

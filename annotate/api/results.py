@@ -2,9 +2,10 @@
 
 Admins and auditors only (annotators 403, outsiders 404), as on the pages.
 Span projects only: a pairs project gets 400 on ``project`` pointing at its
-own figures (the pairs endpoints). Every number comes straight from annotate.services.stats, the service the
-commands call, computed for each request: the API never answers with the
-stale figures a page may show while they refresh. Where a figure is undefined (a round nobody has submitted a
+own figures (the pairs endpoints). Every number comes from annotate.services.stats, the service the
+commands call, as of the current data: a figure set kept for the current data version is served as it is,
+else the figures are computed in the request and kept (results_cache.current_figures), so the API never
+answers with the stale figures a page may show while they refresh. Where a figure is undefined (a round nobody has submitted a
 batch of yet, a detector with no output on the judged samples) the API says why, as the results page does:
 every generator and every detector of the project is listed, with n 0, null figures and a ``reason``
 (stats.explained_halu_rates, stats.explained_detector_eval); where every figure is defined the objects are the
@@ -28,7 +29,7 @@ from annotate.api.errors import field_error
 from annotate.api.serializers import MAX_ROUND, ErrorSerializer
 from annotate.api.validation import QueryParamsSerializer
 from annotate.models import Project
-from annotate.services import stats
+from annotate.services import results_cache, stats
 from annotate.views.results import get_project_for_results
 
 MAX_BOOTSTRAP = 10_000
@@ -204,8 +205,9 @@ class AgreementView(APIView):
         """Krippendorff's alpha of the worst-pooled sample labels; the ``agreement --json`` object."""
         project = span_project_for_results(request.user, slug)
         query = _checked(project, AgreementQuerySerializer(data=request.query_params))
-        report = stats.project_agreement(
-            project, query["scheme"], query["level"], query["aggregate"], query["round"], bootstrap=query["bootstrap"]
+        report = results_cache.current_figures(
+            project, "api-agreement", scheme=query["scheme"], level=query["level"], aggregate=query["aggregate"],
+            round=query["round"], bootstrap=query["bootstrap"],
         )
         return Response(report)
 
@@ -217,7 +219,7 @@ class HaluRatesView(APIView):
         every generator of the project: one without a submitted verdict in the round has null rates and a reason."""
         project = span_project_for_results(request.user, slug)
         query = _checked(project, RoundQuerySerializer(data=request.query_params))
-        return Response(stats.explained_halu_rates(project, query["round"]))
+        return Response(results_cache.current_figures(project, "api-halu-rates", round=query["round"]))
 
 
 # The truth set the figures were computed against. The body is keyed by detector name, so a key for it would read
@@ -243,7 +245,10 @@ class DetectorEvalView(APIView):
         project = span_project_for_results(request.user, slug)
         query = _checked(project, DetectorQuerySerializer(data=request.query_params))
         answer = Response(
-            stats.explained_detector_eval(project, query["threshold"], query["round"], query["hallucinated"])
+            results_cache.current_figures(
+                project, "api-detector-eval", threshold=query["threshold"], round=query["round"],
+                hallucinated=query["hallucinated"],
+            )
         )
         answer[HALLUCINATED_HEADER] = query["hallucinated"]
         return answer

@@ -5,7 +5,11 @@ from ``rounds.sample_disagreements``, gold categories, stale marks, batch and
 sample positions) so that its order and its counts cover every sample; only the
 page shown loads its samples' rows, and then only the columns the table prints
 (never the embeddings, sentences or metadata). At 3,000 samples the page was
-1.2 MB of HTML and 25-35 MB of rows per request before it was paged.
+1.2 MB of HTML and 25-35 MB of rows per request before it was paged. The whole
+list is kept as a figure set of the current data version
+(``results_cache.current_figures``): another page, or the same page again,
+reads it back instead of working it out again, and any span, submission,
+re-opening or gold label written meanwhile changes the version.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from django.core.paginator import Page, Paginator
 from django.template.defaultfilters import pluralize
 
 from annotate.models import Assignment, GoldLabel, Project, Sample
-from annotate.services import freeze, rounds
+from annotate.services import freeze, results_cache, rounds
 from annotate.taxonomy import CATEGORY_NAMES
 from judging.quotes import Mark, text_parts
 
@@ -67,7 +71,7 @@ def next_needing_gold(project: Project, round: int, after: Sample) -> int | None
     """The id of the sample that follows ``after`` in the curation list of ``round`` and waits for a gold label
     (disputed without one, or a stale one), from the list's start again past its end; None when no other sample
     waits. Asked before ``after``'s gold label is saved: the list's order is the one the curator saw."""
-    rows, _ = _rows(project, round)
+    rows = _kept_rows(project, round)["rows"]
     here = next((at for at, row in enumerate(rows) if row["sample_id"] == after.pk), -1)
     for row in rows[here + 1 :] + rows[: max(here, 0)]:
         if _needs_gold(row) and row["sample_id"] != after.pk:
@@ -94,6 +98,17 @@ def marked_summary(summary: str, spans: Iterable[Any]) -> list[dict[str, Any]]:
             )
             pieces.append({"text": piece["text"], "numbers": numbers, "starting": starting, "title": title})
     return pieces
+
+
+def curation_figures(project: Project, round: int) -> dict[str, Any]:
+    """``{"rows": every row of the curation list of round, "stale_count": the project's stale gold labels}``: the
+    figure set kept per data version (JSON values: a row's ``position`` reads back as a list)."""
+    rows, stale = _rows(project, round)
+    return {"rows": rows, "stale_count": len(stale)}
+
+
+def _kept_rows(project: Project, round: int) -> dict[str, Any]:
+    return results_cache.current_figures(project, "curation", round=round)
 
 
 def _rows(project: Project, round: int) -> tuple[list[dict[str, Any]], dict[int, str]]:
@@ -125,7 +140,8 @@ def _rows(project: Project, round: int) -> tuple[list[dict[str, Any]], dict[int,
 def curation_list(project: Project, round: int, page_number: Any = 1) -> CurationList:
     """The curation list of ``round``, page ``page_number`` (anything Paginator.get_page takes; bad ones give page 1
     or the last page)."""
-    rows, stale = _rows(project, round)
+    kept = _kept_rows(project, round)
+    rows = kept["rows"]
     # What accept_agreed_samples takes: a batch waiting for a re-opened round offers nothing.
     agreed_open = sum(1 for row in rows if not row["disputed"] and row["gold"] is None and len(row["labels"]) >= 2
                       and not row["waiting"])
@@ -146,6 +162,6 @@ def curation_list(project: Project, round: int, page_number: Any = 1) -> Curatio
         total=len(rows),
         disputed=sum(1 for row in rows if row["disputed"]),
         agreed_open=agreed_open,
-        stale_count=len(stale),
+        stale_count=kept["stale_count"],
         waiting=[(list(names), count) for names, count in sorted(waiting.items())],
     )

@@ -1,8 +1,14 @@
 """The figures the agreement and results pages show: kept in the database, served stale while they refresh.
 
 Every number comes from annotate.services.stats (its page figure sets,
-``FIGURE_SETS`` below); this module decides when to compute them. The API and
-the management commands call stats directly and always get fresh numbers.
+``FIGURE_SETS`` below); this module decides when to compute them. The
+management commands call stats directly and always get fresh numbers.
+
+Figures that must never be stale (the results and agreement APIs, the curation
+list, a pairs project's agreement) go through ``current_figures`` instead: the
+kept set is served only when its version is the current one, else they are
+computed in the request and kept, so the second request of unchanged data
+reads one row instead of every span (or pair judgement) again.
 
 Why: at 100,000 samples a figure set takes one to a few seconds to compute,
 and during a live campaign the data changes with every span save, so a cache
@@ -24,12 +30,18 @@ at 100,000 samples):
 
 - spans: count, highest id (a new or deleted span) and latest ``updated_at``
   (an edited label; indexed);
-- assignments: count, highest id, the id sums of the submitted and of the
-  excluded-from-agreement ones, latest ``submitted_at`` (a submission, a
-  re-opening, an admin exclusion);
+- assignments: count, highest id, the id sums of the submitted, of the
+  re-opened and of the excluded-from-agreement ones, latest ``submitted_at`` (a
+  submission, a re-opening, an admin exclusion);
+- gold labels (the curation list): count, highest id, latest ``decided_at``;
 - samples and batches: count and highest id (imports, copies, deletions);
 - judge judgements: count and highest id (the judges are detectors too);
-- the project's taxonomy (it decides which label counts as what).
+- the project's taxonomy (it decides which label counts as what);
+- a pairs project's rounds and items (count, highest id) and pair judgements
+  (count, highest id, how many are answered and counted, latest
+  ``answered_at``: a serve, an answer, a taken-back answer, a judge blocked or
+  unblocked), in place of the gold labels' part, which only span projects
+  read.
 
 The counts are global, not per project, because a global count is answered
 from an index while a per-project one joins tables; a change in another
@@ -54,7 +66,18 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
-from annotate.models import Assignment, Batch, FigureSet, Project, Sample, SpanAnnotation
+from annotate.models import (
+    Assignment,
+    Batch,
+    FigureSet,
+    GoldLabel,
+    PairItem,
+    PairJudgement,
+    PairRound,
+    Project,
+    Sample,
+    SpanAnnotation,
+)
 from annotate.services import stats
 from judging.models import Judgement
 
@@ -63,13 +86,31 @@ logger = logging.getLogger(__name__)
 # Part of every data version: raise it when the figures' shape or rules change, so figures kept by older code
 # are recomputed rather than served as current (2: detectors count missing apart from invalid, with a rule; 3:
 # detectors listed by name, not in the metadata's key order; 4: a batch-mean alpha counts the batches it averages
-# and leaves out).
-FIGURES_FORMAT = 4
+# and leaves out; 5: token alpha counts each character of Chinese, Japanese, Thai... as a unit).
+FIGURES_FORMAT = 5
+
+def _curation_figures(project: Project, round: int) -> dict[str, Any]:
+    from annotate.services import curation  # imports this module
+
+    return curation.curation_figures(project, round)
+
+
+def _pair_agreement(project: Project, round_number: int | None) -> dict[str, Any]:
+    from annotate.services.pairs import agreement  # imports this module
+
+    return agreement.pair_agreement(project, round_number)
+
 
 FIGURE_SETS: dict[str, Callable[..., dict[str, Any]]] = {
     "results": stats.results_figures,
     "agreement": stats.agreement_figures,
     "spans": stats.span_figures,
+    # Served by current_figures only (never stale): the APIs, the curation list, a pairs project's agreement.
+    "api-agreement": stats.project_agreement,
+    "api-halu-rates": stats.explained_halu_rates,
+    "api-detector-eval": stats.explained_detector_eval,
+    "curation": _curation_figures,
+    "pair-agreement": _pair_agreement,
 }
 
 
@@ -79,6 +120,7 @@ def data_version(project: Project) -> str:
         count=Count("id"),
         top=Max("id"),
         submitted=Sum("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+        reopened=Sum("id", filter=Q(reopened=True)),
         excluded=Sum("id", filter=Q(excluded_from_agreement=True)),
         last=Max("submitted_at"),
     )
@@ -97,8 +139,34 @@ def data_version(project: Project) -> str:
         # Judges feed the detector evaluation (judging.services.detectors); judgements are written, not edited.
         Judgement.objects.count(),
         Judgement.objects.aggregate(top=Max("id"))["top"],
+        *(_pair_parts() if project.kind == Project.Kind.PAIRS else _gold_parts()),
     ]
     return hashlib.sha1(repr(parts).encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def _gold_parts() -> list[Any]:
+    """The gold labels' part of a span project's data version (the curation list shows them and their staleness)."""
+    gold = GoldLabel.objects.aggregate(count=Count("id"), top=Max("id"), decided=Max("decided_at"))
+    return [gold["count"], gold["top"], str(gold["decided"])]
+
+
+def _pair_parts() -> list[Any]:
+    """A pairs project's part of its data version: what its agreement figures rest on.
+
+    Pair judgements are edited in place (answered, taken back, un-counted when
+    their judge is blocked), so besides the count and highest id the version
+    holds how many are answered and counted and the latest answer time.
+    """
+    judgements = PairJudgement.objects.aggregate(
+        count=Count("id"),
+        top=Max("id"),
+        answered=Count("id", filter=Q(answered_at__isnull=False)),
+        counted=Count("id", filter=Q(counted=True)),
+        last=Max("answered_at"),
+    )
+    items = PairItem.objects.aggregate(count=Count("id"), top=Max("id"))
+    rounds = PairRound.objects.aggregate(count=Count("id"), top=Max("id"))
+    return [*judgements.values(), *items.values(), *rounds.values()]
 
 
 @dataclass
@@ -142,6 +210,21 @@ def serve_figures(project: Project, kind: str, **query: Any) -> ServedFigures:
         return ServedFigures(json.loads(kept.value), kept.version, kept.computed_at, fresh=False, refreshing=True)
     stored = compute_figure_set(project, kind, query, version)
     return ServedFigures(json.loads(stored.value), stored.version, stored.computed_at, fresh=True, refreshing=False)
+
+
+def current_figures(project: Project, kind: str, **query: Any) -> dict[str, Any]:
+    """The figures of one query as of the current data: the kept set when its version is the current one, else
+    computed now and kept. Never stale, unlike ``serve_figures``; the value is always read back from its JSON text,
+    so a kept answer and a new one have the same shape (string keys, lists for tuples)."""
+    _check_kind(kind)
+    query = json.loads(json.dumps(query))
+    version = data_version(project)
+    kept = FigureSet.objects.filter(project=project, key=_key(kind, query), version=version).values_list(
+        "value", flat=True
+    )
+    for value in kept:
+        return json.loads(value)
+    return json.loads(compute_figure_set(project, kind, query, version).value)
 
 
 def compute_figure_set(project: Project, kind: str, query: dict[str, Any], version: str | None = None) -> FigureSet:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from annotate.models import Assignment, Batch, GoldLabel, Passage, Project, Sample, SpanAnnotation
+from annotate.models import Assignment, Batch, FigureSet, GoldLabel, Passage, Project, Sample, SpanAnnotation
 from annotate.services import curation, rounds
 from tests.conftest import SOURCE, login
 from tests.queries import counted
@@ -80,6 +80,7 @@ def test_curation_reads_no_embeddings_and_a_fixed_number_of_queries(seven: Proje
                                                                     alice: Any, bob: Any) -> None:
     client = login(admin_user)
     client.get("/projects/demo/curation/")
+    FigureSet.objects.all().delete()  # the list is worked out again, not read back kept (test_current_figures)
     with counted() as few:
         page = client.get("/projects/demo/curation/").content.decode()
     assert len(sample_ids(page)) == 7
@@ -88,6 +89,7 @@ def test_curation_reads_no_embeddings_and_a_fixed_number_of_queries(seven: Proje
         assert f'"{column}"' not in loaded, f"the curation page read {column}"
     for number in range(2, 6):
         submitted_batch(seven, f"more-{number}", number, [alice, bob], [["Benign"], []])
+    FigureSet.objects.all().delete()
     with counted() as many:
         client.get("/projects/demo/curation/")
     assert len(many) == len(few)

@@ -71,7 +71,7 @@ def round_figures(project: Project, pair_round: PairRound) -> dict[str, Any]:
     """The round page's figures, from the services the page calls: agreement, detector metrics and balance."""
     report = rounds.round_report(pair_round)
     return {
-        "agreement": agreement.pair_agreement(project, pair_round.number),
+        "agreement": agreement.current_pair_agreement(project, pair_round.number),
         "detector_metrics": {
             "detector": report["detector"],
             "metrics": report["metrics"],
@@ -99,7 +99,7 @@ class PairAgreementView(APIView):
         query = PairAgreementQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
-            report = agreement.pair_agreement(project, query.validated_data.get("round"))
+            report = agreement.current_pair_agreement(project, query.validated_data.get("round"))
         except agreement.UnknownRound as error:
             raise field_error("round", str(error)) from None
         return Response(report)

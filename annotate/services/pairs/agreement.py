@@ -2,7 +2,9 @@
 
 ``answers_by_item`` is the one place that picks, per item, the answers its
 consensus and these figures rest on; the pairs export reads it too, so the
-votes a file gives are the votes the figures count.
+votes a file gives are the votes the figures count. Pages and the API read
+``current_pair_agreement``: the figures kept for the current data version, so
+a view of unchanged data reads one row rather than every judgement again.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from django.db.models import QuerySet
 from annotate.models import PairItem, PairJudgement, PairRound, Project
 from annotate.pairmath.agreement import agreement_figures
 from annotate.pairmath.consensus import deciding_answers
+from annotate.services import results_cache
 
 # Judging is finished for these items; open items would pull the shares down while judges work,
 # and items labelled on import have no votes.
@@ -100,3 +103,10 @@ def pair_agreement(project: Project, round_number: int | None = None) -> dict[st
         listed: list[int | None] = [*round_numbers, *([None] if None in by_round else [])]
         report["rounds"] = [{"round": number, **agreement_figures(by_round[number]).as_dict()} for number in listed]
     return report
+
+
+def current_pair_agreement(project: Project, round_number: int | None = None) -> dict[str, Any]:
+    """``pair_agreement`` as of the current data: kept figures when the data version is unchanged since they were
+    computed, else computed now and kept (results_cache.current_figures; never stale). Raises ``UnknownRound`` as
+    pair_agreement does."""
+    return results_cache.current_figures(project, "pair-agreement", round_number=round_number)

@@ -109,7 +109,7 @@ def pair_project_overview(project: Project, user: AbstractBaseUser, role: str) -
     judgements = PairJudgement.objects.filter(item__project=project).exclude(label="")
     span_vectors = vectors.vector_counts(project, vectors.encoder_name(project))
     jobs = pair_jobs(project, span_vectors)
-    overall = agreement.pair_agreement(project)
+    overall = agreement.current_pair_agreement(project)
     rounds = rounds_with_figures(project, overall)
     is_admin = role == Membership.Role.ADMIN
     return {

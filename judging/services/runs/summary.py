@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
+
 from annotate.models import Project, Sample
 from judging.costs import us_dollars
 from judging.models import Judge, Judgement, JudgeRun
@@ -78,12 +80,17 @@ def run_summary(run: JudgeRun, *, with_judgements: bool = True) -> dict[str, Any
     return summary
 
 
-def latest_judgements(project: Project, judge: Judge | None = None) -> dict[int, dict[int, Judgement]]:
+def latest_judgements(
+    project: Project, judge: Judge | None = None, samples: QuerySet[Any] | None = None
+) -> dict[int, dict[int, Judgement]]:
     """``{judge_id: {sample_id: judgement}}``: each judge's judgement of each sample from the most recent run that
-    judged it (whatever its status), samples only."""
+    judged it (whatever its status), samples only. ``samples`` (a query of sample ids) narrows it to those samples
+    in the database: a sample's latest judgement depends on its own judgements only."""
     rows = Judgement.objects.filter(run__project=project, sample__isnull=False).select_related("run")
     if judge is not None:
         rows = rows.filter(run__judge=judge)
+    if samples is not None:
+        rows = rows.filter(sample_id__in=samples)
     latest: dict[int, dict[int, Judgement]] = {}
     # Oldest run first: a later run's judgement of a sample replaces an earlier one.
     for judgement in rows.order_by("run__created_at", "run_id").iterator(chunk_size=2000):

@@ -92,7 +92,7 @@ def round_page(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     context = {
         "project": project,
         "pair_round": pair_round,
-        "agreement": agreement.pair_agreement(project, pair_round.number),
+        "agreement": agreement.current_pair_agreement(project, pair_round.number),
         "metric_rows": metric_rows(report),
         "metrics_intro": report["metrics_reason"],
         "balance": balance_words(report),
