@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.paginator import Page, Paginator
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -19,6 +20,8 @@ from annotate.access import AssignmentStates
 from annotate.models import Assignment, Project, Sample, SampleFlag
 
 MAX_COMMENT = 2000
+# The flags page lists each of its two lists a page at a time, as the sample browser lists samples.
+FLAGS_PER_PAGE = 100
 
 
 class FlagError(ValueError):
@@ -104,11 +107,14 @@ def resolve_flag(flag: SampleFlag, admin: AbstractBaseUser) -> SampleFlag:
     return flag
 
 
-def project_flags(project: Project) -> tuple[list[SampleFlag], list[SampleFlag]]:
-    """The project's open flags (oldest first) and resolved ones (latest resolution first)."""
+def project_flags(project: Project, open_page: Any = 1, resolved_page: Any = 1) -> tuple[Page, Page]:
+    """A page of the project's open flags (oldest first) and one of its resolved ones (latest resolution first),
+    each numbered apart (anything Paginator.get_page takes: a bad number gives page 1, one past the end the last
+    page); each page's paginator counts every flag of its list."""
     flags: QuerySet[SampleFlag] = SampleFlag.objects.filter(sample__project=project).select_related(
         "sample__batch", "annotator", "resolved_by"
     ).defer("sample__metadata", "sample__embeddings", "sample__sentences", "sample__imported_fields")
-    open_flags = list(flags.filter(resolved_at__isnull=True).order_by("created_at", "id"))
-    resolved = list(flags.filter(resolved_at__isnull=False).order_by("-resolved_at", "-id"))
-    return open_flags, resolved
+    open_flags = flags.filter(resolved_at__isnull=True).order_by("created_at", "id")
+    resolved = flags.filter(resolved_at__isnull=False).order_by("-resolved_at", "-id")
+    return (Paginator(open_flags, FLAGS_PER_PAGE).get_page(open_page),
+            Paginator(resolved, FLAGS_PER_PAGE).get_page(resolved_page))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.urls import reverse
 
@@ -17,6 +18,9 @@ from annotate.taxonomy import hotkey_labels
 # Beside the name of an annotator who no longer holds the span's round of the batch (unassigned or reassigned):
 # reviewers still see their stored spans, which count in no figure.
 NOT_ASSIGNED = " (not assigned)"
+
+# The span project page lists its batches a page at a time, as the sample browser and the curation page do.
+BATCHES_PER_PAGE = 100
 
 
 def _span_json(span: Any, *, mine: bool) -> dict[str, Any]:
@@ -165,16 +169,29 @@ def _export_jobs(project: Project) -> list[Job]:
     return jobs
 
 
-def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dict[str, Any]:
-    """Batches with each annotator's progress, recent jobs, members (admins see everything)."""
-    batches = list(project.batches.annotate(sample_count=Count("samples")))
-    assignments = Assignment.objects.filter(batch__project=project).select_related("annotator")
+def project_overview(project: Project, user: AbstractBaseUser, role: str, page_number: Any = 1) -> dict[str, Any]:
+    """Batches with each annotator's progress, page ``page_number`` of them (anything Paginator.get_page takes: a bad
+    one gives page 1, one past the end the last page), recent jobs, members (admins see everything). An annotator's
+    batches are the ones assigned to them."""
+    every_assignment = Assignment.objects.filter(batch__project=project)
+    listed = project.batches.order_by("position", "id")
     if role == Membership.Role.ANNOTATOR:
-        assignments = assignments.filter(annotator=user)
-        batches = [b for b in batches if any(a.batch_id == b.pk for a in assignments)]
+        every_assignment = every_assignment.filter(annotator=user)
+        listed = listed.filter(pk__in=every_assignment.values("batch_id"))
+    # Only the page's batches are read in full: their sample counts, assignments and reviews.
+    pager = Paginator(listed, BATCHES_PER_PAGE).get_page(page_number)
+    batches = list(pager)
+    shown = [batch.pk for batch in batches]
+    sample_counts = dict(
+        Sample.objects.filter(batch_id__in=shown).order_by().values("batch_id").annotate(n=Count("id"))
+        .values_list("batch_id", "n")
+    )
+    for batch in batches:
+        batch.sample_count = sample_counts.get(batch.pk, 0)
+    assignments = list(every_assignment.filter(batch_id__in=shown).select_related("annotator"))
     reviewed = {
         (row["sample__batch_id"], row["annotator_id"], row["round"]): (row["n"], row["done"])
-        for row in SampleReview.objects.filter(sample__project=project)
+        for row in SampleReview.objects.filter(sample__project=project, sample__batch_id__in=shown)
         .values("sample__batch_id", "annotator_id", "round")
         .annotate(n=Count("id"), done=Count("id", filter=Q(done=True)))
         .order_by()
@@ -192,7 +209,7 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
         )
 
     # An annotator's own work, as the home page links it: per assignment, where Start or Continue leads.
-    own_work = ({row["assignment"].pk: row for row in projects.batch_progress(user, project)}
+    own_work = ({row["assignment"].pk: row for row in projects.batch_progress(user, project, batch_ids=shown)}
                 if role == Membership.Role.ANNOTATOR else {})
     latest_round: dict[int, int] = {}
     by_batch: dict[int, list[Assignment]] = {}
@@ -226,11 +243,12 @@ def project_overview(project: Project, user: AbstractBaseUser, role: str) -> dic
     )
     return {
         "batches": rows,
+        "batch_pages": pager,  # the page of batches shown; its paginator counts them all
         "jobs": job_lines(list(Job.objects.filter(project=project, kind=Job.Kind.EMBED)[:3]), role) if is_admin else [],
         "exports": job_lines(_export_jobs(project), role) if can_export else [],
         "can_export": can_export,
         "active_jobs": Job.objects.filter(project=project, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).exists(),
-        "rounds": sorted({a.round for a in assignments}) or [1],
+        "rounds": sorted(every_assignment.order_by().values_list("round", flat=True).distinct()) or [1],
         "members": members,
         "reopenings": freeze.reopenings(project) if is_admin else [],
         "annotators": [m.user for m in members if m.role == Membership.Role.ANNOTATOR

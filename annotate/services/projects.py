@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.paginator import Page, Paginator
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.template.defaultfilters import pluralize
@@ -22,6 +23,8 @@ class ProjectError(ValueError):
     pass
 
 
+# The home page lists an annotator's assignments a page at a time, as the sample browser lists samples.
+ASSIGNMENTS_PER_PAGE = 100
 # Lowercase words of letters and digits joined by single hyphens: "pilot-study-2".
 SLUG_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 SLUG_RULE = "lowercase letters and digits, in words joined by single hyphens (e.g. pilot-study-2)"
@@ -244,8 +247,11 @@ def assign_batches_evenly(project: Project, per_batch: int | None = None, *, rou
     )
 
 
-def assigned_samples(annotator: AbstractBaseUser, project: Project | None = None) -> dict[int, list[int]]:
-    """The sample ids of each batch assigned to the annotator (in any round), in page order, by batch id.
+def assigned_samples(
+    annotator: AbstractBaseUser, project: Project | None = None, *, batch_ids: Iterable[int] | None = None
+) -> dict[int, list[int]]:
+    """The sample ids of each batch assigned to the annotator (in any round), in page order, by batch id; only the
+    batches ``batch_ids`` when given (a page of a list).
 
     The one definition of "samples assigned to you": the home page's per-batch totals and the span project
     page's "N samples assigned to you of M" both come from it, so the two pages agree. A batch without
@@ -254,6 +260,8 @@ def assigned_samples(annotator: AbstractBaseUser, project: Project | None = None
     assignments = Assignment.objects.filter(annotator=annotator)
     if project is not None:
         assignments = assignments.filter(batch__project=project)
+    if batch_ids is not None:
+        assignments = assignments.filter(batch_id__in=list(batch_ids))
     rows = (Sample.objects.filter(batch_id__in=assignments.values("batch_id"))
             .order_by("batch_id", "position", "id").values_list("batch_id", "id"))
     by_batch: dict[int, list[int]] = {}
@@ -268,15 +276,15 @@ def assigned_sample_count(annotator: AbstractBaseUser, project: Project) -> int:
 
 
 def _reviews_by_batch_round(
-    annotator: AbstractBaseUser, assignments: QuerySet[Assignment]
+    annotator: AbstractBaseUser, batch_ids: list[int]
 ) -> dict[tuple[int, int], dict[int, bool]]:
-    """(batch id, round) -> {sample id: done} of the annotator's reviews in the assignments' batches.
+    """(batch id, round) -> {sample id: done} of the annotator's reviews in the batches ``batch_ids``.
 
-    One query for all the assignments together: the home page lists every one, and a query each grew with them.
+    One query for all the assignments together: the home page lists a page of them, and a query each grew with them.
     """
     reviews: dict[tuple[int, int], dict[int, bool]] = {}
     rows = (
-        SampleReview.objects.filter(annotator=annotator, sample__batch_id__in=assignments.values("batch_id"))
+        SampleReview.objects.filter(annotator=annotator, sample__batch_id__in=batch_ids)
         .order_by()
         .values_list("sample__batch_id", "round", "sample_id", "done")
     )
@@ -285,15 +293,39 @@ def _reviews_by_batch_round(
     return reviews
 
 
-def batch_progress(annotator: AbstractBaseUser, project: Project | None = None) -> list[dict]:
-    """An annotator's assignments with done counts and the next unfinished sample."""
+def _assignments_in_order(annotator: AbstractBaseUser, project: Project | None) -> QuerySet[Assignment]:
     assignments = Assignment.objects.filter(annotator=annotator).select_related("batch__project")
     if project is not None:
         assignments = assignments.filter(batch__project=project)
-    by_batch = assigned_samples(annotator, project)
-    reviews_of = _reviews_by_batch_round(annotator, assignments)
+    return assignments.order_by("batch__project__name", "batch__position", "round", "id")
+
+
+def batch_progress(
+    annotator: AbstractBaseUser, project: Project | None = None, *, batch_ids: Iterable[int] | None = None
+) -> list[dict]:
+    """An annotator's assignments with done counts and the next unfinished sample; only those of the batches
+    ``batch_ids`` when given (the project page's page of batches)."""
+    assignments = _assignments_in_order(annotator, project)
+    if batch_ids is not None:
+        assignments = assignments.filter(batch_id__in=list(batch_ids))
+    return _progress_rows(annotator, list(assignments))
+
+
+def batch_progress_page(annotator: AbstractBaseUser, page_number: Any = 1) -> Page:
+    """Page ``page_number`` of the annotator's assignments (the home page), each row as batch_progress gives it
+    (anything Paginator.get_page takes: a bad number gives page 1, one past the end the last page). Reads only the
+    page's batches; the paginator counts every assignment."""
+    page = Paginator(_assignments_in_order(annotator, None), ASSIGNMENTS_PER_PAGE).get_page(page_number)
+    page.object_list = _progress_rows(annotator, list(page.object_list))
+    return page
+
+
+def _progress_rows(annotator: AbstractBaseUser, assignments: list[Assignment]) -> list[dict]:
+    batch_ids = sorted({assignment.batch_id for assignment in assignments})
+    by_batch = assigned_samples(annotator, batch_ids=batch_ids)
+    reviews_of = _reviews_by_batch_round(annotator, batch_ids)
     rows = []
-    for assignment in assignments.order_by("batch__project__name", "batch__position", "round"):
+    for assignment in assignments:
         samples = by_batch.get(assignment.batch_id, [])
         reviews = reviews_of.get((assignment.batch_id, assignment.round), {})
         # The project page's and sample browser's rule: imported work is submitted without reviews.

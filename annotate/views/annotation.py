@@ -22,6 +22,7 @@ from annotate.services.pairs.guidelines import pair_guidelines
 from annotate.services.pairs.overview import judge_rows
 from annotate.taxonomy import hotkey_labels
 from annotate.uploads import UploadTooLarge, read_uploads
+from annotate.views import paging
 from annotate.views.pairs import labeling as pairs_labeling
 from annotate.views.pairs import project as pairs_project
 
@@ -29,16 +30,18 @@ from annotate.views.pairs import project as pairs_project
 @require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    work = projects.batch_progress(request.user)
+    work = projects.batch_progress_page(request.user, request.GET.get("page"))
     member_of = access.projects_for(request.user)
     pair_work = judge_rows(pairs_labeling.projects_to_label(request.user), request.user)
     return render(
         request,
         "annotate/home.html",
         {
-            "work": work,
+            "work": work,  # a page of the annotator's assignments; its paginator counts them all
+            "page_query": paging.page_query(request.GET),
             # A judge of pairs projects only has no batch to wait for: no "No batch is assigned to you yet".
-            "show_batches": bool(work) or not pair_work or member_of.filter(kind=Project.Kind.SPANS).exists(),
+            "show_batches": bool(work.paginator.count) or not pair_work
+            or member_of.filter(kind=Project.Kind.SPANS).exists(),
             "projects": member_of,
             "pair_work": pair_work,
             "can_create": request.user.is_staff,
@@ -85,7 +88,11 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
     project, role = access.get_project_for_user(request.user, slug)
     if project.kind == Project.Kind.PAIRS:
         return pairs_project.project_page(request, project, role)
-    context = {"project": project, "role": role, **project_overview(project, request.user, role)}
+    context = {"project": project, "role": role,
+               **project_overview(project, request.user, role, request.GET.get("page"))}
+    # The Batches section polls its own page of batches while a job runs; the page links keep any other parameter.
+    context["progress_url"] = request.get_full_path()
+    context["page_query"] = paging.page_query(request.GET)
     if request.htmx and request.htmx.target == "progress":
         return render(request, "annotate/project.html#progress", context)
     return render(request, "annotate/project.html", context)

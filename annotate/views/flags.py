@@ -12,13 +12,18 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate import access
 from annotate.models import Project, SampleFlag
 from annotate.services import flags
+from annotate.views import paging
 
 
 def _render_flags(request: HttpRequest, project: Project, status: int = 200) -> HttpResponse:
-    open_flags, resolved = flags.project_flags(project)
+    # Each list has its own page number; a Resolve posts with the page's query, so the lists come back on their pages.
+    open_flags, resolved = flags.project_flags(project, request.GET.get("page"), request.GET.get("resolved_page"))
     template = "annotate/flags.html#flag_lists" if request.htmx else "annotate/flags.html"
-    return render(request, template, {"project": project, "open_flags": open_flags, "resolved": resolved},
-                  status=status)
+    return render(request, template, {
+        "project": project, "open_flags": open_flags, "resolved": resolved,
+        "open_query": paging.page_query(request.GET), "resolved_query": paging.page_query(request.GET, "resolved_page"),
+        "lists_query": request.GET.urlencode(),
+    }, status=status)
 
 
 @require_GET
@@ -37,4 +42,5 @@ def resolve_flag(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if request.htmx:
         return _render_flags(request, project)
     messages.success(request, f"Flag on sample {flag.sample.external_id or flag.sample.pk} resolved.")
-    return HttpResponseRedirect(reverse("flags", args=[project.slug]))
+    query = request.GET.urlencode()  # back to the pages the lists were on
+    return HttpResponseRedirect(reverse("flags", args=[project.slug]) + (f"?{query}" if query else ""))

@@ -5,8 +5,10 @@ from __future__ import annotations
 from django.http import QueryDict
 
 
-def page_query(query: QueryDict) -> str:
-    """``query`` without its page number, URL-encoded: a page link adds its own ``page`` to it."""
+def page_query(query: QueryDict, name: str = "page") -> str:
+    """``query`` without the page number ``name``, URL-encoded: a page link adds its own to it. A page with two paged
+    lists names each list's number apart (the flags page: ``page``, ``resolved_page``), and each list's links keep
+    the other's."""
     kept = query.copy()
-    kept.pop("page", None)
+    kept.pop(name, None)
     return kept.urlencode()

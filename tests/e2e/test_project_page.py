@@ -70,3 +70,31 @@ def test_embedding_progress_updates_in_place_and_the_batches_stay(
     assert progress.get_attribute("hx-get") is None
     expect(batches).not_to_have_attribute("hx-trigger", "every 3s")
     assert page.evaluate("window.stillTheSamePage") is True
+
+
+def test_page_2_of_the_batches_polls_in_place_and_keeps_its_rows(
+    page: Page, live_server: Any, log_in: Any, admin_user: Any, alice: Any, project: Project,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from annotate.services import pages
+    from tests.annotate.test_project_page_queries import add_batches
+
+    monkeypatch.setattr(pages, "BATCHES_PER_PAGE", 2, raising=False)  # the live server runs in this process
+    made = add_batches(project, 3, [alice], submitted=False)
+    Job.objects.create(project=project, kind=Job.Kind.EMBED)  # queued: the Batches section polls
+    log_in(page, admin_user)
+    page.goto(live_server.url + reverse("project", args=[project.slug]) + "?page=2")
+    batches = page.locator("#progress")
+    expect(batches.locator("tr[data-batch]")).to_have_count(1)
+    page.evaluate("window.stillTheSamePage = true")
+    with page.expect_response(lambda response: response.url.endswith("/projects/demo/?page=2")
+                              and response.request.headers.get("hx-request") == "true", timeout=10_000):
+        pass
+    page.wait_for_timeout(200)  # let htmx swap the answer in
+    expect(batches.locator("tr[data-batch]")).to_have_count(1)
+    expect(batches.locator(f'tr[data-batch="{made[2].pk}"]')).to_be_visible()
+    expect(batches.locator("[data-role='batch-count']")).to_have_text("3 batches; showing 3–3.")
+    assert page.evaluate("window.stillTheSamePage") is True
+    batches.locator("[data-role='pages'] a[rel='prev']").click()
+    expect(batches.locator("tr[data-batch]")).to_have_count(2)
+    expect(batches.locator("[data-role='batch-count']")).to_have_text("3 batches; showing 1–2.")

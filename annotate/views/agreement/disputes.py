@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -13,6 +14,7 @@ from django.views.decorators.http import require_GET
 from annotate.models import Batch, Sample
 from annotate.services import stats
 from annotate.taxonomy import CATEGORY_NAMES
+from annotate.views import paging
 from annotate.views.figures import (
     BadQuery,
     _render,
@@ -24,6 +26,7 @@ from annotate.views.figures import (
 )
 
 DISPUTES_SCHEME = "C|B|Q|U"  # the disputes page's scheme when its query names none
+DISPUTES_PER_PAGE = 100  # rows a page, as the sample browser shows
 
 
 @require_GET
@@ -50,9 +53,11 @@ def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
                        context | {"choosing": True, "batches": batches, "round": round, "scheme": scheme})
     batch = get_object_or_404(Batch, pk=batch_id, project=project)
     found = stats.batch_disputes(project, batch, round, scheme)  # one batch's rows: quick, always fresh
+    # A page of the disputes is shown; only its samples' texts are read.
+    pager = Paginator(found["disputed"], DISPUTES_PER_PAGE).get_page(request.GET.get("page"))
     details = {
         row["id"]: row
-        for row in Sample.objects.filter(pk__in=[entry["sample_id"] for entry in found["disputed"]]).values(
+        for row in Sample.objects.filter(pk__in=[entry["sample_id"] for entry in pager]).values(
             "id", "position", "external_id", "generator", "summary"
         )
     }
@@ -65,7 +70,7 @@ def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
             ],
             "url": f"{reverse('sample', args=[project.slug, entry['sample_id']])}?round={round}",
         }
-        for entry in found["disputed"]
+        for entry in pager
         if entry["sample_id"] in details
     ]
     context |= {
@@ -74,6 +79,9 @@ def disputes_page(request: HttpRequest, slug: str) -> HttpResponse:
         "scheme": found["scheme"],
         "disputes": found,
         "rows": rows,
+        "pager": pager,  # its paginator counts every disputed sample of the batch
+        # The page links keep the batch, the round and the scheme.
+        "page_query": paging.page_query(request.GET),
         "agreement_url": _url("agreement", project.slug, scheme=found["scheme"], round=round),
     }
     return _render(request, "annotate/disputes.html", context)
