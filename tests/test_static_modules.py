@@ -98,7 +98,7 @@ def test_the_shared_helpers_live_in_static_js_only() -> None:
 
 # The module of each labeling page that holds its settle window (its delay, its words), on the shared guard.
 SETTLE_PAGES = {
-    "annotate/main.js": "DONE_SETTLE_MS",  # the span page: D and Done
+    "annotate/done.js": "DONE_SETTLE_MS",  # the span page: D and Done
     "annotate/pairs/label/settle.js": "SETTLE_MS",  # the pair labeling page: an answer
     "judging/audit/settle.js": "SETTLE_MS",  # the audit page: a verdict's keys
 }
@@ -119,7 +119,7 @@ def test_each_labeling_page_holds_its_settle_window_with_the_shared_guard(module
 
 # The module of each labeling page that reads its keys: each reads them through the shared static/js/keys.js, so
 # Caps Lock is one behaviour on the three pages (a letter reads as with Caps Lock off), not three copies.
-KEY_PAGES = ("annotate/main.js", "annotate/pairs/label.js", "judging/audit/keys.js")
+KEY_PAGES = ("annotate/keys.js", "annotate/pairs/label.js", "judging/audit/keys.js")
 
 
 @pytest.mark.parametrize("module", KEY_PAGES)

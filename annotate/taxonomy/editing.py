@@ -14,7 +14,7 @@ from annotate.taxonomy.severity import BENIGN, QUESTIONABLE, UNWANTED
 
 # Categories a label can have; C is what no span means, so no label is Consistent.
 LABEL_CATEGORIES: tuple[str, ...] = (UNWANTED, QUESTIONABLE, BENIGN)
-# Keys the annotation page already answers (static/annotate/main.js); a label hotkey would shadow them.
+# Keys the annotation page already answers (static/annotate/keys.js); a label hotkey would shadow them.
 RESERVED_HOTKEYS = frozenset("?[]pnlLeEdD")
 MAX_NAME = 100
 MAX_TEXT = 2000

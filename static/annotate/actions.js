@@ -1,28 +1,15 @@
-/* What the annotator does to spans: create, relabel, note, link, delete, retry, select. */
+/* What the annotator does to a span's content: create, relabel, note, link; retry or discard a failed save. */
 
-import {
-  $,
-  activeSpan,
-  editable,
-  forgetSpan,
-  leafLabels,
-  makeSpan,
-  others,
-  page,
-  sameValue,
-  sides,
-  state,
-  visibleSpans,
-} from "./state.js";
+import { activeSpan, editable, forgetSpan, leafLabels, makeSpan, page, sameValue, sides, state } from "./state.js";
 import { notice, refusedWhileReadOnly, setStatus } from "./feedback.js";
 import { pointAt, readSelection } from "./selection.js";
 import { caretSentence, SENTENCE_KEYS } from "./caret.js";
-import { shorten, updateSelectionHint } from "./hint.js";
-import { requestSimilarity, resetSimilarity } from "./shading.js";
-import { createOnServer, deleteOnServer, enqueue, patchOnServer } from "./saving.js";
+import { updateSelectionHint } from "./hint.js";
+import { requestSimilarity } from "./shading.js";
+import { createOnServer, enqueue, patchOnServer } from "./saving.js";
 import { onResendTime } from "./http.js";
-import { focusSpanItem, renderAll, renderList, revealActive, revealPreview, spanList } from "./spans.js";
-import { scrollToShow } from "./dom.js";
+import { renderAll, renderList } from "./spans.js";
+import { setActive, SPAN_KEYS } from "./active.js";
 
 const NOTE_DEBOUNCE_MS = 500;
 
@@ -185,97 +172,7 @@ function nextClosestSentence(span) {
   return sentences[closest[(linked + 1) % closest.length]];
 }
 
-/* ---------- delete, retry, discard ---------- */
-
-export function deleteSpan(span) {
-  if (!editable(span)) return;
-  const spans = visibleSpans();
-  const at = spans.indexOf(span);
-  const neighbour = spans[at + 1] || spans[at - 1] || null;
-  const focusWasInList = spanList.contains(document.activeElement);
-  clearTimeout(span.noteTimer);
-  span.noteTimer = null;
-  span.deleted = true;
-  if (state.activeKey === span.key) state.activeKey = null;
-  renderAll();
-  // The focus was on the deleted span's item or on the editor's Delete button, both gone now: keep it on the
-  // span list (the next span's item) or on the summary, never on the page's start.
-  const keptInList = Boolean(focusWasInList && neighbour && focusSpanItem(neighbour.key));
-  if (!keptInList && (focusWasInList || focusIsLost())) sides.summary.el.focus({ preventScroll: true });
-  rememberDeleted(span);
-  enqueue(span, () => deleteOnServer(span)).then(() => {
-    // The delete was refused (a newer version, a frozen round): nothing to undo.
-    if (!span.deleted) forgetDeleted(span);
-  });
-}
-
-/* ---------- undo a deletion ---------- */
-
-const UNDO_DEPTH = 5;
-const UNDO_TOAST_MS = 10000;
-const deletedSpans = []; // the last few deleted spans, newest last
-const undoToast = $('[data-role="undo-toast"]');
-const undoText = $('[data-role="undo-text"]');
-let undoTimer = null;
-
-function rememberDeleted(span) {
-  deletedSpans.push(span);
-  if (deletedSpans.length > UNDO_DEPTH) deletedSpans.shift();
-  undoText.textContent = `Deleted “${shorten(span.text, 40)}”.`;
-  undoToast.hidden = false;
-  clearTimeout(undoTimer);
-  undoTimer = setTimeout(hideUndo, UNDO_TOAST_MS);
-}
-
-function forgetDeleted(span) {
-  const at = deletedSpans.indexOf(span);
-  if (at >= 0) deletedSpans.splice(at, 1);
-  if (!deletedSpans.length) hideUndo();
-}
-
-/* Whether the focus fell to the page's body, or is about to: the element that holds it was removed or hidden (the
- * browser moves the focus to the body at its next redraw). */
-export function focusIsLost() {
-  const el = document.activeElement;
-  return !el || el === document.body || !el.isConnected || Boolean(el.closest("[hidden]"));
-}
-
-export function hideUndo() {
-  clearTimeout(undoTimer);
-  undoToast.hidden = true;
-}
-
-/* Recreate the last deleted span: same offsets, labels, note and source link, a new id. */
-export function undoDelete() {
-  if (!page.can_edit || !deletedSpans.length) return false;
-  const gone = deletedSpans.pop();
-  hideUndo();
-  const span = makeSpan({
-    start: gone.start,
-    end: gone.end,
-    text: gone.text,
-    labels: gone.labels.slice(),
-    note: gone.note,
-    source_start: gone.source_start,
-    source_end: gone.source_end,
-    source_text: gone.source_text,
-    mine: true,
-  });
-  state.spans.push(span);
-  setActive(span, { keepShading: true });
-  // The Undo button hides, and a Delete may have left the focus on the page: the span that came back takes it.
-  if (focusIsLost() || undoToast.contains(document.activeElement) || spanList.contains(document.activeElement)) {
-    focusSpanItem(span.key);
-  }
-  // After the delete has reached the server: the same span saved while the old one
-  // still exists would be answered with the old one, which the delete then removes.
-  const deleted = gone.queue;
-  enqueue(span, async () => {
-    await deleted;
-    await createOnServer(span);
-  });
-  return true;
-}
+/* ---------- retry, discard ---------- */
 
 export function retrySpan(span) {
   span.state = "saving";
@@ -315,122 +212,4 @@ export function discardSpan(span) {
   forgetSpan(span);
   renderAll();
   setStatus();
-}
-
-/* ---------- round 2: copy another annotator's span ---------- */
-
-export function copyOther(other) {
-  const labels = (other.labels || []).slice();
-  // Labels are a set (the server's rule too): the same ones in another order are the same span.
-  const sorted = (list) => list.slice().sort();
-  const duplicate = visibleSpans().some(
-    (span) => span.mine && span.start === other.start && span.end === other.end && sameValue(sorted(span.labels), sorted(labels)),
-  );
-  if (duplicate) {
-    notice("You already have this span with the same labels.", "info");
-    return;
-  }
-  const span = makeSpan({
-    start: other.start,
-    end: other.end,
-    text: other.text,
-    labels,
-    source_start: other.source_start,
-    source_end: other.source_end,
-    source_text: other.source_text,
-    mine: true,
-  });
-  state.spans.push(span);
-  state.preview = null;
-  setActive(span, { keepShading: true });
-  enqueue(span, () => createOnServer(span));
-}
-
-/* Show another annotator's span (its index in their list) outlined in the texts, or none (null). */
-export function previewOther(index) {
-  state.preview = index;
-  renderAll();
-  revealPreview();
-}
-
-/* Alt+Down / Alt+Up with the focus in the other annotators' list: show their next or previous span, counted from
- * the focused item (else from the one shown; with neither, the first or the last). Returns its index, or null at
- * either end, saying so. */
-export function stepPreview(step, from) {
-  const count = others ? others.spans.length : 0;
-  if (!count) return null;
-  const at = from ?? state.preview;
-  const next = at === null ? (step > 0 ? 0 : count - 1) : at + step;
-  if (next < 0 || next >= count) {
-    notice(step > 0 ? "This is the other annotators' last span." : "This is the other annotators' first span.", "info");
-    return null;
-  }
-  previewOther(next);
-  return next;
-}
-
-/* ---------- the active span ---------- */
-
-export function setActive(span, options) {
-  const previous = activeSpan();
-  if (previous && previous !== span) flushNote(previous);
-  state.activeKey = span ? span.key : null;
-  renderAll({ syncNote: true });
-  if (span) {
-    showListItem(span);
-    if (!(options && options.keepShading)) requestSimilarity({ side: "summary", start: span.start, end: span.end });
-  }
-}
-
-/* The span's list item in view in the list's own box, never by scrolling the window: at 200% zoom the page flows in
- * one column and scrollIntoView moved it ~400 px on every label key, taking the summary, the new span and the caret
- * off screen. On a wide screen the summary column is a box of its own: it scrolls the least that shows the item, the
- * span's words in the summary kept in view first. */
-function showListItem(span) {
-  const item = spanList.querySelector(`[data-span-key="${span.key}"]`);
-  if (!item) return;
-  scrollToShow(spanList, [item]);
-  const column = spanList.closest(".column-summary");
-  if (column && getComputedStyle(column).overflowY !== "visible") {
-    scrollToShow(column, [item, sides.summary.el.querySelector(".seg.active")]);
-  }
-}
-
-/* The keys that choose the next or previous span (Alt+arrows: no label hotkey, a single character, can take them). */
-export const SPAN_KEYS = "Alt+↓ / Alt+↑";
-
-/* Alt+Down / Alt+Up: the next or previous span in the summary's order becomes the active one (with none active,
- * the first or the last). Returns the span chosen, or null at either end, saying so. */
-export function stepActive(step) {
-  const spans = visibleSpans();
-  if (!spans.length) {
-    // A read-only page takes no new span: its words are those of its empty list.
-    const words = page.can_edit
-      ? "No spans yet: select words in the summary, then press a label key."
-      : "No spans in this round.";
-    notice(words, "info");
-    return null;
-  }
-  const at = spans.findIndex((span) => span.key === state.activeKey);
-  const next = at < 0 ? (step > 0 ? 0 : spans.length - 1) : at + step;
-  if (next < 0 || next >= spans.length) {
-    notice(step > 0 ? "This is the last span of the summary." : "This is the first span of the summary.", "info");
-    return null;
-  }
-  // As a click in the list does: selected words would make the next label key save a new span rather than relabel
-  // the span just chosen. The caret stays where it was.
-  const selection = window.getSelection();
-  if (selection && selection.rangeCount && !selection.isCollapsed) selection.collapse(selection.focusNode, selection.focusOffset);
-  setActive(spans[next]);
-  revealActive();
-  return spans[next];
-}
-
-export function clearAll() {
-  window.getSelection().removeAllRanges();
-  resetSimilarity();
-  state.preview = null;
-  if (state.activeKey) setActive(null);
-  else renderAll();
-  updateSelectionHint(null);
 }

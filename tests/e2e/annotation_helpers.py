@@ -112,7 +112,7 @@ def open_sample(page: Page, live_server: Any, sample: Sample, round: int | None 
 
 def wait_until_settled(page: Page) -> None:
     """Wait until the sample has been shown long enough for D (and Done) to count: a press in its first moments is
-    ignored, so that a quick second D never marks the next sample done unread (static/annotate/main.js)."""
+    ignored, so that a quick second D never marks the next sample done unread (static/annotate/done.js)."""
     expect(page.locator('#annotator[data-settled="true"]')).to_be_attached()
 
 
