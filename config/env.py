@@ -9,6 +9,7 @@ deployment's environment is not a bug in the code.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import re
@@ -154,6 +155,68 @@ def _broker_problem(url: str) -> str | None:
     finally:
         kombu_log.removeFilter(quiet)
     return None
+
+
+_KEY_NAME = re.compile(r"[A-Za-z0-9_*]+")
+_HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?")
+
+
+def _host_port(text: str) -> tuple[str, int | None] | None:
+    """``host``, ``host:port``, ``[v6]`` or ``[v6]:port`` as (host lowercased, without brackets; port or None)."""
+    text = text.strip().lower()
+    port: str | None = None
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            return None
+        port = rest[1:] if rest else None
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return None
+    else:
+        host, colon, port_text = text.partition(":")
+        port = port_text if colon else None
+        if not _HOST_NAME.fullmatch(host):
+            return None
+    if port is not None and not (port.isdigit() and 1 <= int(port) <= 65535):
+        return None
+    return host, int(port) if port is not None else None
+
+
+def envkeyhosts(name: str, default: str) -> tuple[tuple[str, str, int | None], ...]:
+    """Entries ``NAME`` or ``NAME@host`` (host or host:port; NAME may hold fnmatch's ``*``), comma-separated, as
+    (name pattern, host lowercased or "" for any host, port or None for any port): FAITHLAB_JUDGE_KEYS."""
+    raw = os.environ.get(name)
+    text = default if raw is None or raw.strip() == "" else raw
+    rules = []
+    for entry in (part.strip() for part in text.split(",")):
+        if not entry:
+            continue
+        pattern, at, where = entry.partition("@")
+        host_port = _host_port(where) if at else ("", None)
+        if not _KEY_NAME.fullmatch(pattern) or host_port is None:
+            raise SettingError(
+                f"{name}={raw!r}: {entry!r} is not NAME or NAME@host (host or host:port, NAME may use *); "
+                "use e.g. OPENAI_API_KEY@api.openai.com,FAITHLAB_JUDGE_KEY_*"
+            )
+        rules.append((pattern, *host_port))
+    return tuple(rules)
+
+
+def envhosts(name: str) -> tuple[tuple[str, int | None], ...]:
+    """Hosts or host:port entries, comma-separated, as (host lowercased, port or None for any): FAITHLAB_JUDGE_HOSTS."""
+    raw = os.environ.get(name) or ""
+    hosts = []
+    for entry in (part.strip() for part in raw.split(",")):
+        if not entry:
+            continue
+        host_port = _host_port(entry)
+        if host_port is None:
+            raise SettingError(f"{name}={raw!r}: {entry!r} is not a host or host:port; use e.g. "
+                               "localhost:11434,10.0.0.5:8001")
+        hosts.append(host_port)
+    return tuple(hosts)
 
 
 _HEADER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")

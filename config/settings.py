@@ -15,7 +15,9 @@ from config.env import (
     broker_url,
     envbool,
     envheader,
+    envhosts,
     envint,
+    envkeyhosts,
     envlist,
     envloglevel,
     envstr,
@@ -286,6 +288,15 @@ EMBEDDING_SLICE_SENTENCES = envint("EMBEDDING_SLICE_SENTENCES", 5000, minimum=1)
 # worker's main process loads it before it forks its prefork pool, which shares it (config/celery.py);
 # false leaves each pool process to load a copy of its own at its first embedding.
 EMBEDDING_WARMUP = envbool("EMBEDDING_WARMUP", True)
+
+# Rubric judges (and synthetic set writers) call OpenAI-compatible endpoints that project admins choose. A judge names
+# the environment variable holding its API key; that variable is read and sent only when an entry here allows the
+# name (NAME, or NAME@host / NAME@host:port; fnmatch's * in NAME) for the judge's host, so a project admin cannot have
+# the server send another variable (SECRET_KEY, a database password) to a host of their choosing.
+FAITHLAB_JUDGE_KEYS = envkeyhosts("FAITHLAB_JUDGE_KEYS", "OPENAI_API_KEY@api.openai.com,FAITHLAB_JUDGE_KEY_*")
+# Hosts (or host:port) that are not public but that a project admin who is not site staff may point a judge at: an
+# Ollama or vLLM server on this machine or the local network. Site staff and management commands may use any host.
+FAITHLAB_JUDGE_HOSTS = envhosts("FAITHLAB_JUDGE_HOSTS")
 
 # Perturbation of pairs projects (MASK -> REPLACE -> RANK): LOCAL model directories only, nothing is
 # downloaded. A project's own paths (PairConfig) win over these; blank everywhere means perturbation is

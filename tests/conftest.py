@@ -77,6 +77,19 @@ def fast_password_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+# The API-key variables the suite's judges name, allowed for any host (FAITHLAB_JUDGE_KEYS, parsed): the default
+# allows OPENAI_API_KEY for api.openai.com alone. Tests of the allow-list itself set their own.
+SUITE_JUDGE_KEYS = tuple((name, "", None) for name in (
+    "OPENAI_API_KEY", "FAITHLAB_JUDGE_KEY_*", "FAITHLAB_TEST_*", "FAITHLAB_NO_SUCH_KEY", "FAITHLAB_UNSET_KEY",
+    "SYNTHETIC_TEST_KEY", "VLLM_KEY", "openai_key", "_KEY2",
+))
+
+
+@pytest.fixture(autouse=True)
+def judge_key_variables(settings: Any) -> None:
+    settings.FAITHLAB_JUDGE_KEYS = SUITE_JUDGE_KEYS
+
+
 @pytest.fixture(autouse=True)
 def own_data_folder(request: pytest.FixtureRequest, settings: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Each test's job lock files and export files in a folder of its own. Job ids start again in every test

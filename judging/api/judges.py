@@ -10,6 +10,8 @@ go through the services, which name the field at fault (400 ``{"field":
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
 from django.urls import path, re_path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -79,7 +81,7 @@ class JudgeListView(generics.GenericAPIView):
         project = span_project_lookup(access.get_project_for_judging_admin, request.user, slug)
         body = JudgeCreateSerializer(data=request.data)
         if not body.is_valid():
-            raise ValidationError(_every_problem(project, body))
+            raise ValidationError(_every_problem(project, body, request.user))
         settings = dict(body.validated_data)
         try:
             judge = create_judge(project, name=settings.pop("name"), kind=settings.pop("kind"), by=request.user,
@@ -89,14 +91,14 @@ class JudgeListView(generics.GenericAPIView):
         return Response(JudgeSerializer(judge).data, status=status.HTTP_201_CREATED)
 
 
-def _every_problem(project: Project, body: JudgeCreateSerializer) -> dict[str, list[str]]:
+def _every_problem(project: Project, body: JudgeCreateSerializer, by: Any) -> dict[str, list[str]]:
     """The serializer's refusals (types, lengths, ranges) and the service's for the fields that passed them."""
     refused = as_field_errors(body.errors)
     if api_settings.NON_FIELD_ERRORS_KEY in refused:  # not an object of fields at all: nothing more to check
         return refused
     accepted = body.accepted_values()
     _, more = check_new_judge(project, name=accepted.pop("name", None), kind=accepted.pop("kind", None),
-                              settings=accepted, refused=set(refused))
+                              settings=accepted, refused=set(refused), by=by)
     return refused | {field: messages for field, messages in more.items() if field not in refused}
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from annotate.models import Project, Sample
+from judging.clients.chat.allowed import key_allowed
 from judging.clients.nli import ModelSettingError, consistent_class
 from judging.models import Judge, Judgement, JudgeRun, SyntheticSet
 from judging.services.runs.figures import run_figures as run_figures  # the run page's; the run summaries read it too
@@ -22,15 +23,20 @@ RECENT_RUNS = 10
 @dataclass(frozen=True)
 class JudgeRow:
     judge: Judge
-    key_set: bool  # the API-key variable is set in this server's environment (its value is never read out)
+    # The API-key variable is set in this server's environment (its value is never read out); None when the variable
+    # is not one FAITHLAB_JUDGE_KEYS allows for the judge's host: whether it is set is then not told (nor read).
+    key_set: bool | None
     runs: int
     # NLI judges: the class read as P(consistent) ("1 (consistent)"), or why it cannot be told (nli_consistency).
     consistent_class: str = ""
     consistent_problem: str = ""
 
 
-def api_key_is_set(variable: str) -> bool:
-    """Whether the named environment variable holds something; the value itself never leaves this function."""
+def api_key_is_set(variable: str, base_url: str) -> bool | None:
+    """Whether the named environment variable holds something; the value itself never leaves this function. None
+    for a variable not allowed for ``base_url`` (FAITHLAB_JUDGE_KEYS): the page must not tell which variables exist."""
+    if variable and not key_allowed(variable, base_url):
+        return None
     return bool(variable) and bool(os.environ.get(variable))
 
 
@@ -48,8 +54,8 @@ def judge_rows(project: Project) -> list[JudgeRow]:
     rows = []
     for judge in judges:
         chosen, problem = nli_consistency(judge) if judge.kind == Judge.Kind.NLI else ("", "")
-        rows.append(JudgeRow(judge=judge, key_set=api_key_is_set(judge.api_key_env), runs=judge.run_count,
-                             consistent_class=chosen, consistent_problem=problem))
+        rows.append(JudgeRow(judge=judge, key_set=api_key_is_set(judge.api_key_env, judge.base_url),
+                             runs=judge.run_count, consistent_class=chosen, consistent_problem=problem))
     return rows
 
 

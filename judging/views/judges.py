@@ -156,7 +156,7 @@ def judge_create(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
     else:  # the service's checks of the fields the form accepted too, so every problem shows at once
         accepted = dict(form.cleaned_data)
         _, more = check_new_judge(project, name=accepted.pop("name", None), kind=kind, settings=accepted,
-                                  refused=set(form.errors))
+                                  refused=set(form.errors), by=request.user)
         _add_problems(form, more)
     return _render_judges(request, project, status=400, **{f"{kind}_form": form, "open": f"new-{kind}"})
 
@@ -170,14 +170,14 @@ def judge_update(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     form = edit_form(judge, request.POST)
     if form.is_valid():
         try:
-            update_judge(judge, name=form.cleaned_data["name"], **judge_settings(form))
+            update_judge(judge, name=form.cleaned_data["name"], by=request.user, **judge_settings(form))
         except JudgeSettingsError as error:
             _refusal_on_form(form, error)
         else:
             messages.success(request, f"Judge {judge.name} saved.")
             return _back(judge.project, "judges")
     else:  # as judge_create: the service's checks of what the form accepted, beside the form's own
-        _, more = check_judge_update(judge, dict(form.cleaned_data), refused=set(form.errors))
+        _, more = check_judge_update(judge, dict(form.cleaned_data), refused=set(form.errors), by=request.user)
         _add_problems(form, more)
     judge.refresh_from_db()  # the list shows what is stored, the form what was typed
     return _render_judges(request, judge.project, status=400, edit_forms={judge.pk: form}, open=f"judge-{judge.pk}")

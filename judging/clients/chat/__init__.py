@@ -6,7 +6,9 @@ bounded as a whole by the judge's timeout_seconds (judging.clients.deadline);
 retries by tenacity, the SDK's own being off (when and how long to wait:
 judging.clients.retries); and a response-format fallback remembered per
 (base_url, model), so an endpoint is probed once per process (memory.py).
-What came back is read in answers.py; a failure is worded in failures.py.
+What came back is read in answers.py; a failure is worded in failures.py. Which API-key variables are read and sent,
+to which hosts (FAITHLAB_JUDGE_KEYS), and which hosts a project admin may name (FAITHLAB_JUDGE_HOSTS): allowed.py;
+redirects are never followed.
 Nothing here logs, and no message carries the API key: only the NAME of the
 variable that holds it (the judge's api_key_env) is ever shown.
 """

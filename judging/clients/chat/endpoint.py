@@ -8,6 +8,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from judging.clients.chat.allowed import key_refusal
 from judging.clients.deadline import deadline_hooks
 from judging.labels import setting_label
 
@@ -89,8 +90,14 @@ _clients_lock = threading.Lock()
 
 
 def api_key(endpoint: Endpoint) -> str:
+    """The key to send: read from the variable the judge names, only if FAITHLAB_JUDGE_KEYS allows that variable for
+    the endpoint's host (checked here, right before reading it, whatever was checked when the judge was saved or its
+    run started: a stored judge's base URL or the setting may have changed since)."""
     if not endpoint.api_key_env:
         return NO_KEY_PLACEHOLDER
+    refusal = key_refusal(endpoint.api_key_env, endpoint.base_url)
+    if refusal:
+        raise EndpointError(refusal, setting="api_key_env")
     key = os.environ.get(endpoint.api_key_env, "")
     if not key:
         raise EndpointError(
@@ -114,7 +121,10 @@ def client_for(endpoint: Endpoint, key: str) -> openai.OpenAI:
             if client is None:
                 # max_retries=0: tenacity retries, so that waits honour Retry-After and attempts are counted here.
                 seconds = float(endpoint.timeout_seconds)
-                http_client = openai.DefaultHttpxClient(timeout=seconds, event_hooks=deadline_hooks(seconds))
+                # Redirects are not followed: a judge may call only the address it was saved with (which was checked:
+                # judging.clients.chat.allowed); a 3xx fails the call, naming it (failures.endpoint_error).
+                http_client = openai.DefaultHttpxClient(timeout=seconds, event_hooks=deadline_hooks(seconds),
+                                                        follow_redirects=False)
                 client = openai.OpenAI(
                     base_url=endpoint.base_url, api_key=key, timeout=seconds, max_retries=0, http_client=http_client
                 )

@@ -72,6 +72,12 @@ def endpoint_error(error: openai.OpenAIError, endpoint: Endpoint, attempts: int,
             message = (f"The endpoint at {where} has no chat completions route: {said}; check the judge's "
                        f"{named('base_url')} (OpenAI-compatible servers usually end in /v1).")
             return EndpointError(redact(message, key), setting="base_url", attempts=attempts)
+        if 300 <= status < 400:
+            # Never followed (endpoint.client_for): the address a judge calls is the one it was saved with.
+            message = (f"The endpoint at {where} answered HTTP {status}, a redirect, which is not followed; set the "
+                       f"judge's {named('base_url')} to the address the server means (https:// rather than http://, "
+                       "or another path).")
+            return EndpointError(redact(message, key), setting="base_url", attempts=attempts)
         if status == 429:
             message = f"The endpoint at {where} was still rate limiting (HTTP 429) after {tries}: {said}"
         elif status >= 500:

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from annotate.models import Project
+from judging.clients.chat.allowed import host_refusal
 from judging.labels import setting_label
 from judging.models import Judge
 from judging.services.judges.validation import (
@@ -41,13 +42,28 @@ def _name_taken(name: str, holder: int | None) -> str:
     return f"{setting_label('name')} {name!r} is already used by another judge of this project{which}."
 
 
+def hosts_limited(by: Any) -> bool:
+    """Whether ``by`` (who saves a judge) may point it only at public hosts and FAITHLAB_JUDGE_HOSTS: a user who is
+    not site staff (a project admin). None is an operator (a management command, the shell): any host."""
+    return by is not None and not (getattr(by, "is_staff", False) or getattr(by, "is_superuser", False))
+
+
+def _host_problems(base_url: Any, by: Any) -> dict[str, list[str]]:
+    """The refusal of a base URL whose host ``by`` may not use (judging.clients.chat.allowed.host_refusal)."""
+    if not base_url or not hosts_limited(by):
+        return {}
+    refusal = host_refusal(base_url)
+    return {"base_url": [refusal]} if refusal else {}
+
+
 def check_new_judge(
-    project: Project, *, name: Any, kind: Any, settings: dict[str, Any], refused: Collection[str] = ()
+    project: Project, *, name: Any, kind: Any, settings: dict[str, Any], refused: Collection[str] = (), by: Any = None
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """A judge to be created, checked whole: its cleaned name and settings, and every problem, field -> messages.
 
     ``refused`` names fields a caller has refused already (an API request's types and ranges): they are not
-    checked again, nor reported missing, so one answer can list every field's problem. Nothing is written.
+    checked again, nor reported missing, so one answer can list every field's problem. ``by``: who creates it, for
+    the hosts its base URL may name (hosts_limited). Nothing is written.
     """
     cleaned: dict[str, Any] = {}
     problems: dict[str, list[str]] = {}
@@ -62,12 +78,15 @@ def check_new_judge(
         add_problems(problems, settings_problems)
         if "kind" not in settings_problems:
             add_problems(problems, completeness_problems(kind, settings_cleaned, skip={*refused, *settings_problems}))
+        if kind == Judge.Kind.RUBRIC:
+            add_problems(problems, _host_problems(settings_cleaned.get("base_url"), by))
     return cleaned, problems
 
 
 def create_judge(project: Project, *, name: str, kind: str, by: Any = None, **settings: Any) -> Judge:
-    """A new judge of the project, after checking every setting (all refusals at once); nothing is written then."""
-    cleaned, problems = check_new_judge(project, name=name, kind=kind, settings=settings)
+    """A new judge of the project, after checking every setting (all refusals at once); nothing is written then.
+    ``by``: who creates it (kept as its creator; a project admin who is not site staff may name public hosts only)."""
+    cleaned, problems = check_new_judge(project, name=name, kind=kind, settings=settings, by=by)
     if problems:
         raise JudgeSettingsError.of(problems)
     judge_name = cleaned.pop("name")
@@ -80,18 +99,22 @@ def create_judge(project: Project, *, name: str, kind: str, by: Any = None, **se
 
 
 def check_judge_update(
-    judge: Judge, settings: dict[str, Any], *, refused: Collection[str] = ()
+    judge: Judge, settings: dict[str, Any], *, refused: Collection[str] = (), by: Any = None
 ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """Changes to a judge's settings (and ``name``), checked whole: the cleaned changes and every problem.
 
     ``refused``: fields a caller has refused already (a form's types and ranges), neither checked again nor
-    counted as changed. Nothing is written.
+    counted as changed. ``by``: who changes it; a new base URL is checked for the hosts they may use
+    (hosts_limited), the judge's own one is kept (a project admin may edit a judge site staff pointed at a local
+    server). Nothing is written.
     """
     settings = {field: value for field, value in settings.items() if field not in refused}
     name = settings.pop("name", None)
     cleaned, problems = clean_each(judge.kind, settings)
     merged = {field: getattr(judge, field) for field in (*RUBRIC_SETTINGS, *NLI_SETTINGS)} | cleaned
     add_problems(problems, completeness_problems(judge.kind, merged, skip={*refused, *problems}))
+    if judge.kind == Judge.Kind.RUBRIC and cleaned.get("base_url", judge.base_url) != judge.base_url:
+        add_problems(problems, _host_problems(cleaned["base_url"], by))
     if name is not None:
         try:
             cleaned["name"] = _clean_name(judge.project, name, exclude=judge.pk)
@@ -100,9 +123,10 @@ def check_judge_update(
     return cleaned, problems
 
 
-def update_judge(judge: Judge, **settings: Any) -> Judge:
-    """Change some settings (and the name) of a judge; all are checked before any is saved (every refusal at once)."""
-    cleaned, problems = check_judge_update(judge, settings)
+def update_judge(judge: Judge, *, by: Any = None, **settings: Any) -> Judge:
+    """Change some settings (and the name) of a judge; all are checked before any is saved (every refusal at once).
+    ``by``: who changes it (check_judge_update)."""
+    cleaned, problems = check_judge_update(judge, settings, by=by)
     if problems:
         raise JudgeSettingsError.of(problems)
     for field, value in cleaned.items():

@@ -13,6 +13,7 @@ from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
+from judging.clients.chat.allowed import key_refusal
 from judging.clients.nli import ModelSettingError, check_nli_checkpoint, checkpoint_max_length, model_directory
 from judging.judges.nli import overlap_problem
 from judging.labels import setting_label
@@ -219,6 +220,11 @@ def completeness_problems(kind: str, values: dict[str, Any], *, skip: Collection
         for field in ("base_url", "model"):
             if field not in skip and not values.get(field):
                 problems[field] = [f"{setting_label(field)} is required for a rubric LLM judge."]
+        if not {"api_key_env", "base_url"} & set(skip) and values.get("base_url"):
+            # Only the variables the operator allows for the endpoint's host are ever read (FAITHLAB_JUDGE_KEYS).
+            refusal = key_refusal(values.get("api_key_env") or "", values["base_url"])
+            if refusal:
+                problems["api_key_env"] = [refusal]
     elif kind == Judge.Kind.NLI:
         if "nli_model_path" not in skip:
             if not values.get("nli_model_path"):

@@ -13,6 +13,7 @@ from django.db import transaction
 from annotate.models import Batch, Project
 from judging import prompts
 from judging.clients import Endpoint
+from judging.clients.chat.allowed import key_refusal
 from judging.clients.nli import ModelSettingError, check_nli_checkpoint
 from judging.judges.rubric import build_request
 from judging.labels import setting_label
@@ -142,9 +143,15 @@ def check_judge_runs_here(judge: Judge) -> None:
 
 
 def missing_key_variable(judge: Judge) -> str:
-    """Why the judge's API-key variable cannot be used here, or "" (no variable needed, or it is set)."""
+    """Why the judge's API-key variable cannot be used here, or "" (no variable needed, or it is allowed for the
+    judge's host by FAITHLAB_JUDGE_KEYS and set)."""
     name = judge.api_key_env
-    if not name or os.environ.get(name):
+    if not name:
+        return ""
+    refusal = key_refusal(name, judge.base_url)
+    if refusal:
+        return f"Judge {judge.name!r} cannot be run: {refusal}"
+    if os.environ.get(name):
         return ""
     return (f"The environment variable {name} (the {setting_label('api_key_env')} of judge {judge.name!r}) is not "
             "set: set it to the API key in the environment of the web server and of the Celery worker, or change the "
