@@ -73,3 +73,15 @@ def test_on_postgresql_it_points_to_pg_dump(tmp_path: Path, url: str) -> None:
     assert done.returncode == 1
     assert "back it up with pg_dump" in done.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_a_file_name_for_the_folder_is_refused_and_makes_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    made = run(".venv/bin/python manage.py migrate -v0", data, tmp_path)
+    assert made.returncode == 0, made.stderr
+
+    done = run(".venv/bin/python manage.py backup --to copy.sqlite3", data, tmp_path)
+
+    assert done.returncode == 1
+    assert "--to copy.sqlite3: give a folder, not a file name" in done.stderr
+    assert not (tmp_path / "copy.sqlite3").exists()

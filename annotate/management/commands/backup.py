@@ -37,6 +37,9 @@ class Command(BaseCommand):
             raise CommandError(f"no database at {source}: is FAITHLAB_DATA_DIR (or DATABASE_URL) the one the app "
                                "uses? Nothing was copied")
         folder = Path(options["to"])
+        if folder.suffix in {".sqlite3", ".sqlite", ".db"} and not folder.is_dir():
+            raise CommandError(f"--to {folder}: give a folder, not a file name; the copy is named "
+                               "faithlab-<date>T<time>.sqlite3 inside it. Nothing was copied")
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
