@@ -33,9 +33,9 @@ FORMATS_OF_KIND: dict[str, tuple[str, ...]] = {
 }
 # Fields that only one kind of project reads.
 SPAN_OPTIONS = ("annotators", "roster", "allow_repeats")
-PAIR_OPTIONS = ("skip_existing",)
+PAIR_OPTIONS = ("skip_existing", "consensus_as_label")
 # An importer's message about one of the form's options starts with its name; every other one is about the files.
-OPTION_MESSAGE = re.compile(r"(format|annotators|skip_existing|allow_repeats): |roster name ")
+OPTION_MESSAGE = re.compile(r"(format|annotators|skip_existing|consensus_as_label|allow_repeats): |roster name ")
 
 
 # Form fields other than these are refused by name (RejectsUnknownFields), not dropped unread. (A comment, not a
@@ -69,6 +69,14 @@ class ImportRequestSerializer(RejectsUnknownFields):
         required=False,
         help_text="Pairs projects, `hades` files: leave out rows already in the project instead of refusing them.",
     )
+    consensus_as_label = serializers.BooleanField(
+        required=False,
+        help_text="Pairs projects, `pairs` files: take an exported line's `consensus` (`H` or `N`) as its item's "
+        "label when the line has no `label` of its own (absent, null or `?`; a line's own label wins), so the item "
+        "is imported labelled, as a HaDes row with 1 or 0 is; a consensus `none` or null leaves it in the pool. "
+        "Off by default: the consensus is not imported, and `warnings` counts the lines that carried one. Votes are "
+        "never imported: figures such as pair agreement start afresh.",
+    )
     allow_repeats = serializers.BooleanField(
         required=False,
         help_text="Span projects: import samples the project already holds, or that the files give twice (the same "
@@ -92,7 +100,8 @@ class ImportResultSerializer(serializers.Serializer):
         help_text="What to check, as the page warns of it: annotator names with several ids, usernames taken "
         "outside the project, spellings merged ignoring case, annotations samples JSONL lines carried, and each field "
         "the format does not define, which was not imported: how many lines (or files) had it and the first (span "
-        "projects).",
+        "projects); pair lines whose exported consensus (H or N) was not imported, how many and the first, without "
+        "`consensus_as_label` (pairs projects).",
     )
     batches = ImportedBatchSerializer(many=True, required=False, help_text="Span projects: the batches made.")
     samples = serializers.IntegerField(required=False, help_text="Span projects.")
@@ -195,14 +204,15 @@ def _import_spans(project: Project, request: Request, body: dict[str, Any], file
 def _import_pairs(project: Project, request: Request, body: dict[str, Any], files: list[tuple[str, bytes]]) -> Any:
     try:
         report = pair_ingest.import_pairs(project, files, body["format"], user=request.user,
-                                          skip_existing=body.get("skip_existing", False))
+                                          skip_existing=body.get("skip_existing", False),
+                                          consensus_as_label=body.get("consensus_as_label", False))
     except pair_ingest.PairImportFailed as failure:
         # The page's "tick 'Leave out rows already imported'", in the API's words.
         hint = {"skip_existing": "send skip_existing=true to import the other rows and leave these out"}
         raise _refused(failure, hint if failure.already_imported else None) from None
     return {
         "summary": _sentence(report.describe()),
-        "warnings": [],
+        "warnings": report.warnings(),
         "originals": report.originals,
         "perturbed_texts": report.perturbed_texts,
         "items": report.items,

@@ -1,4 +1,5 @@
-"""manage.py import_pairs FILE... --project SLUG [--format pairs|hades|raw] [--skip-existing]: all or nothing."""
+"""manage.py import_pairs FILE... --project SLUG [--format pairs|hades|raw] [--skip-existing] [--consensus-as-label]:
+all or nothing."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ class Command(BaseCommand):
             help="hades only: leave out rows already in the project (same perturbed text and replaced span) "
                  "and list them, instead of refusing the files",
         )
+        parser.add_argument(
+            "--consensus-as-label", action="store_true",
+            help="pairs only: an exported line's consensus (H or N) becomes its item's label when the line has no "
+                 "label of its own, so a judged project moves with its consensus (votes are not imported)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         files = []
@@ -35,10 +41,13 @@ class Command(BaseCommand):
                 raise CommandError(f"{path}: no such file")
             files.append((str(path), path.read_bytes()))
         try:
-            report = import_pairs(options["project"], files, options["format"], skip_existing=options["skip_existing"])
+            report = import_pairs(options["project"], files, options["format"], skip_existing=options["skip_existing"],
+                                  consensus_as_label=options["consensus_as_label"])
         except PairImportFailed as error:
             hint = ""
             if error.already_imported:
                 hint = "\n--skip-existing imports the other rows and leaves out those already imported"
             raise CommandError(f"nothing was imported: {error}{hint}") from None
         self.stdout.write(report.describe())
+        for line in report.warnings():
+            self.stdout.write(self.style.WARNING(f"warning: {line}"))

@@ -99,7 +99,8 @@ def pairs_import(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         try:
             report = ingest.import_pairs(project, files, fmt, user=request.user,
-                                         skip_existing=request.POST.get("skip_existing") == "on")
+                                         skip_existing=request.POST.get("skip_existing") == "on",
+                                         consensus_as_label=request.POST.get("consensus_as_label") == "on")
         except ingest.PairImportFailed as failure:
             for line in failure.page_messages():
                 messages.error(request, line)
@@ -108,6 +109,8 @@ def pairs_import(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             described = report.describe()
             messages.success(request, f"{described[:1].upper()}{described[1:]}.")
+            for line in report.warnings():  # the API's import answers the same lines
+                messages.warning(request, line)
     return _back_to_project(request, project.slug, "#import")
 
 

@@ -11,8 +11,17 @@ one perturbed text; items without a group share one when their original and
 perturbed texts are the same.
 
 An export adds ``votes``, ``deciding_votes``, ``extra_votes``, ``consensus``,
-``round`` and ``selection``; they are accepted and ignored here, so an export
-imports again as a fresh pool (items labelled on import keep their ``label``).
+``round`` and ``selection``; they are accepted and not imported, so by default
+an export imports again as a fresh pool (items labelled on import keep their
+``label``). With ``consensus_as_label`` a line's ``consensus`` "H" or "N" (what
+judging decided) becomes the item's label when the line has no label of its
+own (``label`` absent, null or "?"; a label the line gives wins): the item is
+imported labelled, as a HaDes row with 1 or 0 is. A consensus "none" or null
+leaves the item in the pool; the option refuses any other value. Without the
+option, the lines whose consensus H or N was not taken are collected
+(``ParsedImport.unread_consensus``) for the import's warning, which names the
+option. Votes are never imported as judgements: the new project's figures
+(pair_agreement and the others) start afresh either way.
 """
 
 from __future__ import annotations
@@ -36,9 +45,12 @@ PAIR_FIELDS = frozenset({
     "item_id", "original_id", "group", "original", "perturbed", "original_start", "original_end",
     "perturbed_start", "perturbed_end", "original_words", "perturbed_words", "label", "metadata",
 })
-# Written on export, ignored here.
+# Written on export, not imported (but ``consensus`` under consensus_as_label, and named in a warning without it).
 EXPORT_ONLY_FIELDS = frozenset({"votes", "deciding_votes", "extra_votes", "consensus", "round", "selection"})
 REQUIRED = ("item_id", "original", "perturbed", "perturbed_start", "perturbed_end")
+# An exported line's ``consensus`` (annotate.services.pairs.export): what consensus_as_label reads.
+CONSENSUS_LABELS = ("H", "N")
+CONSENSUS_VALUES = (*CONSENSUS_LABELS, "none", None)
 
 
 def _optional_id(row: dict[str, Any], name: str, where: str, limit: int) -> str:
@@ -46,7 +58,7 @@ def _optional_id(row: dict[str, Any], name: str, where: str, limit: int) -> str:
     return "" if value is None else identifier(value, where, name, limit)
 
 
-def _read_item(line: Line) -> tuple[ParsedItem, str | None, str, str, str]:
+def _read_item(line: Line, consensus_as_label: bool) -> tuple[ParsedItem, str | None, str, str, str]:
     """One line checked on its own: the item, and its original text, perturbed text, original id and group."""
     row, where = line.row, line.where
     check_fields(
@@ -74,17 +86,32 @@ def _read_item(line: Line) -> tuple[ParsedItem, str | None, str, str, str]:
         raise ImportFailed(f"{where}: field 'metadata' must be an object, found {described(metadata)}")
     item.metadata = metadata or {}
     item.label = pair_label(row.get("label"), where)
+    if consensus_as_label:
+        consensus = row.get("consensus")
+        if consensus not in CONSENSUS_VALUES:
+            raise ImportFailed(f'{where}: field \'consensus\' must be "H", "N", "none" or null (what an export '
+                               f"writes), found {described(consensus)}")
+        if not item.label and consensus in CONSENSUS_LABELS:
+            item.label, item.from_consensus = consensus, True
     return item, original, perturbed, original_id, group
 
 
-def parse_pairs(lines: list[Line], problems: Problems) -> ParsedImport:
+def _unread_consensus(line: Line, item: ParsedItem) -> bool:
+    """The line carries a consensus H or N that this import does not take (the option is off, no label of its own)."""
+    consensus = line.row.get("consensus")
+    return not item.label and isinstance(consensus, str) and consensus in CONSENSUS_LABELS
+
+
+def parse_pairs(lines: list[Line], problems: Problems, *, consensus_as_label: bool = False) -> ParsedImport:
+    """The items of pair lines; with ``consensus_as_label`` an exported consensus H or N labels an item that has no
+    label of its own (see the module's docstring)."""
     parsed = ParsedImport()
     item_lines: dict[str, Line] = {}
     texts: dict[tuple[str, ...], int] = {}  # ("group", g) or ("texts", original, perturbed) -> text index
     originals_by_text: dict[str, str] = {}  # original text -> external id, for lines that give no original_id
     for line in lines:
         try:
-            item, original, perturbed, original_id, group = _read_item(line)
+            item, original, perturbed, original_id, group = _read_item(line, consensus_as_label)
         except ImportFailed as error:
             problems.add(str(error), line.at)
             continue
@@ -129,4 +156,6 @@ def parse_pairs(lines: list[Line], problems: Problems) -> ParsedImport:
             parsed.texts.append(ParsedText(perturbed, PerturbedText.Source.PAIRS, original_key, group, line))
         item.text_index = index
         parsed.items.append(item)
+        if not consensus_as_label and _unread_consensus(line, item):
+            parsed.unread_consensus.append(line)
     return parsed

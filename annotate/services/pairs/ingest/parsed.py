@@ -36,6 +36,7 @@ class ParsedItem:
     original_end: int | None = None
     original_words: str = ""
     label: str = ""  # "H" or "N" when the file labelled it: the item is then `labelled`, else in the pool
+    from_consensus: bool = False  # the label is the line's exported consensus (pairs format, consensus_as_label)
     metadata: dict[str, Any] = field(default_factory=dict)
     imported_fields: dict[str, Any] = field(default_factory=dict)
     line: Line | None = None
@@ -46,3 +47,5 @@ class ParsedImport:
     originals: dict[str, ParsedOriginal] = field(default_factory=dict)
     texts: list[ParsedText] = field(default_factory=list)
     items: list[ParsedItem] = field(default_factory=list)
+    # Pair lines whose exported consensus H or N was not imported (consensus_as_label off), for the warning.
+    unread_consensus: list[Line] = field(default_factory=list)

@@ -61,6 +61,10 @@ class ImportReport:
     pool: int
     # Rows left out under skip_existing (already in the project), in file order.
     skipped: list[Line] = field(default_factory=list)
+    # Of the labelled items, those whose label is their line's exported consensus (consensus_as_label).
+    labelled_from_consensus: int = 0
+    # Pair lines whose exported consensus H or N was not imported (consensus_as_label off), in file order.
+    unread_consensus: list[Line] = field(default_factory=list)
 
     def describe(self) -> str:
         made = " (new project)" if self.created_project else ""
@@ -71,11 +75,30 @@ class ImportReport:
             f"in {self.perturbed_texts} perturbed text{pluralize(self.perturbed_texts)}, {self.originals} "
             f"original{pluralize(self.originals)}, into {self.project.slug!r}{made}"
         )
+        if self.labelled_from_consensus:
+            count = self.labelled_from_consensus
+            text += f"; {count} label{pluralize(count)} taken from the lines' consensus"
         if self.skipped:
             count = len(self.skipped)
             text += (f"; left out {count} row{'' if count == 1 else 's'} already imported "
                      f"({line_ranges(self.skipped)})")
         return text
+
+    def warnings(self) -> list[str]:
+        """What the importer should check, as the project page, the API's ``warnings`` and the command say it: the
+        exported consensus the lines carried that was not imported (consensus_as_label was off)."""
+        if not self.unread_consensus:
+            return []
+        count, first = len(self.unread_consensus), self.unread_consensus[0]
+        return [
+            f"{count} line{pluralize(count)} carried a consensus (H or N, from judging in the project the file was "
+            f"exported from) that was not imported, the first {first.where}: "
+            f"{'its item is' if count == 1 else 'their items are'} in the pool, to be judged again. To keep each "
+            "consensus as its item's label, import the file again into a new project with the option "
+            "consensus_as_label (import_pairs --consensus-as-label; on the import form, 'Take each exported "
+            "consensus as the item's label'). Votes are never imported, with the option or without it: figures such "
+            "as pair_agreement start afresh."
+        ]
 
 
 def _project(project_or_slug: Project | str, problems: Problems) -> Project | None:
@@ -272,6 +295,10 @@ class PreparedPairs:
     def labelled(self) -> int:
         return sum(1 for item in self.parsed.items if item.label)
 
+    @property
+    def labelled_from_consensus(self) -> int:
+        return sum(1 for item in self.parsed.items if item.from_consensus)
+
 
 def _prepare(parsed: ParsedImport, fmt: str) -> PreparedPairs:
     """Each row's values as stored, converted by the fields (what bulk_create did inside the transaction)."""
@@ -331,6 +358,7 @@ def _write(
     return ImportReport(
         project=project, format=prepared.fmt, created_project=created, originals=len(prepared.original_rows),
         perturbed_texts=len(prepared.text_rows), items=items, labelled=labelled, pool=items - labelled,
+        labelled_from_consensus=prepared.labelled_from_consensus, unread_consensus=prepared.parsed.unread_consensus,
     )
 
 
@@ -341,6 +369,7 @@ def import_pairs(
     user: AbstractBaseUser | None = None,
     *,
     skip_existing: bool = False,
+    consensus_as_label: bool = False,
 ) -> ImportReport:
     """Import pair files into a pairs project, creating it (with ``user`` as admin) when the slug is new.
 
@@ -354,6 +383,10 @@ def import_pairs(
     ``repeats``) is such a problem; with ``skip_existing`` those rows are left out instead and the
     report lists them. Rows of the other formats carry ids, and an id already
     in the project is refused whatever ``skip_existing`` says.
+    ``consensus_as_label`` (pair files only): an exported line's consensus H or
+    N labels its item when the line has no label of its own; without it, the
+    report's warnings() count the lines whose consensus was not imported
+    (``pairs`` module).
     """
     problems = Problems()
     if fmt not in PARSERS:
@@ -364,7 +397,13 @@ def import_pairs(
     lines: list[Line] = []
     for file_index, (name, content) in enumerate(files):
         lines.extend(read_lines(name, content, problems, file_index))
-    parsed = PARSERS[fmt](lines, problems)
+    if fmt == "pairs":
+        parsed = parse_pairs(lines, problems, consensus_as_label=consensus_as_label)
+    else:
+        parsed = PARSERS[fmt](lines, problems)
+        if consensus_as_label:
+            problems.add(f"consensus_as_label: only for pair files (format pairs), whose exported lines carry a "
+                         f"consensus; {fmt} files carry none")
     _name_likely_format(lines, fmt, problems)
     pairs_project = project is not None and project.kind == Project.Kind.PAIRS
     # Read before the checks: what the transaction re-checks is what was added after this.
