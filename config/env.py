@@ -219,6 +219,21 @@ def envhosts(name: str) -> tuple[tuple[str, int | None], ...]:
     return tuple(hosts)
 
 
+def envfolders(name: str) -> tuple[Path, ...]:
+    """Absolute folders, comma-separated (``~`` expanded), or () when unset: FAITHLAB_NLI_MODEL_DIRS."""
+    raw = os.environ.get(name) or ""
+    folders = []
+    for entry in (part.strip() for part in raw.split(",")):
+        if not entry:
+            continue
+        folder = Path(entry).expanduser()
+        if not folder.is_absolute():
+            raise SettingError(f"{name}={raw!r}: {entry!r} is not an absolute folder; use e.g. "
+                               "/srv/models,/home/faithlab/.cache/huggingface/hub")
+        folders.append(folder)
+    return tuple(folders)
+
+
 _HEADER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
 

@@ -14,6 +14,7 @@ from config.env import (
     SettingError,
     broker_url,
     envbool,
+    envfolders,
     envheader,
     envhosts,
     envint,
@@ -297,6 +298,11 @@ FAITHLAB_JUDGE_KEYS = envkeyhosts("FAITHLAB_JUDGE_KEYS", "OPENAI_API_KEY@api.ope
 # Hosts (or host:port) that are not public but that a project admin who is not site staff may point a judge at: an
 # Ollama or vLLM server on this machine or the local network. Site staff and management commands may use any host.
 FAITHLAB_JUDGE_HOSTS = envhosts("FAITHLAB_JUDGE_HOSTS")
+# Folders (absolute, comma-separated) inside which a project admin who is not site staff may name an NLI judge's model
+# directory (symlinks and .. followed); the id of a model in the local Hugging Face cache is always allowed. Empty: that
+# cache (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub, as huggingface_hub reads them when checked)
+# and DATA_DIR/models. Site staff and management commands may name any directory.
+FAITHLAB_NLI_MODEL_DIRS = envfolders("FAITHLAB_NLI_MODEL_DIRS")
 
 # Perturbation of pairs projects (MASK -> REPLACE -> RANK): LOCAL model directories only, nothing is
 # downloaded. A project's own paths (PairConfig) win over these; blank everywhere means perturbation is

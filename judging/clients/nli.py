@@ -97,9 +97,9 @@ def model_directory(path: str) -> Path:
     directory = Path(path).expanduser()
     if directory.is_dir():
         return directory
-    if not _is_model_id(path):
+    if not is_model_id(path):
         raise ModelSettingError(f"{_MODEL_PATH} {path!r} is not a directory on this server.", setting="nli_model_path")
-    cached = _cached_snapshot(path)
+    cached = cached_snapshot(path)
     if cached is None:
         from huggingface_hub import constants
 
@@ -113,7 +113,8 @@ def model_directory(path: str) -> Path:
     return cached
 
 
-def _is_model_id(value: str) -> bool:
+def is_model_id(value: str) -> bool:
+    """Whether ``value`` reads as a Hugging Face model id ("org/name": no leading /, no ".."); nothing is looked up."""
     from huggingface_hub.errors import HFValidationError
     from huggingface_hub.utils import validate_repo_id
 
@@ -124,7 +125,7 @@ def _is_model_id(value: str) -> bool:
     return True
 
 
-def _cached_snapshot(model_id: str) -> Path | None:
+def cached_snapshot(model_id: str) -> Path | None:
     """The model's snapshot folder in the local Hugging Face cache, or None; never a network call."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError

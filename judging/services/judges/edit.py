@@ -43,8 +43,9 @@ def _name_taken(name: str, holder: int | None) -> str:
 
 
 def hosts_limited(by: Any) -> bool:
-    """Whether ``by`` (who saves a judge) may point it only at public hosts and FAITHLAB_JUDGE_HOSTS: a user who is
-    not site staff (a project admin). None is an operator (a management command, the shell): any host."""
+    """Whether ``by`` (who saves a judge) may point it only at public hosts and FAITHLAB_JUDGE_HOSTS, and give an NLI
+    judge only a cached model id or a directory inside FAITHLAB_NLI_MODEL_DIRS: a user who is not site staff (a
+    project admin). None is an operator (a management command, the shell): any host, any directory."""
     return by is not None and not (getattr(by, "is_staff", False) or getattr(by, "is_superuser", False))
 
 
@@ -63,7 +64,7 @@ def check_new_judge(
 
     ``refused`` names fields a caller has refused already (an API request's types and ranges): they are not
     checked again, nor reported missing, so one answer can list every field's problem. ``by``: who creates it, for
-    the hosts its base URL may name (hosts_limited). Nothing is written.
+    the hosts its base URL and the folders its NLI model path may name (hosts_limited). Nothing is written.
     """
     cleaned: dict[str, Any] = {}
     problems: dict[str, list[str]] = {}
@@ -73,7 +74,8 @@ def check_new_judge(
         except JudgeSettingsError as error:
             add_problems(problems, error.problems)
     if "kind" not in refused:
-        settings_cleaned, settings_problems = clean_each(kind, {f: v for f, v in settings.items() if f not in refused})
+        settings_cleaned, settings_problems = clean_each(kind, {f: v for f, v in settings.items() if f not in refused},
+                                                         limited=hosts_limited(by))
         cleaned |= settings_cleaned
         add_problems(problems, settings_problems)
         if "kind" not in settings_problems:
@@ -104,13 +106,14 @@ def check_judge_update(
     """Changes to a judge's settings (and ``name``), checked whole: the cleaned changes and every problem.
 
     ``refused``: fields a caller has refused already (a form's types and ranges), neither checked again nor
-    counted as changed. ``by``: who changes it; a new base URL is checked for the hosts they may use
-    (hosts_limited), the judge's own one is kept (a project admin may edit a judge site staff pointed at a local
-    server). Nothing is written.
+    counted as changed. ``by``: who changes it; a new base URL or NLI model path is checked for the hosts and
+    folders they may use (hosts_limited), the judge's own one is kept (a project admin may edit a judge site staff
+    pointed at a local server or a model elsewhere). Nothing is written.
     """
     settings = {field: value for field, value in settings.items() if field not in refused}
     name = settings.pop("name", None)
-    cleaned, problems = clean_each(judge.kind, settings)
+    new_path = str(settings.get("nli_model_path") or "").strip() not in ("", judge.nli_model_path)
+    cleaned, problems = clean_each(judge.kind, settings, limited=new_path and hosts_limited(by))
     merged = {field: getattr(judge, field) for field in (*RUBRIC_SETTINGS, *NLI_SETTINGS)} | cleaned
     add_problems(problems, completeness_problems(judge.kind, merged, skip={*refused, *problems}))
     if judge.kind == Judge.Kind.RUBRIC and cleaned.get("base_url", judge.base_url) != judge.base_url:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from judging.clients.chat.allowed import key_refusal
 from judging.clients.nli import ModelSettingError, check_nli_checkpoint, checkpoint_max_length, model_directory
+from judging.clients.nli_allowed import model_path_refusal
 from judging.judges.nli import overlap_problem
 from judging.labels import setting_label
 from judging.models import Judge
@@ -134,13 +135,18 @@ def _positive(field: str, value: Any, high: float) -> float:
     return number
 
 
-def clean_nli_model_path(value: Any) -> str:
+def clean_nli_model_path(value: Any, *, limited: bool = False) -> str:
     """A directory on this server, or the id of a model in the local Hugging Face cache (kept as given: the run
-    finds its snapshot in the cache, never downloading)."""
+    finds its snapshot in the cache, never downloading). ``limited``: saved by a project admin who is not site staff,
+    who may name only cached model ids and directories inside FAITHLAB_NLI_MODEL_DIRS; that rule is checked before
+    the path is looked at, so its one refusal tells nothing of the server's files."""
     path = str(value or "").strip()
     if not path:
         raise JudgeSettingsError("nli_model_path", f"{setting_label('nli_model_path')} is required: a local model "
                                                    "directory, or the id of a model in the local Hugging Face cache.")
+    refusal = model_path_refusal(path) if limited else ""
+    if refusal:
+        raise JudgeSettingsError("nli_model_path", refusal)
     try:
         model_directory(path)
     except ModelSettingError as error:
@@ -148,8 +154,9 @@ def clean_nli_model_path(value: Any) -> str:
     return path
 
 
-def _clean_setting(field: str, value: Any) -> Any:
-    """One setting, checked and normalised; JudgeSettingsError says why it cannot be used."""
+def _clean_setting(field: str, value: Any, *, limited: bool = False) -> Any:
+    """One setting, checked and normalised; JudgeSettingsError says why it cannot be used. ``limited``: as
+    clean_each."""
     if field == "base_url":
         return clean_base_url(value)
     if field == "model":
@@ -177,7 +184,7 @@ def _clean_setting(field: str, value: Any) -> Any:
             return None
         return in_range(field, value, 0, None, integer=False)
     if field == "nli_model_path":
-        return clean_nli_model_path(value)
+        return clean_nli_model_path(value, limited=limited)
     if field == "nli_max_length":
         return in_range(field, value, 16, 100_000, integer=True)
     if field == "nli_overlap":
@@ -187,8 +194,12 @@ def _clean_setting(field: str, value: Any) -> Any:
     return str(value or "").strip()[:50]  # nli_consistent_label
 
 
-def clean_each(kind: str, values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    """The settings that can be used, cleaned, and the problems of the others (every one, not the first)."""
+def clean_each(
+    kind: str, values: dict[str, Any], *, limited: bool = False
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The settings that can be used, cleaned, and the problems of the others (every one, not the first).
+    ``limited``: given by a project admin who is not site staff (edit.hosts_limited), whose NLI model path must be
+    one FAITHLAB_NLI_MODEL_DIRS allows."""
     allowed = {Judge.Kind.RUBRIC: RUBRIC_SETTINGS, Judge.Kind.NLI: NLI_SETTINGS, Judge.Kind.IMPORTED: ()}
     if kind not in allowed:
         return {}, {"kind": [f"{setting_label('kind')} must be one of {', '.join(allowed)}, not {kind!r}."]}
@@ -199,7 +210,7 @@ def clean_each(kind: str, values: dict[str, Any]) -> tuple[dict[str, Any], dict[
             add_problems(problems, {field: [f"A {kind} judge has no setting {field!r}."]})
             continue
         try:
-            cleaned[field] = _clean_setting(field, value)
+            cleaned[field] = _clean_setting(field, value, limited=limited)
         except JudgeSettingsError as error:
             add_problems(problems, error.problems)
     return cleaned, problems
