@@ -181,13 +181,29 @@ def test_the_api_refuses_secret_key_naming_the_setting(project: Project, admin_u
 
 
 @pytest.mark.usefixtures("default_keys")
-def test_the_judge_command_refuses_secret_key_and_calls_nothing(project: Project, secret: str) -> None:
+def test_the_judge_command_is_an_operator_and_may_name_any_variable_but_the_pages_may_not_run_its_judge(
+    project: Project, admin_user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whoever runs `manage.py judge` holds the server's environment already: the variable is read and sent. The judge
+    it stored is held to FAITHLAB_JUDGE_KEYS once it is run from the pages or the API (site staff included)."""
     add_samples(project, 2)
-    with Recorder() as server, pytest.raises(CommandError) as refused:
+    key = "sk-test-" + secrets.token_hex(8)
+    monkeypatch.setenv("OPERATOR_ONLY_KEY", key)  # not in the default list
+    with Recorder() as server:
         call_command("judge", "--project", project.slug, "--base-url", server.base_url, "--model", "m",
-                     "--api-key-env", "SECRET_KEY", "--quiet", stdout=io.StringIO(), stderr=io.StringIO())
-    assert str(refused.value).startswith("--api-key-env: ") and names_the_setting(str(refused.value))
-    assert server.seen == [] and not Judge.objects.exists() and not JudgeRun.objects.exists()
+                     "--api-key-env", "OPERATOR_ONLY_KEY", "--quiet", "--json", stdout=io.StringIO(),
+                     stderr=io.StringIO())
+        judge = Judge.objects.get()
+        assert JudgeRun.objects.get().scored == 2
+        assert server.authorizations and set(server.authorizations) == {f"Bearer {key}"}
+        sent = len(server.seen)
+        with pytest.raises(JudgeSettingsError) as refused:
+            runs.start_run(project, judge, by=admin_user, queue=False)
+        assert refused.value.field == "api_key_env" and names_the_setting(str(refused.value), "OPERATOR_ONLY_KEY")
+        response = login(admin_user).post(reverse("judging-run-start", args=[project.slug]),
+                                          {"judge": judge.pk, "scope": "all"})
+        assert response.status_code == 400 and names_the_setting(response.content.decode(), "OPERATOR_ONLY_KEY")
+        assert JudgeRun.objects.count() == 1 and len(server.seen) == sent
 
 
 def test_a_stored_judge_whose_variable_is_no_longer_allowed_is_refused_at_run_start_and_by_the_worker(

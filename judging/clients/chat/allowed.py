@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fnmatch import fnmatchcase
 from urllib.parse import urlsplit
 
@@ -20,6 +23,26 @@ from judging.labels import setting_label
 
 KEYS_SETTING = "FAITHLAB_JUDGE_KEYS"
 HOSTS_SETTING = "FAITHLAB_JUDGE_HOSTS"
+
+# How many operator commands (operator_command) run in this process now; while one does, any variable may be read.
+_operator_commands = 0
+_operator_lock = threading.Lock()
+
+
+@contextmanager
+def operator_command() -> Iterator[None]:
+    """Around a management command that saves judges and executes their runs in its own process (`judge`, `triage`,
+    `synthetic_set`): whoever runs it holds the server's environment already, so FAITHLAB_JUDGE_KEYS does not limit
+    which variable it names. Pages, the API and the worker never enter it, so a judge a command stored is held to the
+    list when it is run or edited there. Process-wide, not per thread: a run's calls go out from a thread pool."""
+    global _operator_commands
+    with _operator_lock:
+        _operator_commands += 1
+    try:
+        yield
+    finally:
+        with _operator_lock:
+            _operator_commands -= 1
 
 
 def _where(base_url: str) -> tuple[str, int]:
@@ -56,8 +79,9 @@ def allowed_keys_shown() -> str:
 
 
 def key_refusal(name: str, base_url: str) -> str:
-    """Why the variable ``name`` is not read for the endpoint at ``base_url``, or "" (none needed, or allowed)."""
-    if not name or key_allowed(name, base_url):
+    """Why the variable ``name`` is not read for the endpoint at ``base_url``, or "" (none needed, allowed, or asked
+    for by an operator's command: operator_command)."""
+    if not name or _operator_commands or key_allowed(name, base_url):
         return ""
     host, _ = _where(base_url)
     return (f"{setting_label('api_key_env')} {name} is not allowed for judges at {_shown_host(host, None)} (allowed: "

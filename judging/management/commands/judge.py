@@ -44,6 +44,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotate.management.commands.agreement import get_project, positive_int
 from annotate.models import Project
 from judging.clients import EndpointError, check_endpoint, endpoint_for
+from judging.clients.chat.allowed import operator_command
 from judging.management.foreground import PROGRESS_SECONDS, ProgressLines, cancel_at_once, cancelled_line, stop_at_once
 from judging.models import Judge, JudgeRun
 from judging.services.judges import (
@@ -120,6 +121,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        with operator_command():  # whoever runs a command may name any API-key variable
+            self._handle(**options)
+
+    def _handle(self, **options: Any) -> None:
         # From here on, Ctrl-C cancels the run executing here instead of leaving it "running" (interrupt module).
         self.started: list[JudgeRun] = []
         with cancel_on_ctrl_c("judge"):

@@ -17,6 +17,7 @@ from annotate.models import Project
 from annotate.services import interrupt
 from annotate.services.interrupt import EXIT_INTERRUPTED, cancel_on_ctrl_c, stop_at_once
 from annotate.services.jobs import CancelRefused
+from judging.clients.chat.allowed import operator_command
 from judging.models import Judge, SyntheticSet
 from judging.services.synthetic import (
     SyntheticSetError,
@@ -58,6 +59,10 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        with operator_command():  # whoever runs a command may name any API-key variable
+            self._handle(**options)
+
+    def _handle(self, **options: Any) -> None:
         project = get_project(options["project"])
         seed = whole_number(options["seed"], "--seed")
         per_output = whole_number(options["sentences_per_output"], "--sentences-per-output")
