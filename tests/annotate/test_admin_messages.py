@@ -134,4 +134,4 @@ def test_a_resolved_flag_says_resolved_in_words(batch: Batch, alice: Any, bob: A
     flags.resolve_flag(done, admin_user)
     html = login(admin_user).get(f"/projects/demo/batches/{batch.pk}/samples/").content.decode()
     assert 'data-role="flag">Skip by alice <strong data-role="flag-resolved">(resolved)</strong></span>' in html
-    assert 'data-role="flag">Broken by bob: cut off</span>' in html
+    assert 'data-role="flag">Broken by bob: <bdi>cut off</bdi></span>' in html

@@ -20,6 +20,8 @@ def whole_file(path: Path, mode: str = "w", **open_options: Any) -> Iterator[IO[
         with os.fdopen(descriptor, mode, **open_options) as handle:
             yield handle
         os.replace(temporary, path)
-    except BaseException:
+    except (Exception, KeyboardInterrupt):
+        # An error or a Ctrl-C. A process killed outright removes nothing: its temporary file is found by what
+        # restarts the work (an export job's folder is emptied before it is written again).
         Path(temporary).unlink(missing_ok=True)
         raise
