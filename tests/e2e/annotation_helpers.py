@@ -126,3 +126,20 @@ def make_span(sample: Sample, user: Any, words: str, labels: list[str], note: st
         sample=sample, annotator=user, round=1, start=start, end=start + len(words), text=words,
         labels=labels, note=note,
     )
+
+
+# Focus the summary and put a bare caret at a UTF-16 offset of its text.
+PUT_CARET = """(at) => {
+  const el = document.querySelector('[data-role="summary"]');
+  el.focus();
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  let seen = 0;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (at <= seen + node.data.length) {
+      window.getSelection().setBaseAndExtent(node, at - seen, node, at - seen);
+      return;
+    }
+    seen += node.data.length;
+  }
+  throw new Error(`offset ${at} outside the summary`);
+}"""

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotate.models import Passage, Sample
-from tests.e2e.annotation_helpers import CARET, eventually, open_sample, saved_spans
+from tests.e2e.annotation_helpers import CARET, PUT_CARET, eventually, open_sample, saved_spans
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -27,21 +27,6 @@ CARET_X = """() => {
   range.setStart(selection.focusNode, selection.focusOffset);
   const rects = range.getClientRects();
   return (rects.length ? rects[rects.length - 1] : range.getBoundingClientRect()).left;
-}"""
-
-# Focus the summary and put a bare caret at a UTF-16 offset of its text.
-PUT_CARET = """(at) => {
-  const el = document.querySelector('[data-role="summary"]');
-  el.focus();
-  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-  let seen = 0;
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    if (at <= seen + node.data.length) {
-      window.getSelection().setBaseAndExtent(node, at - seen, node, at - seen);
-      return;
-    }
-    seen += node.data.length;
-  }
 }"""
 
 DIRECTION = "(role) => getComputedStyle(document.querySelector(`[data-role='${role}']`)).direction"

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotate.models import Sample
-from tests.e2e.annotation_helpers import CARET, MAC_AGENT, open_sample
+from tests.e2e.annotation_helpers import CARET, MAC_AGENT, PUT_CARET, open_sample
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -28,22 +28,6 @@ ITEMS = '[data-role="span-list"] li'
 SEGMENTER_WORDS = """(text) => {
   const segmenter = new Intl.Segmenter(document.documentElement.lang || undefined, { granularity: "word" });
   return [...segmenter.segment(text)].filter((s) => s.isWordLike).map((s) => [s.index, s.index + s.segment.length]);
-}"""
-
-# Focus the summary and put a bare caret at a UTF-16 offset of its text.
-PUT_CARET = """(at) => {
-  const el = document.querySelector('[data-role="summary"]');
-  el.focus();
-  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-  let seen = 0;
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    if (at <= seen + node.data.length) {
-      window.getSelection().setBaseAndExtent(node, at - seen, node, at - seen);
-      return;
-    }
-    seen += node.data.length;
-  }
-  throw new Error(`offset ${at} outside the summary`);
 }"""
 
 # The viewport box of the character at a UTF-16 offset of the summary.
