@@ -39,11 +39,30 @@ case "$host" in
      fi ;;
 esac
 
+# One run-dev a data folder: a second one would run its worker beside the first's on the one broker queue (both
+# taking tasks) and its web server on the same database, silently. The lock (flock) is on a file in the data folder,
+# held while this script runs (and its servers, which inherit it); another data folder has its own.
+data_dir="${FAITHLAB_DATA_DIR:-var}"
+if command -v flock >/dev/null 2>&1 && mkdir -p "$data_dir" 2>/dev/null \
+   && exec {run_lock}>>"$data_dir/run-dev.lock"; then
+  if ! flock -n "$run_lock"; then
+    first="$(cat "$data_dir/run-dev.lock" 2>/dev/null)"
+    echo "run-dev: $(cd "$data_dir" && pwd) is in use by another run-dev (pid ${first:-unknown}): stop that one" \
+         "first, or set FAITHLAB_DATA_DIR to another folder" >&2
+    exit 1
+  fi
+  echo $$ >"$data_dir/run-dev.lock"
+fi
+
 children=()
 worker=""
 web=""
 worker_started=0
+sleeper=""
 declare -A role=()
+# The worker's output goes to the terminal and to this file too (each start anew), for its last error line.
+worker_log="$(mktemp "${TMPDIR:-/tmp}/run-dev-worker.XXXXXX")"
+trap 'rm -f "$worker_log"' EXIT
 
 stop_children() {
   # Further signals are ignored while stopping (no re-entry); the stop is bounded by the grace period.

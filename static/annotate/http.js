@@ -122,7 +122,16 @@ export async function send(method, url, body, options) {
         return { status: response.status, ok: response.ok, data };
       }
       if (attempt >= delays.length) {
-        throw new Error(response ? `server error ${response.status}` : "network error");
+        // A 503 says why in its detail (config/database_busy.py: the database busy, the disk full, the database
+        // not reachable): the page shows those words rather than a bare status.
+        let detail = "";
+        try {
+          const data = response ? await response.json() : null;
+          if (data && typeof data.detail === "string") detail = data.detail;
+        } catch (error) {
+          detail = "";
+        }
+        throw new Error(response ? `server error ${response.status}${detail ? ": " + detail : ""}` : "network error");
       }
       if (!retrying) {
         retrying = true;

@@ -7,6 +7,7 @@ database nor copy an empty one. On PostgreSQL it says to use pg_dump (README, Ba
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +17,23 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 PAGES_A_STEP = 4096  # database pages (4 KiB each by default) copied between two looks for a Ctrl-C
+
+
+# SQLite's extended codes for a failed write or sync: the source is opened read-only, so they are the copy's.
+WRITING_ERRORS = frozenset({"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE",
+                            "SQLITE_IOERR_DIR_FSYNC", "SQLITE_READONLY"})
+
+
+def _writing_failed(error: sqlite3.Error, source: Path, folder: Path) -> bool:
+    """Whether ``error`` came from writing the copy in ``folder``, not from reading ``source``: SQLite's code says a
+    write failed (the source is only read), or ``folder`` has less room left than the source needs (a full disk
+    whose error SQLite words as "database or disk is full" without naming which database)."""
+    if getattr(error, "sqlite_errorname", None) in WRITING_ERRORS:
+        return True
+    try:
+        return shutil.disk_usage(folder).free < source.stat().st_size
+    except OSError:
+        return False
 
 
 class Command(BaseCommand):
@@ -58,6 +76,9 @@ class Command(BaseCommand):
         except sqlite3.Error as exc:
             writing.close()
             target.unlink(missing_ok=True)
+            if _writing_failed(exc, source, folder):
+                raise CommandError(f"{target}: {exc} (writing the copy in {folder}); nothing was copied, and the "
+                                   f"database {source} is as it was") from exc
             raise CommandError(f"{source}: {exc}; nothing was copied") from exc
         except KeyboardInterrupt:
             # A half-written copy looks like a backup: it goes, and the command says so in one line.

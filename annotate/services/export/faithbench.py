@@ -8,6 +8,8 @@ generator as ``metadata.summarizer``), so a re-import gives the same figures.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,6 @@ from annotate.file_names import export_file_names
 from annotate.models import Batch, Project, Sample, SpanAnnotation
 from annotate.services.export.options import ExportError, ExportOptions
 from annotate.services.export.reading import _batch_samples, _Names, _Progress, _sample_id
-from annotate.services.export.whole_files import whole_file
 from annotate.services.ingest import ABSENT_KEYS, IMPORTED_AS
 from annotate.services.stats import batch_submitters
 from annotate.taxonomy import category_of, label_categories
@@ -193,17 +194,30 @@ def _faithbench_files(
 
 
 def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, progress: Any = None) -> list[Path]:
-    """One ``<batch>.json`` per batch in out_dir, written sample by sample; never a file outside out_dir."""
+    """One ``<batch>.json`` per batch in out_dir, written sample by sample; never a file outside out_dir.
+
+    All or nothing: every batch file is written under a temporary name beside its place first, and they are renamed
+    into place only once the last one is written. On any error (a full disk, Ctrl-C, a database error) the
+    temporaries go, so the folder keeps the previous export's files as they were and never shows a partial set
+    (the first batches new, the rest missing or old) that looks like a whole export."""
     files = faithbench_files(project, options, progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     folder = out_dir.resolve()
-    written: list[Path] = []
-    for name, pieces in files:
-        path = out_dir / name
-        if path.resolve().parent != folder:  # export_file_names makes this impossible; a second lock on the door
-            raise ExportError(f"batch file {name!r} would be written outside {out_dir}; nothing more was written")
-        with whole_file(path, "wb") as handle:
-            for piece in pieces:
-                handle.write(piece)
-        written.append(path)
-    return written
+    pending: list[tuple[Path, Path]] = []  # (temporary, its place)
+    try:
+        for name, pieces in files:
+            path = out_dir / name
+            if path.resolve().parent != folder:  # export_file_names makes this impossible; a second lock on the door
+                raise ExportError(f"batch file {name!r} would be written outside {out_dir}; nothing was written")
+            descriptor, temporary = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".part")
+            pending.append((Path(temporary), path))
+            with os.fdopen(descriptor, "wb") as handle:
+                for piece in pieces:
+                    handle.write(piece)
+        for temporary, path in pending:
+            os.replace(temporary, path)
+    except BaseException:
+        for temporary, _ in pending:
+            temporary.unlink(missing_ok=True)
+        raise
+    return [path for _, path in pending]
