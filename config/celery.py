@@ -37,6 +37,16 @@ def time_limits(hard: int, soft: int) -> dict[str, int]:
 
 
 @worker_init.connect
+def _repair_the_embedded_broker(**kwargs: Any) -> None:
+    """Before the worker's consumer binds its queue: make the embedded broker's missing folders and remove an exchange
+    file kombu cannot read (an empty ``celery.exchange`` after a full disk used to stop every start with a
+    JSONDecodeError); config.broker, which the web's first send uses too."""
+    from config import broker
+
+    broker.repair_configured()
+
+
+@worker_init.connect
 def _load_the_embedding_model_before_the_pool_forks(sender: Any = None, **kwargs: Any) -> None:
     """In the worker's main process, before it forks its pool: load the embedding model, for the pool to share.
 

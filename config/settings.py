@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from config import broker
 from config.env import (
     SettingError,
     broker_url,
@@ -234,15 +235,11 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = broker_url("CELERY_BROKER_URL", "filesystem://localhost/")
 _BROKER_DIR = DATA_DIR / "broker"
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("queue", "processed", "control"):
-        (_BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_BROKER_DIR / "queue"),
-        "data_folder_out": str(_BROKER_DIR / "queue"),
-        "processed_folder": str(_BROKER_DIR / "processed"),
-        "control_folder": str(_BROKER_DIR / "control"),
-        "store_processed": False,
-    }
+    # config.broker makes the folders and removes an exchange file kombu cannot read (an empty one after a full
+    # disk), here and again at each worker start and wherever kombu would fail on them (its Transport).
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
+    CELERY_BROKER_TRANSPORT_OPTIONS = broker.folder_options(_BROKER_DIR)
+    broker.repair(CELERY_BROKER_TRANSPORT_OPTIONS)
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

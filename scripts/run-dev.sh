@@ -14,7 +14,11 @@
 # RESTART_AFTER_SECONDS (15: a worker that exits after running this long is started again, and so is
 # one killed by a signal (kill -9, out of memory) however soon; one that exits by itself sooner stops
 # everything, since it cannot start), MAX_QUICK_RESTARTS (3: killed workers started again in a row,
-# each within RESTART_AFTER_SECONDS of its start, before the script gives up and stops everything).
+# each within RESTART_AFTER_SECONDS of its start, before the script gives up and stops everything),
+# WORKER_RETRY_SECONDS ("5 15 60": once a worker has run RESTART_AFTER_SECONDS, `make run` has started fine, so a
+# later worker that cannot start (a broken broker, a database gone) no longer stops the web server: the script says
+# why in one line, the worker's last error line, and starts it again after each of these delays in turn, the last
+# one repeated, so annotators keep working meanwhile).
 set -u
 
 # A shell started with INT ignored (a background job of a non-interactive shell: `make run &` in a script, a test
@@ -95,6 +99,7 @@ stop_children() {
 # A stop that was asked for is this server's normal end: status 0, so `make run` prints no error line after it.
 # Failures (a server that exits by itself, a worker that cannot start) exit 1 below.
 on_signal() {
+  [ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null
   stop_children "${children[@]}"
   exit 0
 }
@@ -103,8 +108,11 @@ trap on_signal INT TERM HUP
 # Background children of a non-interactive shell are never process-group leaders, so setsid(1)
 # starts a new session in place and $! is the server's own pid. --loglevel=info keeps the task
 # log; Celery's one "Warm shutdown" line is all it prints when it stops.
+# The copy to worker_log goes through tee, which ignores the terminal's signals: the worker's last lines still reach
+# the terminal while it stops.
 start_worker() {
-  setsid "$venv/bin/celery" -A config worker --loglevel=info --concurrency=1 --pool=solo &
+  setsid "$venv/bin/celery" -A config worker --loglevel=info --concurrency=1 --pool=solo \
+    > >(trap '' INT TERM HUP; exec tee "$worker_log") 2>&1 &
   worker=$!
   worker_started=$SECONDS
   role[$worker]="worker"
@@ -133,16 +141,57 @@ restart_worker() {
   [ "$1" -gt 128 ] && [ "$quick_restarts" -lt "$max_quick" ] || return 1
   quick_restarts=$((quick_restarts + 1))
 }
+read -r -a retry_delays <<< "${WORKER_RETRY_SECONDS:-5 15 60}"
+[ "${#retry_delays[@]}" -gt 0 ] || retry_delays=(5 15 60)
+retries=0
+worker_was_up=0  # a worker ran RESTART_AFTER_SECONDS: `make run` started fine, and the web server stays up
+# The worker's last error line (else its last line), for the one line that says why it stopped.
+last_worker_error() {
+  sleep 0.2  # tee's last lines
+  local line
+  line="$(grep -E 'Error|Exception|error:|ERROR|CRITICAL' "$worker_log" 2>/dev/null | grep -v 'SecurityWarning' | tail -n 1)"
+  [ -n "$line" ] || line="$(grep -v '^[[:space:]]*$' "$worker_log" 2>/dev/null | tail -n 1)"
+  line="${line#"${line%%[![:space:]]*}"}"
+  echo "${line:0:300}"
+}
 while true; do
   exited=""
   wait -n -p exited "$worker" "$web" 2>/dev/null  # no bash job notice: the lines below say what happened
   status=$?
   [ -n "${exited:-}" ] || exit 1
+  if [ "$exited" = "$worker" ] && [ $((SECONDS - worker_started)) -ge "$restart_after" ]; then
+    worker_was_up=1
+    retries=0
+  fi
   if [ "$exited" = "$worker" ] && kill -0 "$web" 2>/dev/null && restart_worker "$status"; then
     echo "run-dev: worker (pid $exited) exited with status $status; starting it again (unfinished runs and jobs resume)"
     start_worker
     children=("$worker" "$web")
     echo "run-dev: worker (pid $worker) started"
+    continue
+  fi
+  if [ "$exited" = "$worker" ] && [ "$worker_was_up" = 1 ] && kill -0 "$web" 2>/dev/null; then
+    # It cannot start now, but it could before: keep the web server up and try again later.
+    index=$retries
+    [ "$index" -lt "${#retry_delays[@]}" ] || index=$((${#retry_delays[@]} - 1))
+    delay="${retry_delays[$index]}"
+    retries=$((retries + 1))
+    echo "run-dev: worker (pid $exited) stopped $((SECONDS - worker_started)) s after its start with status $status:" \
+         "$(last_worker_error); the web server stays up; starting the worker again in ${delay} s"
+    children=("$web")
+    sleep "$delay" &
+    sleeper=$!
+    exited=""
+    wait -n -p exited "$web" "$sleeper" 2>/dev/null
+    status=$?
+    sleeper=""
+    if [ "${exited:-}" = "$web" ]; then
+      echo "run-dev: web server (pid $web) exited with status $status; the worker is not running"
+      exit 1
+    fi
+    start_worker
+    children=("$worker" "$web")
+    echo "run-dev: worker (pid $worker) started (try $retries since it stopped)"
     continue
   fi
   echo "run-dev: ${role[$exited]} (pid $exited) exited with status $status; stopping the other"

@@ -286,3 +286,80 @@ def test_serving_beyond_loopback_without_allowed_hosts_says_which_setting_is_mis
         assert (warning in result.stderr) is warned, result.stderr
         if warned:
             assert "set ALLOWED_HOSTS to the names people will type" in result.stderr
+
+
+def wrapped_venv(tmp_path: Path, broken: Path) -> str:
+    """A VENV whose ``celery`` is the real one, except while the file ``broken`` exists: then it stands for a worker
+    that can no longer start (an embedded broker kombu cannot read), printing kombu's error and exiting 1."""
+    real = Path(sys.executable).parent
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    for name, fails in (("celery", True), ("python", False)):
+        script = venv / "bin" / name
+        failing = (f'if [ -e "{broken}" ]; then echo "[2026-11-29 17:00:00,000: CRITICAL/MainProcess] '
+                   "Unrecoverable error: JSONDecodeError('Expecting value: line 1 column 1 (char 0)')\"; exit 1; fi\n"
+                   if fails else "")
+        script.write_text(f"#!/usr/bin/env bash\n{failing}exec {real / name} \"$@\"\n")
+        script.chmod(0o755)
+    return str(venv)
+
+
+def test_a_worker_that_ran_fine_and_then_cannot_start_keeps_the_web_server_up_and_is_tried_again(
+    dev_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A worker that was up a while, killed, whose next starts fail at once (a broker it cannot read): the web server
+    stays up, one line says why the worker stopped (its last error line) and when it is tried again, with growing
+    delays; once it can start again it does, and one Ctrl-C still stops both. (At the first start, a worker that
+    cannot start still stops everything: test_settings_env's bad-setting tests.)"""
+    broken = tmp_path / "broken"
+    dev_env.update(RESTART_AFTER_SECONDS="3", WORKER_RETRY_SECONDS="1 2", VENV=wrapped_venv(tmp_path, broken))
+    lines: list[str] = []
+    process = subprocess.Popen(
+        [str(SCRIPT)], cwd=ROOT, env=dev_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True, preexec_fn=sigint(signal.SIG_DFL),  # noqa: PLW1509 (as from a terminal)
+    )
+    assert process.stdout is not None
+    reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    pids: list[int] = []
+
+    def wait_for(condition: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        while not condition():
+            assert process.poll() is None, "".join(lines)
+            assert time.monotonic() < deadline, f"{what}:\n" + "".join(lines)
+            time.sleep(0.3)
+
+    def ready_lines() -> int:
+        return sum("celery@" in line and " ready." in line for line in lines)
+
+    try:
+        url = f"http://127.0.0.1:{dev_env['PORT']}/accounts/login/"
+        pids = wait_for_both(process, lines, url)
+        time.sleep(3.5)  # past RESTART_AFTER_SECONDS: this worker started fine
+        broken.touch()
+        os.kill(pids[0], signal.SIGKILL)
+        # Killed, it is started again at once and fails; then twice more after 1 s and 2 s, the web server up.
+        wait_for(lambda: "".join(lines).count("the web server stays up") >= 3, "the worker was not tried again")
+        output = "".join(lines)
+        stopped = re.findall(r"run-dev: worker \(pid \d+\) stopped \d+ s after its start with status 1: (.*); the web "
+                             r"server stays up; starting the worker again in (\d+) s\n", output)
+        assert [delay for _, delay in stopped[:3]] == ["1", "2", "2"], output
+        assert all(why.endswith("Unrecoverable error: JSONDecodeError('Expecting value: line 1 column 1 (char 0)')")
+                   for why, _ in stopped), output
+        assert "stopping the other" not in output and alive(pids[1]) and answers(url), output
+
+        broken.unlink()
+        wait_for(lambda: ready_lines() == 2, "the worker did not come back")
+        again = re.findall(r"run-dev: worker \(pid (\d+)\) started \(try \d+ since it stopped\)\n", "".join(lines))
+        pids.append(int(again[-1]))
+        os.killpg(process.pid, signal.SIGINT)
+        stop_within(process, lines)
+        assert process.returncode == 0
+        reader.join(timeout=5)
+        output = "".join(lines)
+        assert f"run-dev: worker (pid {pids[-1]}) stopped" in output
+        assert f"run-dev: web server (pid {pids[1]}) stopped" in output
+        assert not alive(pids[-1]) and not alive(pids[1])
+    finally:
+        kill_leftovers(process, pids)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Least
 from django.utils import timezone
@@ -178,7 +178,10 @@ def run_embedding_job(
     Without limits it runs to the end. With ``max_seconds`` or ``max_sentences``
     (the Celery task passes the EMBEDDING_SLICE_* settings) it stops once either
     is spent, queues the rest as a new task behind whatever else is queued, and
-    returns the job still running. Idempotent and restart-safe: a second run (or a
+    returns the job still running. Run in slices, a slice that finds the database
+    locked for longer than its busy timeout (another process holding SQLite) is
+    queued again after a delay (``LOCKED_RETRY_SECONDS``, saying so in the job's
+    error) instead of failing the job; the job fails after the last try. Idempotent and restart-safe: a second run (or a
     run after a worker restart) only does what is still missing, and each text is
     counted done once, by the run that wrote it. One process at a time per job
     (its lock): a second delivery while the first runs returns at once, and the
@@ -194,12 +197,14 @@ def run_embedding_job(
         job = Job.objects.get(pk=job_id)
         if not held or not job.is_active:
             return job
-        more = _embed_slice(job, max_seconds=max_seconds, max_sentences=max_sentences)
-    if more:
+        sliced = max_seconds is not None or max_sentences is not None
+        after = _embed_slice(job, max_seconds=max_seconds, max_sentences=max_sentences, retry_locked=sliced)
+    if after is not None:
         from annotate.tasks import embed_project_texts
 
-        jobs.queue_job(job, embed_project_texts)
-    else:
+        # A broker that refuses the next slice leaves the job running, for the next worker start to queue again.
+        jobs.queue_job(job, embed_project_texts, next_slice=True, countdown=after or None)
+    elif not _active(job.pk).exists():
         jobs.forget_job_lock(job.pk)
     job.refresh_from_db()
     return job
@@ -230,21 +235,51 @@ def _clear_markers_once(job: Job) -> None:
     job.options = options
 
 
-def _embed_slice(job: Job, *, max_seconds: float | None, max_sentences: int | None) -> bool:
-    """Embed what the slice's limits allow; True when texts are left for a next slice (the job stays running).
+# A slice that meets a locked database is queued again after these many seconds, one a try (``_locked_retry``); the
+# tries are counted in the job's options (LOCKED_TRIES) and the job fails on the lock after the last one.
+LOCKED_RETRY_SECONDS: tuple[float, ...] = (5, 15, 60, 120, 300)
+LOCKED_TRIES = "locked_tries"
+
+
+def _is_busy(error: BaseException) -> bool:
+    """SQLite's "database is locked" once its busy timeout ran out (or a PostgreSQL deadlock, or a "busy" refusal)."""
+    return jobs.is_lock_error(error) or (isinstance(error, OperationalError) and "busy" in str(error).lower())
+
+
+def _locked_retry(job: Job, error: BaseException) -> float | None:
+    """The seconds after which the slice that met ``error`` (a locked database) is tried again, recorded in the job
+    (its error says so, its options count the try); None when the tries are spent (the job then fails).
+
+    The tries count over the whole job. If even this record meets the lock, OperationalError is raised: the
+    caller leaves the job running, not queued again, and the next worker start goes on with it.
+    """
+    tries = int(job.options.get(LOCKED_TRIES, 0) or 0)
+    if tries >= len(LOCKED_RETRY_SECONDS):
+        return None
+    after = LOCKED_RETRY_SECONDS[tries]
+    message = (f"The database was locked by another process for longer than its busy timeout ({error}); "
+               f"embedding goes on in {after:g} s, keeping what it has done (try {tries + 1} of "
+               f"{len(LOCKED_RETRY_SECONDS)}).")
+    options = {**job.options, LOCKED_TRIES: tries + 1}
+    jobs.retry_when_locked(lambda: _active(job.pk).update(options=options, error=message))
+    job.options, job.error = options, message
+    log.warning("embedding job %s: %s", job.pk, message)
+    return after
+
+
+def _embed_slice(job: Job, *, max_seconds: float | None, max_sentences: int | None,
+                 retry_locked: bool = False) -> float | None:
+    """Embed what the slice's limits allow; when texts are left for a next slice (the job stays running), the
+    seconds after which it may run (0: at once), else None.
 
     A failure marks the job failed, trying again while the database is locked
-    (the error that stopped it may be that very lock), then is raised. A job
-    cancelled meanwhile stops after the chunk in hand and keeps its cancel's status.
+    (the error that stopped it may be that very lock), then is raised. With
+    ``retry_locked`` (the job runs in slices, queued by the worker), a locked
+    database instead queues the slice again later (``_locked_retry``) while
+    tries are left. A job cancelled meanwhile stops after the chunk in hand and
+    keeps its cancel's status.
     """
     model = job.options.get("model") or embedder.model_name()
-    _clear_markers_once(job)
-    # Rows embedded by an earlier run or slice of this job are no longer stale, so they count as done
-    # from the start; each text this run finishes adds one.
-    if not _active(job.pk).update(
-        status=Job.Status.RUNNING, done=max(0, min(job.total, job.total - count_stale(job.project_id, model)))
-    ):
-        return False  # cancelled between the read and now
     budget = _Slice(max_seconds, max_sentences)
 
     def count(finished: int) -> None:
@@ -252,19 +287,35 @@ def _embed_slice(job: Job, *, max_seconds: float | None, max_sentences: int | No
             Job.objects.filter(pk=job.pk).update(done=Least(F("done") + finished, Value(job.total)))
 
     try:
+        _clear_markers_once(job)
+        # Rows embedded by an earlier run or slice of this job are no longer stale, so they count as done
+        # from the start; each text this run finishes adds one.
+        if not _active(job.pk).update(
+            status=Job.Status.RUNNING, done=max(0, min(job.total, job.total - count_stale(job.project_id, model)))
+        ):
+            return None  # cancelled between the read and now
         for model_class, text_of in ((Passage, "text"), (Sample, "summary")):
             _embed_stale(job, model_class, text_of, model, budget, count)
         if not _active(job.pk).exists():
             log.info("embedding job %s was cancelled: it stops, keeping the texts it embedded", job.pk)
-            return False
+            return None
         if budget.over and count_stale(job.project_id, model):
-            return True
+            return 0
+        _active(job.pk).update(status=Job.Status.DONE, done=job.total, error="", finished_at=timezone.now())
     except Exception as error:
+        if retry_locked and _is_busy(error):
+            try:
+                after = _locked_retry(job, error)
+            except OperationalError:
+                # The record met the lock too: left running, and not queued, for the next worker start.
+                log.warning("embedding job %s: database locked (%s); left for the next worker start", job.pk, error)
+                return None
+            if after is not None:
+                return after
         log.exception("embedding job %s failed", job.pk)
         jobs.mark_failed(job.pk, str(error), only_if_active=True)
         raise
-    _active(job.pk).update(status=Job.Status.DONE, done=job.total, finished_at=timezone.now())
-    return False
+    return None
 
 
 def _embed_stale(job: Job, model_class: type[Passage | Sample], text_of: str, model: str, budget: _Slice,

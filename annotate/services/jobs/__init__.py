@@ -35,7 +35,7 @@ from annotate.services.jobs.locks import (
     waiting_ids,
 )
 from annotate.services.jobs.recovery import RESUMING_TASKS, resume_stale_jobs, resuming_task, stopped_message
-from annotate.services.jobs.sending import not_queued_message, queue_job, send_job
+from annotate.services.jobs.sending import not_queued_message, queue_job, resumable_message, send_job
 
 __all__ = [
     "ACTIVE",
@@ -60,6 +60,7 @@ __all__ = [
     "not_queued_message",
     "orphaned_ids",
     "queue_job",
+    "resumable_message",
     "resume_stale_jobs",
     "resuming_task",
     "retry_when_locked",

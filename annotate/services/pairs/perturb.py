@@ -191,8 +191,9 @@ def run_perturbation_job(
     if more:
         from annotate.tasks import perturb_originals
 
-        # The rest goes in a new task, behind whatever else is queued; it carries on where this one stopped.
-        jobs.queue_job(job, perturb_originals)
+        # The rest goes in a new task, behind whatever else is queued; it carries on where this one stopped. One
+        # the broker refuses leaves the job running, for the next worker start to queue again.
+        jobs.queue_job(job, perturb_originals, next_slice=True)
     elif job.status == Job.Status.DONE:
         jobs.forget_job_lock(job.pk)
     job.refresh_from_db()
