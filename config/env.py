@@ -198,7 +198,7 @@ def envkeyhosts(name: str, default: str) -> tuple[tuple[str, str, int | None], .
         if not _KEY_NAME.fullmatch(pattern) or host_port is None:
             raise SettingError(
                 f"{name}={raw!r}: {entry!r} is not NAME or NAME@host (host or host:port, NAME may use *); "
-                "use e.g. OPENAI_API_KEY@api.openai.com,FAITHLAB_JUDGE_KEY_*"
+                "use e.g. OPENAI_API_KEY@api.openai.com,VLLM_KEY@localhost:8001"
             )
         rules.append((pattern, *host_port))
     return tuple(rules)

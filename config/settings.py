@@ -291,7 +291,7 @@ EMBEDDING_WARMUP = envbool("EMBEDDING_WARMUP", True)
 # the environment variable holding its API key; that variable is read and sent only when an entry here allows the
 # name (NAME, or NAME@host / NAME@host:port; fnmatch's * in NAME) for the judge's host, so a project admin cannot have
 # the server send another variable (SECRET_KEY, a database password) to a host of their choosing.
-FAITHLAB_JUDGE_KEYS = envkeyhosts("FAITHLAB_JUDGE_KEYS", "OPENAI_API_KEY@api.openai.com,FAITHLAB_JUDGE_KEY_*")
+FAITHLAB_JUDGE_KEYS = envkeyhosts("FAITHLAB_JUDGE_KEYS", "OPENAI_API_KEY@api.openai.com")
 # Hosts (or host:port) that are not public but that a project admin who is not site staff may point a judge at: an
 # Ollama or vLLM server on this machine or the local network. Site staff and management commands may use any host.
 FAITHLAB_JUDGE_HOSTS = envhosts("FAITHLAB_JUDGE_HOSTS")

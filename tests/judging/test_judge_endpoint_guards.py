@@ -32,7 +32,7 @@ from tests.judging.llm_server import LoopbackLLM
 from tests.judging.run_factories import add_samples
 
 # FAITHLAB_JUDGE_KEYS and FAITHLAB_JUDGE_HOSTS as the settings hold them (config.env.envkeyhosts, envhosts).
-DEFAULT_KEYS = (("OPENAI_API_KEY", "api.openai.com", None), ("FAITHLAB_JUDGE_KEY_*", "", None))  # the default
+DEFAULT_KEYS = (("OPENAI_API_KEY", "api.openai.com", None),)  # the default
 MESSAGES = [{"role": "user", "content": "Reply with OK."}]
 
 
@@ -399,7 +399,7 @@ def test_the_settings_read_names_hosts_and_ports_and_refuse_a_bad_entry_in_one_l
     from config.env import SettingError, envhosts, envkeyhosts
 
     monkeypatch.delenv("FAITHLAB_JUDGE_KEYS", raising=False)
-    assert envkeyhosts("FAITHLAB_JUDGE_KEYS", "OPENAI_API_KEY@api.openai.com,FAITHLAB_JUDGE_KEY_*") == DEFAULT_KEYS
+    assert envkeyhosts("FAITHLAB_JUDGE_KEYS", "OPENAI_API_KEY@api.openai.com") == DEFAULT_KEYS
     monkeypatch.setenv("FAITHLAB_JUDGE_KEYS", " VLLM_KEY@Localhost:8001, MY_* ,K@[::1]:80")
     assert envkeyhosts("FAITHLAB_JUDGE_KEYS", "X") == (("VLLM_KEY", "localhost", 8001), ("MY_*", "", None),
                                                       ("K", "::1", 80))
@@ -412,3 +412,17 @@ def test_the_settings_read_names_hosts_and_ports_and_refuse_a_bad_entry_in_one_l
     monkeypatch.setenv("FAITHLAB_JUDGE_HOSTS", "http://localhost")
     with pytest.raises(SettingError, match="FAITHLAB_JUDGE_HOSTS=.*is not a host or host:port"):
         envhosts("FAITHLAB_JUDGE_HOSTS")
+
+
+@pytest.mark.usefixtures("default_keys")
+def test_by_default_only_the_openai_key_for_openai_is_sent_no_other_variable_to_any_host(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAITHLAB_JUDGE_KEY_TEAM", "sk-team")  # a key an operator meant for judges, with no host rule
+    for name, url in (("FAITHLAB_JUDGE_KEY_TEAM", "https://attacker.example/v1"),
+                      ("OPENAI_API_KEY", "https://attacker.example/v1")):
+        with pytest.raises(JudgeSettingsError) as refused:
+            create_judge(project, name=f"probe {name}", kind="rubric", base_url=url, model="m", api_key_env=name)
+        assert refused.value.field == "api_key_env" and names_the_setting(str(refused.value), name)
+    assert create_judge(project, name="openai", kind="rubric", base_url="https://api.openai.com/v1", model="m",
+                        api_key_env="OPENAI_API_KEY").api_key_env == "OPENAI_API_KEY"

@@ -72,7 +72,7 @@ def key_allowed(name: str, base_url: str) -> bool:
 
 
 def allowed_keys_shown() -> str:
-    """The allow-list as a refusal names it: "OPENAI_API_KEY for api.openai.com, FAITHLAB_JUDGE_KEY_*"."""
+    """The allow-list as a refusal names it: "OPENAI_API_KEY for api.openai.com, MY_KEY_*"."""
     shown = [pattern + (f" for {_shown_host(host, port)}" if host else "")
              for pattern, host, port in settings.FAITHLAB_JUDGE_KEYS]
     return ", ".join(shown) if shown else "none"
