@@ -52,6 +52,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.models import Project
 from annotate.services.export import UTF8_BOM, bom_refusal
+from annotate.services.export.whole_files import whole_file
 from annotate.spreadsheet import text_row
 from judging.costs import us_dollars
 from judging.models import Audit, Judgement, JudgeRun
@@ -236,7 +237,7 @@ def write_export(
     pieces = export_lines(project, what=what, format=format, run=run, bom=bom)
     count = 0
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8", newline="") as handle:
+    with whole_file(out, "w", encoding="utf-8", newline="") as handle:  # whole or absent, as span exports
         for piece in pieces:
             handle.write(piece)
             count += 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from annotate.file_names import export_file_names
 from annotate.models import Batch, Project, Sample, SpanAnnotation
 from annotate.services.export.options import ExportError, ExportOptions
 from annotate.services.export.reading import _batch_samples, _Names, _Progress, _sample_id
+from annotate.services.export.whole_files import temporary_beside
 from annotate.services.ingest import ABSENT_KEYS, IMPORTED_AS
 from annotate.services.stats import batch_submitters
 from annotate.taxonomy import category_of, label_categories
@@ -209,14 +209,14 @@ def write_faithbench(project: Project, out_dir: Path, options: ExportOptions, pr
             path = out_dir / name
             if path.resolve().parent != folder:  # export_file_names makes this impossible; a second lock on the door
                 raise ExportError(f"batch file {name!r} would be written outside {out_dir}; nothing was written")
-            descriptor, temporary = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".part")
-            pending.append((Path(temporary), path))
+            descriptor, temporary = temporary_beside(path)
+            pending.append((temporary, path))
             with os.fdopen(descriptor, "wb") as handle:
                 for piece in pieces:
                     handle.write(piece)
         for temporary, path in pending:
             os.replace(temporary, path)
-    except BaseException:
+    except (Exception, KeyboardInterrupt):  # a process killed outright leaves them, as whole_file does
         for temporary, _ in pending:
             temporary.unlink(missing_ok=True)
         raise

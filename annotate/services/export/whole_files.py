@@ -12,10 +12,25 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def temporary_beside(path: Path) -> tuple[int, Path]:
+    """A new empty file beside ``path`` (same folder, so a rename is atomic), hidden by its name; its descriptor and
+    path. It gets the mode a plain open would give (0666 less the umask), not mkstemp's 0600, so the export that
+    replaces ``path`` is as readable to others as a file written in place."""
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    os.fchmod(descriptor, 0o666 & ~_umask())
+    return descriptor, Path(temporary)
+
+
 @contextmanager
 def whole_file(path: Path, mode: str = "w", **open_options: Any) -> Iterator[IO[Any]]:
     """A handle to write ``path`` with; the file appears at ``path`` only if the block ends without an error."""
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    descriptor, temporary = temporary_beside(path)
     try:
         with os.fdopen(descriptor, mode, **open_options) as handle:
             yield handle
@@ -23,5 +38,5 @@ def whole_file(path: Path, mode: str = "w", **open_options: Any) -> Iterator[IO[
     except (Exception, KeyboardInterrupt):
         # An error or a Ctrl-C. A process killed outright removes nothing: its temporary file is found by what
         # restarts the work (an export job's folder is emptied before it is written again).
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
