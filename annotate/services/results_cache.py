@@ -35,10 +35,11 @@ at 100,000 samples):
   submission, a re-opening, an admin exclusion);
 - gold labels (the curation list): count, highest id, latest ``decided_at``;
 - samples and batches: count and highest id (imports, copies, deletions);
-- judge judgements: count and highest id (the judges are detectors too);
+- judge judgements: count and highest id, and the project's judges' ids, names and kinds (the judges are
+  detectors too, named by their names);
 - the project's taxonomy (it decides which label counts as what);
 - a pairs project's rounds and items (count, highest id) and pair judgements
-  (count, highest id, how many are answered and counted, latest
+  (count, highest id, how many are answered, the id sum of the counted ones, latest
   ``answered_at``: a serve, an answer, a taken-back answer, a judge blocked or
   unblocked), in place of the gold labels' part, which only span projects
   read.
@@ -62,7 +63,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Count, Max, Q, Sum
 from django.utils import timezone
 
@@ -79,7 +80,7 @@ from annotate.models import (
     SpanAnnotation,
 )
 from annotate.services import stats
-from judging.models import Judgement
+from judging.models import Judge, Judgement
 
 logger = logging.getLogger(__name__)
 
@@ -136,9 +137,11 @@ def data_version(project: Project) -> str:
         Sample.objects.aggregate(top=Max("id"))["top"],
         Batch.objects.count(),
         Batch.objects.aggregate(top=Max("id"))["top"],
-        # Judges feed the detector evaluation (judging.services.detectors); judgements are written, not edited.
+        # Judges feed the detector evaluation (judging.services.detectors); judgements are written, not edited. The
+        # judges' names name the detectors ("judge:<name>"), and a judge can be renamed.
         Judgement.objects.count(),
         Judgement.objects.aggregate(top=Max("id"))["top"],
+        list(Judge.objects.filter(project=project).order_by("pk").values_list("pk", "name", "kind")),
         *(_pair_parts() if project.kind == Project.Kind.PAIRS else _gold_parts()),
     ]
     return hashlib.sha1(repr(parts).encode("utf-8"), usedforsecurity=False).hexdigest()
@@ -161,7 +164,7 @@ def _pair_parts() -> list[Any]:
         count=Count("id"),
         top=Max("id"),
         answered=Count("id", filter=Q(answered_at__isnull=False)),
-        counted=Count("id", filter=Q(counted=True)),
+        counted=Sum("id", filter=Q(counted=True)),  # a sum, not a count: one judge blocked and another unblocked
         last=Max("answered_at"),
     )
     items = PairItem.objects.aggregate(count=Count("id"), top=Max("id"))
@@ -248,20 +251,30 @@ def compute_figure_set(project: Project, kind: str, query: dict[str, Any], versi
         "compute_seconds": time.perf_counter() - clock,
     }
     key = _key(kind, query)
-    kept = FigureSet.objects.filter(project=project, key=key)
-    if not kept.filter(computed_at__lte=started).update(**fields) and not kept.exists():
-        try:
-            with transaction.atomic():
-                FigureSet.objects.create(project=project, key=key, **fields)
-        except IntegrityError:
-            pass  # another process kept the same query meanwhile
-        _prune(project)
+    try:
+        kept = FigureSet.objects.filter(project=project, key=key)
+        if not kept.filter(computed_at__lte=started).update(**fields) and not kept.exists():
+            try:
+                with transaction.atomic():
+                    FigureSet.objects.create(project=project, key=key, **fields)
+            except IntegrityError:
+                pass  # another process kept the same query meanwhile
+            _prune(project, kind)
+    except DatabaseError as error:
+        # Keeping them is a saving, not the answer: a locked or full database must not turn a read into an error.
+        logger.warning("figures of %s (%s) computed but not kept: %s", project.pk, kind, error)
     return FigureSet(project=project, key=key, **fields)
 
 
-def _prune(project: Project) -> None:
-    """Keep the most recently computed sets of a project (each distinct page query makes one)."""
-    old = FigureSet.objects.filter(project=project).order_by("-computed_at").values_list("pk", flat=True)
+# The kinds the pages serve stale while they refresh; the others are served by current_figures only. Each group is
+# pruned apart, so that many API queries (a threshold sweep) never push the pages' figures out.
+PAGE_KINDS = ("results", "agreement", "spans")
+
+
+def _prune(project: Project, kind: str) -> None:
+    """Keep the most recently computed sets of a project (each distinct query makes one), in kind's group."""
+    group = Q(kind__in=PAGE_KINDS) if kind in PAGE_KINDS else ~Q(kind__in=PAGE_KINDS)
+    old = FigureSet.objects.filter(group, project=project).order_by("-computed_at").values_list("pk", flat=True)
     stale_ids = list(old[settings.FIGURES_KEPT_PER_PROJECT :])
     if stale_ids:
         FigureSet.objects.filter(pk__in=stale_ids).delete()
