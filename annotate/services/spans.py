@@ -61,7 +61,9 @@ class SpanExists(Exception):
         self.existing = existing
 
 
-def _check_offsets(text: str, start: Any, end: Any, field: str) -> tuple[int, int]:
+def _check_offsets(
+    text: str, start: Any, end: Any, field: str, stored: Callable[[], set[tuple[int, int]]] | None = None
+) -> tuple[int, int]:
     """Code-point offsets of a range of ``text`` holding more than white space; ``field`` is "" (summary) or
     "source_"."""
     for name, value in ((f"{field}start", start), (f"{field}end", end)):
@@ -77,9 +79,11 @@ def _check_offsets(text: str, start: Any, end: Any, field: str) -> tuple[int, in
         raise SpanError(f"{field}start", f"{start}..{end} covers only white space ({text[start:end]!r}); "
                         "a span must hold at least one character that is not white space")
     split = first_split(text, (start, end))
-    if split is not None:
-        # Half an emoji sequence, a flag or a letter without its accent is no word a reader can see; a browser's
-        # selection never makes one, so a client that sends one is told, not stored. Imports keep theirs as is.
+    if split is not None and not (stored is not None and (start, end) in stored()):
+        # Half an emoji sequence, a flag or a letter without its accent is no word a reader can see; the page's
+        # selection keeps whole characters (where the browser has Intl.Segmenter), so a client that sends one is
+        # told, not stored. Imports keep theirs as is, and offsets a stored span of the text already has (round 2's
+        # Copy of an imported span, a change that keeps them) are taken as they are.
         offset, cluster_start, cluster_end = split
         name = f"{field}start" if offset == start else f"{field}end"
         raise SpanError(name, f"{name} {offset} splits a character: code points {cluster_start}..{cluster_end} "
@@ -88,12 +92,19 @@ def _check_offsets(text: str, start: Any, end: Any, field: str) -> tuple[int, in
     return start, end
 
 
+def _stored(sample: Sample) -> set[tuple[int, int]]:
+    """The summary offsets the sample's stored spans have (any annotator, any round)."""
+    return set(SpanAnnotation.objects.filter(sample=sample).values_list("start", "end"))
+
+
 def _source_link(sample: Sample, source_start: Any, source_end: Any) -> tuple[int | None, int | None, str | None]:
     if source_start is None and source_end is None:
         return None, None, None
     if source_start is None or source_end is None:
         raise SpanError("source_start", "source_start and source_end must both be set or both be null")
-    start, end = _check_offsets(sample.passage.text, source_start, source_end, "source_")
+    start, end = _check_offsets(sample.passage.text, source_start, source_end, "source_", lambda: set(
+        SpanAnnotation.objects.filter(sample__passage_id=sample.passage_id, source_start__isnull=False)
+        .values_list("source_start", "source_end")))
     return start, end, sample.passage.text[start:end]
 
 
@@ -166,7 +177,7 @@ def check_new_span(
     if "round" not in refused:
         _attempt(problems, lambda: _check_open(sample, annotator, round))
     if not {"start", "end"} & set(refused):
-        offsets = _attempt(problems, lambda: _check_offsets(sample.summary, start, end, ""))
+        offsets = _attempt(problems, lambda: _check_offsets(sample.summary, start, end, "", lambda: _stored(sample)))
         if not isinstance(offsets, _Failed):
             cleaned.update(start=offsets[0], end=offsets[1], text=sample.summary[offsets[0]:offsets[1]])
     if not {"source_start", "source_end"} & set(refused):
@@ -256,7 +267,7 @@ def check_span_changes(
         _attempt(problems, lambda: _check_version(version))
     if ("start" in changes or "end" in changes) and not {"start", "end"} & set(refused):
         offsets = _attempt(problems, lambda: _check_offsets(
-            sample.summary, changes.get("start", span.start), changes.get("end", span.end), ""
+            sample.summary, changes.get("start", span.start), changes.get("end", span.end), "", lambda: _stored(sample)
         ))
         if not isinstance(offsets, _Failed):
             fields.update(start=offsets[0], end=offsets[1], text=sample.summary[offsets[0]:offsets[1]])

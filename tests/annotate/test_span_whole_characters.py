@@ -126,3 +126,19 @@ def test_an_imported_span_inside_a_character_is_kept_as_the_file_has_it(tmp_path
     call_command("import_faithbench", str(source), "--project", "fb")
     stored = SpanAnnotation.objects.get(external_id="99")
     assert (stored.start, stored.end, stored.text) == (family, family + 3, SUMMARY[family:family + 3])
+
+
+@pytest.mark.django_db
+def test_offsets_a_stored_span_already_has_are_taken_as_they_are_round_two_copy_of_an_imported_span(
+    emoji_sample: Sample, alice: Any, bob: Any
+) -> None:
+    """An imported span may split a character (the file's data); round 2's Copy sends its offsets unchanged, and a
+    change that keeps them is no new split: both are stored, while other split offsets are still refused."""
+    family = SUMMARY.index(FAMILY)
+    inside = family + 3
+    SpanAnnotation.objects.create(sample=emoji_sample, annotator=bob, round=1, start=family, end=inside,
+                                  text=SUMMARY[family:inside], labels=["Benign"])  # as an import stores it
+    copied = create_span(emoji_sample, alice, round=1, start=family, end=inside, labels=["Benign"])
+    assert (copied.start, copied.end) == (family, inside)
+    with pytest.raises(SpanError):
+        create_span(emoji_sample, alice, round=1, start=family, end=inside + 1, labels=["Benign"])
