@@ -101,7 +101,7 @@ def database_trouble(error: BaseException) -> str | None:
         return BUSY
     if any(full in words for full in DISK_FULL_MESSAGES):
         return DISK_FULL
-    if isinstance(error, InterfaceError) or any(away in words for away in UNREACHABLE_MESSAGES):
+    if any(away in words for away in UNREACHABLE_MESSAGES):  # an InterfaceError too: "cursor already closed" is a bug
         return UNREACHABLE
     return None
 

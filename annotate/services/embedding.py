@@ -250,7 +250,8 @@ def _locked_retry(job: Job, error: BaseException) -> float | None:
     """The seconds after which the slice that met ``error`` (a locked database) is tried again, recorded in the job
     (its error says so, its options count the try); None when the tries are spent (the job then fails).
 
-    The tries count over the whole job. If even this record meets the lock, OperationalError is raised: the
+    The tries count the locks in a row: a chunk embedded after one starts them afresh. If even this record meets
+    the lock, OperationalError is raised: the
     caller leaves the job running, not queued again, and the next worker start goes on with it.
     """
     tries = int(job.options.get(LOCKED_TRIES, 0) or 0)
@@ -285,6 +286,11 @@ def _embed_slice(job: Job, *, max_seconds: float | None, max_sentences: int | No
     def count(finished: int) -> None:
         if finished:
             Job.objects.filter(pk=job.pk).update(done=Least(F("done") + finished, Value(job.total)))
+            if job.options.get(LOCKED_TRIES):
+                # Past the lock and going on: a later lock gets its tries afresh, and the lock's note goes.
+                options = {key: value for key, value in job.options.items() if key != LOCKED_TRIES}
+                if _active(job.pk).update(options=options, error=""):
+                    job.options, job.error = options, ""
 
     try:
         _clear_markers_once(job)

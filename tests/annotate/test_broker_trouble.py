@@ -146,7 +146,8 @@ def test_a_new_job_the_broker_refuses_names_the_folder_and_what_was_tried(
 def test_a_slice_that_finds_sqlite_locked_is_queued_again_and_the_job_ends_done(tmp_path: Path) -> None:
     seen = run_scenario("locked_database_then_released", tmp_path)
     assert (seen["status"], seen["done"], seen["error"]) == (Job.Status.DONE, seen["total"], ""), seen
-    assert seen["options"].get(embedding.LOCKED_TRIES) == 1, seen
+    # One lock met, then texts embedded: the count starts afresh, so a long job fails only on locks in a row.
+    assert embedding.LOCKED_TRIES not in seen["options"], seen
     assert seen["countdowns"][:2] == [0, 0.5], seen
 
 
