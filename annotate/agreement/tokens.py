@@ -10,7 +10,9 @@ Otherwise a summary in Chinese, Japanese or Thai would be one unit. "北京new
 地铁。" is 北 京 new 地 铁 。; the CJK punctuation and symbols of those
 scripts (。「」・ー, from U+2E80 on) count as their characters, while a middle
 dot, a caron or a combining accent shared with Latin text does not, so a text
-without these scripts (Korean's Hangul included) has its whitespace tokens.
+without these scripts and their punctuation has its whitespace tokens. Korean
+keeps its words (Hangul is written with spaces), though CJK punctuation in it
+(「」。) is cut off as characters of its own.
 
 Spans come as in annotate.agreement.spans; the alphas are computed on the
 histogram path of annotate.agreement.alpha, since a project has millions of tokens.

@@ -70,8 +70,10 @@ function rightToLeft(sideName) {
   return getComputedStyle(node).direction === "rtl";
 }
 
-/* Whether Left/Right goes on in the text's order: the arrows move as the screen shows, so in a right-to-left
- * paragraph → goes back in the text and ← on, as Chromium's own caret does there. */
+/* Whether Left/Right goes on in the text's order: the arrows move as the screen shows in the paragraph's
+ * direction, so in a right-to-left paragraph → goes back in the text and ← on. Chromium's own caret follows each
+ * run's direction; this one follows the paragraph's, so inside English words of an Arabic paragraph it steps
+ * the other way. */
 function onward(sideName, key) {
   return (key === "ArrowRight") !== rightToLeft(sideName);
 }
