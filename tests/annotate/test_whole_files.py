@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from annotate.services.export import whole_files
 from annotate.services.export.whole_files import whole_file
 from judging.services import export as judging_export
 
@@ -58,4 +57,3 @@ def test_the_judgements_export_keeps_the_previous_file_when_it_fails(tmp_path: P
         judging_export.write_export(project, out, what="judgements", format="csv")
     assert out.read_text() == "last week\n"
     assert [p.name for p in tmp_path.iterdir()] == ["judgements.csv"]
-    assert whole_files.temporary_beside  # the one helper both writers use
